@@ -1,0 +1,1 @@
+"""Traces, conformance replay, fuzzing, deployment audit and the CLI."""

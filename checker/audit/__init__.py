@@ -1,0 +1,22 @@
+"""Deployment audit: read what the engines printed, find the incident's preconditions.
+
+``audit(paths)`` is the whole job as a library call: detect each file's format, build the
+deployment (nodes with roles), apply the rules, solve the danger window with Z3. The CLI
+(``kvproof audit``) only parses arguments and renders the returned ``AuditReport``.
+"""
+
+from kvproof.checker.audit.deployment import Deployment, Node, load_deployment
+from kvproof.checker.audit.findings import Finding, Severity
+from kvproof.checker.audit.report import AuditReport, audit
+from kvproof.checker.audit.window import Window
+
+__all__ = [
+    "AuditReport",
+    "Deployment",
+    "Finding",
+    "Node",
+    "Severity",
+    "Window",
+    "audit",
+    "load_deployment",
+]

@@ -1,0 +1,70 @@
+"""Which catalog variant shows what a deployment's window does, and which one fixes it.
+
+The candidates are the plain PD releases of the deployment's engine in ``spec/variants``
+(``sglang-0.5.19-pd``, ``sglang-0.5.22-pd``): the newest one not newer than the nodes'
+version models them. An unknown version is taken as the oldest (the audit cannot prove the
+fix is there). vLLM has no release-named variant for an admission window: its prefill
+answers the error before decode reads anything.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kvproof.spec.variant import list_variants, load_variant
+
+FIXED_SGLANG = (0, 5, 22)  # v0.5.22 completes the admission fixes (DOMAIN.md, the incident)
+
+
+def parse_version(text: str | None) -> tuple[int, int, int] | None:
+    """'0.5.22', 'v0.5.22.post1', '0.5.3rc0' -> (0, 5, 22); None when unreadable."""
+    if not text:
+        return None
+    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text.strip())
+    if match is None:
+        return None
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+@dataclass(frozen=True)
+class Match:
+    variant: str  # the catalog variant that behaves like these nodes
+    fixed: str | None  # the catalog variant with the fix
+    leaks: bool  # the matched variant violates isolation (a counterexample exists)
+    assumed: bool  # version unknown: the oldest release was assumed
+
+
+def _releases(engine: str) -> list[tuple[tuple[int, int, int], str]]:
+    found = []
+    for variant in list_variants():
+        m = re.fullmatch(rf"{re.escape(engine)}-(\d+\.\d+\.\d+)-pd", variant.name)
+        version = parse_version(m.group(1)) if m else None
+        if version is not None:
+            found.append((version, variant.name))
+    return sorted(found)
+
+
+def match(engine: str, version: str | None) -> Match | None:
+    releases = _releases(engine)
+    if not releases:
+        return None
+    parsed = parse_version(version)
+    older = [name for v, name in releases if parsed is not None and v <= parsed]
+    name = older[-1] if older else releases[0][1]
+    variant = load_variant(name)
+    fixed = next((n for _, n in releases if not load_variant(n).buggy), None)
+    return Match(
+        variant=name,
+        fixed=fixed if fixed != name else None,
+        leaks=variant.expect.get("isolation") == "violated",
+        assumed=parsed is None,
+    )
+
+
+def lowest_version(versions: list[str | None]) -> str | None:
+    """The oldest of the nodes' versions; None if any is unknown."""
+    parsed = [(parse_version(v), v) for v in versions]
+    if any(p is None for p, _ in parsed):
+        return None
+    return min(parsed)[1]

@@ -1,0 +1,57 @@
+"""Which of the four formats a file is, and its parser.
+
+Detection looks at content, not names: operators rename files. Order matters: metrics
+text is recognised by its ``vllm:`` samples, a vLLM log by lines only vLLM prints, an
+SGLang log by its scheduler lines, a JSON object is SGLang's ``/server_info``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kvproof.checker.audit import sglang_log, sglang_server_info, vllm_log, vllm_metrics
+from kvproof.checker.audit.facts import FileFacts
+from kvproof.checker.audit.textfile import numbered, read_text
+from kvproof.spec.errors import KvproofInputError
+
+Parser = Callable[[str, str], FileFacts]
+
+PARSERS: dict[str, Parser] = {
+    "sglang-server-info": sglang_server_info.parse,
+    "vllm-metrics": vllm_metrics.parse,
+    "vllm-log": vllm_log.parse,
+    "sglang-log": sglang_log.parse,
+}
+
+
+def detect(text: str, path: str) -> str:
+    stripped = text.lstrip()
+    if not stripped:
+        raise KvproofInputError("empty file", f"{path}:1")
+    if stripped.startswith("{"):
+        return "sglang-server-info"
+    lines = [line for _, line in numbered(text)]
+    if any(
+        line.startswith(vllm_metrics.MARKER) or line.startswith("# HELP vllm:") for line in lines
+    ):
+        return "vllm-metrics"
+    if any(marker in line for line in lines for marker in vllm_log.MARKERS):
+        return "vllm-log"
+    if any(
+        marker in line.lower()
+        for line in lines
+        for marker in (m.lower() for m in sglang_log.MARKERS)
+    ):
+        return "sglang-log"
+    first = next(no for no, line in numbered(text) if line.strip())
+    raise KvproofInputError(
+        "unrecognised format: not an SGLang or vLLM startup log, SGLang /server_info JSON, "
+        "vLLM /metrics text or deployment TOML",
+        f"{path}:{first}",
+    )
+
+
+def read_facts(path: str) -> FileFacts:
+    """Read, detect and parse one node file."""
+    text = read_text(path)
+    return PARSERS[detect(text, path)](text, path)

@@ -1,0 +1,62 @@
+"""Audit a deployment's logs, /server_info and /metrics for the incident's preconditions.
+
+Reads SGLang and vLLM startup logs, SGLang /server_info JSON and vLLM /metrics text (the
+format is detected per file), or one deployment TOML naming the files per node. Solves the
+danger window (prompt lengths the API accepts, prefill rejects and decode admits) with Z3.
+Exit 0 clean, 1 a finding at or above --fail-on, 2 unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+SEVERITIES = ("info", "low", "medium", "high", "critical", "never")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="node files (one node each) or one deployment .toml",
+    )
+    parser.add_argument(
+        "--role",
+        action="append",
+        default=[],
+        metavar="NODE=ROLE",
+        help="set a node's role (prefill, decode, single); NODE is a node "
+        "name, a path or a file name; repeatable",
+    )
+    parser.add_argument(
+        "--context",
+        type=int,
+        metavar="TOKENS",
+        help="the context length the API advertises (default: the TOML's "
+        "advertised_context, else the largest node context)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=SEVERITIES,
+        default="low",
+        help="exit 1 if a finding is at or above this severity (default: low)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from kvproof.checker.audit import Severity, audit
+    from kvproof.checker.audit.deployment import parse_role
+    from kvproof.checker.audit.render import render
+
+    roles = dict(parse_role(spec) for spec in args.role)
+    report = audit(args.paths, roles=roles, context=args.context)
+    fail_on = None if args.fail_on == "never" else Severity.parse(args.fail_on)
+    if args.json:
+        print(json.dumps(report.to_dict(fail_on), indent=2))
+    else:
+        render(report, Console(), fail_on)
+    return report.exit_code(fail_on)

@@ -1,0 +1,84 @@
+"""Owner-tag guard: refuse to attend over a page that belongs to someone else.
+
+Each page carries the tag of its owner, ``make_tag(request_id, generation)``; a sequence
+expects every page it reads (the first ``ceil(kv_len / page_size)`` table entries) to carry
+its own tag. In the incident a recycled page still listed in a stale table was read by
+the new owner's decode step (DOMAIN.md); the check turns that silent leak into an error
+flag. One vectorised compare of ``page_tags[table]`` costs a gather of 8 bytes per page,
+against ``page_size * heads * head_dim * 2`` elements of K/V read per page by attention.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from kvproof.kernels.layout import KernelInputError, pages_needed
+
+
+def check_tag_inputs(page_tags: torch.Tensor, expected_tags: torch.Tensor, num_seqs: int) -> None:
+    """Shapes and dtypes of the two tag tensors (int64, as ``make_tag`` needs 64 bits)."""
+    if page_tags.dim() != 1 or page_tags.dtype != torch.int64:
+        raise KernelInputError(f"page_tags must be int64 [num_pages], got {page_tags.dtype}")
+    if expected_tags.shape != (num_seqs,) or expected_tags.dtype != torch.int64:
+        raise KernelInputError(
+            f"expected_tags must be int64 [{num_seqs}], got {expected_tags.dtype} "
+            f"{tuple(expected_tags.shape)}"
+        )
+
+
+def tag_mismatch(
+    page_table: torch.Tensor,
+    kv_lens: torch.Tensor,
+    page_size: int,
+    page_tags: torch.Tensor,
+    expected_tags: torch.Tensor,
+) -> torch.Tensor:
+    """``bool [num_seqs]``: True where a page the sequence would read has a foreign tag.
+
+    A -1 or out-of-range id inside the read range also counts: the sequence would read a
+    page nobody gave it. Entries past the read range are padding and are ignored.
+    """
+    if not (page_table.is_cuda or kv_lens.is_cuda or page_tags.is_cuda):
+        return _tag_mismatch_numpy(page_table, kv_lens, page_size, page_tags, expected_tags)
+    return _tag_mismatch_torch(page_table, kv_lens, page_size, page_tags, expected_tags)
+
+
+def _tag_mismatch_torch(
+    page_table: torch.Tensor,
+    kv_lens: torch.Tensor,
+    page_size: int,
+    page_tags: torch.Tensor,
+    expected_tags: torch.Tensor,
+) -> torch.Tensor:
+    """The check as torch ops on the tensors' device: no host sync on CUDA."""
+    needed = pages_needed(kv_lens, page_size).to(page_table.device)
+    width = page_table.shape[1]
+    used = torch.arange(width, device=page_table.device)[None, :] < needed[:, None]
+    ids = page_table.to(torch.int64)
+    in_pool = (ids >= 0) & (ids < page_tags.shape[0])
+    tags = page_tags[ids.clamp(0, page_tags.shape[0] - 1)]
+    foreign = (tags != expected_tags[:, None]) | ~in_pool
+    return (foreign & used).any(dim=1)
+
+
+def _tag_mismatch_numpy(
+    page_table: torch.Tensor,
+    kv_lens: torch.Tensor,
+    page_size: int,
+    page_tags: torch.Tensor,
+    expected_tags: torch.Tensor,
+) -> torch.Tensor:
+    """The same check on CPU tensors through numpy views (no copies): each numpy call costs
+    ~1-3 us against ~5-8 us for a torch op, which keeps the guard near 1% of a 1k-token
+    decode (benchmarks/kernels.py reports ``guard_check_share``)."""
+    table = page_table.numpy()
+    tags = page_tags.numpy()
+    needed = (kv_lens.numpy().astype(np.int64) + (page_size - 1)) // page_size
+    used = np.arange(table.shape[1]) < needed[:, None]
+    foreign = np.take(tags, table, mode="clip") != expected_tags.numpy()[:, None]
+    # viewed unsigned, -1 becomes huge: one compare rejects negative and too-large ids
+    unsigned = table.view(np.uint32 if table.itemsize == 4 else np.uint64)
+    foreign |= np.greater_equal(unsigned, tags.shape[0])
+    foreign &= used
+    return torch.from_numpy(foreign.any(axis=1))

@@ -1,0 +1,3 @@
+from kvproof.checker.cli import main
+
+raise SystemExit(main())

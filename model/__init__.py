@@ -1,0 +1,1 @@
+"""Transition-system DSL, the PD handoff protocol, and its engines (BMC, proofs, exploration)."""

@@ -1,0 +1,303 @@
+"""The prefill -> RDMA -> decode KV handoff (spec/handoff.md), written in the DSL.
+
+One protocol for every variant: each upstream bug is a switch (``spec/variant.py``), read
+here with plain Python ``if`` (switches are constants; state is never branched on).
+
+Initial state: every page holds KV of earlier requests outside the instance (pools are
+never zeroed), no request has arrived, and each request's prompt may be over prefill's
+and/or decode's limit (``over_p``/``over_d`` are free): the model covers every deployment,
+including one with a danger window (prefill rejects what decode admits).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvproof.model.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
+from kvproof.spec.variant import Switches
+
+DPhase = Enum("DPhase", ("idle", "queued", "transfer", "running", "draining", "done"))
+PPhase = Enum("PPhase", ("idle", "waiting", "active", "sent", "stopped"))
+Poll = Enum("Poll", ("none", "transferring", "success", "failed"))
+Resp = Enum("Resp", ("none", "ok", "rejected", "error", "aborted"))
+ENUMS = (DPhase, PPhase, Poll, Resp)
+
+VARS = (
+    Var("over_p", ("Req",), BOOL, rigid=True, doc="prompt over prefill's max input length"),
+    Var("over_d", ("Req",), BOOL, rigid=True, doc="prompt over decode's max input length"),
+    Var("dphase", ("Req",), DPhase, doc="decode-side phase"),
+    Var("pphase", ("Req",), PPhase, doc="prefill-side phase"),
+    Var("poll", ("Req",), Poll, doc="KVPoll status as decode sees it"),
+    Var("resp", ("Req",), Resp, doc="what the client gets"),
+    Var("pend", ("Req",), BOOL, doc="prefill has a pending abort (req.to_finish)"),
+    Var("abort_msg", ("Req",), BOOL, doc="decode sent ABORT to prefill"),
+    Var("src_ok", ("Req",), BOOL, doc="prefill's source KV for the request is still its own"),
+    Var("owns", ("Req", "Page"), BOOL, doc="decode page table"),
+    Var("dst", ("Req", "Page"), BOOL, doc="the destination pages the sender was given"),
+    Var("posted", ("Req", "Page"), BOOL, doc="a transfer into the page was posted"),
+    Var("inflight", ("Req", "Page"), BOOL, doc="posted, not yet landed (cannot be cancelled)"),
+    Var("holds", ("Page", "Req"), BOOL, doc="the page's bytes are the request's KV"),
+    Var("filled", ("Page",), BOOL, doc="a write landed since the page's current allocation"),
+    Var("stray", ("Page",), BOOL, ghost=True, doc="a write landed while its writer did not own it"),
+    Var("leaked", ("Req",), BOOL, ghost=True, doc="decode read a page not holding its fresh KV"),
+)
+
+
+def _free_pages_of(s: Any, r: Any, when: Any = True) -> None:
+    """Release every page of ``r`` (when ``when`` holds)."""
+    s.update("owns", lambda x, q, old: s.ite(s.and_(s.eq(x, r), when), False, old))
+
+
+def build_handoff(sw: Switches) -> Protocol:
+    """The handoff protocol with the behaviour switches of one variant."""
+    push = sw.transfer_mode == "push"
+
+    def placeholder(s: Any, r: Any) -> Any:
+        # #30233: the pending reject is not honoured and the prompt becomes 1 token.
+        if sw.honor_pending_reject or not sw.placeholder_prompt:
+            return False
+        return s.over_p(r)
+
+    def short(s: Any, r: Any) -> Any:
+        """The sender writes fewer pages than decode reserved."""
+        if sw.decode_reserve == "plus_one":  # vLLM PR #50558
+            return True
+        return placeholder(s, r)
+
+    def fresh_own(s: Any, r: Any, p: Any) -> Any:
+        return s.and_(s.holds(p, r), s.filled(p))
+
+    def bad(s: Any, r: Any) -> Any:
+        """Some page in r's table does not hold r's KV written in this allocation."""
+        return s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(fresh_own(s, r, p))))
+
+    def no_inflight(s: Any, r: Any) -> Any:
+        return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
+
+    # -- actions -------------------------------------------------------------------------
+    def arrive(s: Any, r: Any) -> None:
+        s.require(s.eq(s.dphase(r), "idle"))
+        # Each side validates independently; with honor_pending_reject a prefill reject is
+        # retired at the admission queue on both sides with its 400 (#38935, #38704).
+        rej = s.or_(s.over_d(r), s.over_p(r) if sw.honor_pending_reject else False)
+        s.set("dphase", (r,), s.ite(rej, "done", "queued"))
+        s.set("pphase", (r,), s.ite(rej, "stopped", "waiting"))
+        s.set("resp", (r,), s.ite(rej, "rejected", "none"))
+        s.set("pend", (r,), False if sw.honor_pending_reject else s.over_p(r))
+        s.set("src_ok", (r,), s.not_(rej))
+
+    def alloc(s: Any, r: Any, p: Any) -> None:
+        s.require(s.eq(s.dphase(r), "queued"))
+        s.require(s.forall("Req", lambda x: s.not_(s.owns(x, p))))
+        s.set("owns", (r, p), True)
+        s.set("filled", (p,), False)  # a fresh allocation; the bytes are not cleared
+
+    def send(s: Any, r: Any) -> None:
+        s.require(s.eq(s.dphase(r), "queued"))
+        s.require(s.exists("Page", lambda p: s.owns(r, p)))
+        s.set("dphase", (r,), "transfer")
+        s.set("poll", (r,), "transferring")
+        s.update("dst", lambda x, q, old: s.ite(s.eq(x, r), s.owns(r, q), old))
+        s.set("pphase", (r,), s.ite(s.eq(s.pphase(r), "waiting"), "active", s.pphase(r)))
+
+    def post(s: Any, r: Any, p: Any) -> None:
+        if push:
+            s.require(s.eq(s.pphase(r), "active"))
+        else:  # pull: decode reads prefill's blocks while it is receiving
+            s.require(s.eq(s.dphase(r), "transfer"))
+        s.require(s.dst(r, p))
+        s.require(s.not_(s.posted(r, p)))
+        if sw.decode_reserve == "plus_one":
+            # The sender has one page fewer than decode reserved: some page stays unwritten.
+            s.require(
+                s.exists(
+                    "Page",
+                    lambda q: s.and_(s.ne(q, p), s.dst(r, q), s.not_(s.posted(r, q))),
+                )
+            )
+        s.require(
+            s.implies(placeholder(s, r), s.forall("Page", lambda q: s.not_(s.posted(r, q))))
+        )
+        s.set("posted", (r, p), True)
+        s.set("inflight", (r, p), True)
+
+    def land(s: Any, r: Any, p: Any) -> None:
+        s.require(s.inflight(r, p))
+        s.set("inflight", (r, p), False)
+        # Pull mode: after a lease expiry prefill's block holds someone else's KV (#52234).
+        s.update(
+            "holds",
+            lambda q, x, old: s.ite(s.eq(q, p), s.and_(s.eq(x, r), s.src_ok(r)), old),
+        )
+        s.set("filled", (p,), True)
+        s.set("stray", (p,), s.or_(s.stray(p), s.not_(s.owns(r, p))))
+
+    def p_abort(s: Any, r: Any) -> None:
+        # An abort reaches prefill mid-transfer (timeout, client abort): #33507.
+        s.require(s.isin(s.pphase(r), "waiting", "active"))
+        s.require(s.not_(s.pend(r)))
+        s.set("pend", (r,), True)
+
+    def done(s: Any, r: Any) -> None:
+        if push:
+            s.require(s.eq(s.pphase(r), "active"))
+            s.set("pphase", (r,), "sent")
+        else:
+            s.require(s.eq(s.dphase(r), "transfer"))
+            s.require(s.eq(s.poll(r), "transferring"))
+        complete = s.ite(
+            short(s, r),
+            s.exists("Page", lambda q: s.posted(r, q)),
+            s.forall("Page", lambda q: s.implies(s.dst(r, q), s.posted(r, q))),
+        )
+        s.require(complete)
+        s.require(no_inflight(s, r))
+        abort_wins = False if sw.success_overwrites_abort else s.pend(r)
+        # KVPoll: Failed always overwrites; #33507: Success overwrote the pending abort.
+        s.set("poll", (r,), s.ite(s.or_(s.eq(s.poll(r), "failed"), abort_wins), "failed", "success"))
+
+    def fail(s: Any, r: Any) -> None:
+        # Mooncake: the batch reports FAILED; writes already posted may still land.
+        if push:
+            s.require(s.eq(s.pphase(r), "active"))
+            s.set("pphase", (r,), "stopped")
+        else:
+            s.require(s.eq(s.dphase(r), "transfer"))
+            s.require(s.eq(s.poll(r), "transferring"))
+        s.set("poll", (r,), "failed")
+
+    def commit(s: Any, r: Any) -> None:
+        s.require(s.eq(s.dphase(r), "transfer"))
+        s.require(s.eq(s.poll(r), "success"))
+        b = bad(s, r)
+        reject = s.or_(
+            short(s, r) if sw.written_length_check else False,
+            b if sw.transfer_checksum else False,  # #39500: Adler-32 over the pages
+            b if sw.page_tags else False,  # owner tags checked before the first read
+        )
+        s.set("dphase", (r,), s.ite(reject, "done", "running"))
+        s.set("resp", (r,), s.ite(reject, "error", "ok"))
+        s.set("leaked", (r,), s.or_(s.leaked(r), s.and_(s.not_(reject), b)))
+        _free_pages_of(s, r, reject)
+
+    def step(s: Any, r: Any) -> None:
+        s.require(s.eq(s.dphase(r), "running"))
+        b = bad(s, r)
+        if sw.page_tags:  # a foreign tag fails the request instead of being read
+            s.set("dphase", (r,), s.ite(b, "done", "running"))
+            s.set("resp", (r,), s.ite(b, "error", s.resp(r)))
+            _free_pages_of(s, r, b)
+        else:
+            s.set("leaked", (r,), s.or_(s.leaked(r), b))
+
+    def finish(s: Any, r: Any) -> None:
+        s.require(s.eq(s.dphase(r), "running"))
+        s.set("dphase", (r,), "done")
+        _free_pages_of(s, r)
+
+    def abort(s: Any, r: Any) -> None:
+        s.require(s.isin(s.dphase(r), "queued", "transfer", "running"))
+        # Before send prefill has no page indices; once running every write has landed.
+        safe_now = s.isin(s.dphase(r), "queued", "running")
+        if sw.release == "immediate":  # #24527/#35049: freed while writes are in flight
+            free_now: Any = True
+        elif sw.failed_means_drained:  # Mooncake: FAILED does not mean drained
+            free_now = s.or_(safe_now, s.eq(s.poll(r), "failed"))
+        else:
+            free_now = safe_now
+        s.set("dphase", (r,), s.ite(free_now, "done", "draining"))
+        _free_pages_of(s, r, free_now)
+        s.set("poll", (r,), "failed")
+        s.set("abort_msg", (r,), True)
+        s.set("resp", (r,), s.ite(s.eq(s.resp(r), "none"), "aborted", s.resp(r)))
+
+    def abort_seen(s: Any, r: Any) -> None:
+        s.require(s.abort_msg(r))
+        s.require(s.isin(s.pphase(r), "waiting", "active"))
+        s.set("pphase", (r,), "stopped")
+
+    def ack(s: Any, r: Any) -> None:
+        # Deferred release (#38961): every prefill rank ACKs that its writes drained.
+        s.require(s.eq(s.dphase(r), "draining"))
+        s.require(no_inflight(s, r))
+        if push:
+            s.require(s.not_(s.isin(s.pphase(r), "waiting", "active")))
+        s.set("dphase", (r,), "done")
+        _free_pages_of(s, r)
+
+    def timeout(s: Any, r: Any) -> None:
+        s.require(sw.release == "deferred_timeout")  # frees without the ACK
+        s.require(s.eq(s.dphase(r), "draining"))
+        s.set("dphase", (r,), "done")
+        _free_pages_of(s, r)
+
+    def expire(s: Any, r: Any) -> None:
+        s.require(not push and sw.prefill_hold == "lease")  # vLLM #52234
+        s.require(s.src_ok(r))
+        s.set("src_ok", (r,), False)
+
+    actions = [
+        Action("arrive", ("Req",), arrive, "router sends the request; both sides validate"),
+        Action("alloc", ("Req", "Page"), alloc, "decode preallocates a page"),
+        Action("send", ("Req",), send, "decode sends its page indices; transfer starts"),
+        Action("post", ("Req", "Page"), post, "a KV transfer into a decode page is posted"),
+        Action("land", ("Req", "Page"), land, "a posted transfer lands"),
+    ]
+    if push:
+        actions.append(Action("p_abort", ("Req",), p_abort, "an abort reaches prefill"))
+    actions += [
+        Action("done", ("Req",), done, "the sender reports the transfer's status"),
+        Action("fail", ("Req",), fail, "the transfer fails; posted writes may still land"),
+        Action("commit", ("Req",), commit, "decode commits and reads the pages"),
+        Action("step", ("Req",), step, "a later decode step reads the pages"),
+        Action("finish", ("Req",), finish, "decode finishes and frees the pages"),
+        Action("abort", ("Req",), abort, "decode aborts (client disconnect, failure)"),
+    ]
+    if push:
+        actions.append(Action("abort_seen", ("Req",), abort_seen, "prefill sees the ABORT"))
+    actions.append(Action("ack", ("Req",), ack, "prefill ACKs the drain; decode frees"))
+    if sw.release == "deferred_timeout":
+        actions.append(Action("timeout", ("Req",), timeout, "decode frees without the ACK"))
+    if not push and sw.prefill_hold == "lease":
+        actions.append(Action("expire", ("Req",), expire, "prefill's lease expires"))
+
+    invariants = (
+        Invariant("isolation", lambda s: s.forall("Req", lambda r: s.not_(s.leaked(r)))),
+        Invariant("no_stray_write", lambda s: s.forall("Page", lambda p: s.not_(s.stray(p)))),
+        Invariant(
+            "reject_final",
+            lambda s: s.forall(
+                "Req",
+                lambda r: s.implies(
+                    s.or_(s.over_p(r), s.over_d(r), s.pend(r)),
+                    s.and_(s.ne(s.resp(r), "ok"), s.ne(s.dphase(r), "running")),
+                ),
+            ),
+        ),
+        Invariant(
+            "one_owner",
+            lambda s: s.forall(
+                "Page",
+                lambda p: s.forall(
+                    "Req",
+                    lambda x: s.forall(
+                        "Req",
+                        lambda y: s.implies(s.and_(s.owns(x, p), s.owns(y, p)), s.eq(x, y)),
+                    ),
+                ),
+            ),
+        ),
+    )
+    from kvproof.model.strengthening import strengthening
+
+    return Protocol(
+        name="handoff",
+        sorts=("Req", "Page"),
+        vars=VARS,
+        actions=tuple(actions),
+        invariants=invariants,
+        init=lambda s: True,
+        switches=sw,
+        symmetric=("Req", "Page"),
+        strengthening=strengthening(sw),
+    )

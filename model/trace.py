@@ -1,0 +1,61 @@
+"""Traces: an initial assignment plus a sequence of action instances.
+
+A trace carries no states of its own: states are always re-derived by running the concrete
+interpreter, so a trace that does not replay is detected at once (``replay`` raises).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.instance import ActionInstance, Instance
+
+
+class ReplayError(RuntimeError):
+    """A trace is not a run of the protocol: an internal error when it came from a solver."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    variant: str
+    sizes: dict[str, int]
+    # Initial values of the rigid / free-init variables: var -> {args: value}.
+    init: dict[str, dict[tuple[int, ...], Any]]
+    steps: tuple[ActionInstance, ...]
+    violated: str | None = None  # the invariant the last state violates
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+
+def replay(trace: Trace, concrete: Concrete) -> list[State]:
+    """Every state of ``trace`` (initial first); ReplayError if a step is not enabled."""
+    state = concrete.make_state(trace.init)
+    if not concrete.holds(concrete.protocol.init, state):
+        raise ReplayError("the initial state violates the protocol's init constraint")
+    states = [state]
+    for i, inst in enumerate(trace.steps, start=1):
+        nxt = concrete.step(state, inst)
+        if nxt is None:
+            raise ReplayError(f"step {i}: {inst} is not enabled")
+        states.append(nxt)
+        state = nxt
+    return states
+
+
+def initial_assignment(concrete: Concrete, state: State) -> dict[str, dict[tuple[int, ...], Any]]:
+    """The rigid / free-init part of a state, as a trace's ``init``."""
+    proto = concrete.protocol
+    values = concrete.as_dict(state)
+    return {
+        v.name: values[v.name]
+        for v in proto.vars
+        if v.rigid or v.name in proto.free_init
+    }
+
+
+def instance_of(trace: Trace, protocol: Any) -> Instance:
+    return Instance(protocol, trace.sizes)

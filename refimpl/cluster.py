@@ -1,0 +1,202 @@
+"""The cluster: router + one prefill node + one decode node + the transfer engine.
+
+An event-driven state machine whose events are the protocol's vocabulary
+(``spec/handoff.md``). ``enabled()`` lists what could happen now, ``apply()`` performs
+exactly one event (replay forces the nondeterminism: which page ``alloc`` takes, which
+write ``land`` completes), ``run()`` lets the seeded scheduler pick, with faults.
+
+    c = Cluster(load_variant("sglang-0.5.19-pd"))
+    rid = c.submit("tenant-a", "hello")
+    c.run()
+    c.response(rid).status, c.response(rid).text
+"""
+
+from __future__ import annotations
+
+import random
+
+from kvproof.refimpl.decode import DecodeNode
+from kvproof.refimpl.errors import EngineRefused
+from kvproof.refimpl.events import Event
+from kvproof.refimpl.faults import NO_FAULTS, FaultPlan
+from kvproof.refimpl.limits import Limits
+from kvproof.refimpl.model_base import Model, build_model
+from kvproof.refimpl.prefill import PrefillNode, PrefillReq
+from kvproof.refimpl.protocol import Handoff
+from kvproof.refimpl.router import HTTP_STATUS, Request, Response
+from kvproof.refimpl.tokenizer import encode, render
+from kvproof.refimpl.transfer import TransferEngine
+from kvproof.refimpl.view import EngineView, PageView, RequestView
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.variant import Sizes, Variant
+
+FILLER = encode("the quick brown fox jumps over the lazy dog; ")
+
+
+class Cluster:
+    def __init__(
+        self,
+        variant: Variant,
+        *,
+        sizes: Sizes | None = None,
+        model: str | Model = "echo",
+        seed: int = 0,
+        device: str = "cpu",
+        debug: bool = True,
+        faults: FaultPlan | None = None,
+        decode_pages: int | None = None,
+        prefill_pages: int | None = None,
+        tail_pages: int | None = None,
+        chunk_size: int = 64,
+    ) -> None:
+        self.variant = variant
+        self.sizes = sizes = sizes or variant.engine_sizes
+        ps = sizes.page_size
+        d_pages = decode_pages or sizes.decode_pool_tokens // ps
+        p_pages = prefill_pages or sizes.prefill_pool_tokens // ps
+        self.model = (
+            build_model(model, seed=seed, device=device) if isinstance(model, str) else model
+        )
+        self.seed = seed
+        self.device = device
+        self.chunk_size = chunk_size
+        prefill = PrefillNode(
+            self.model,
+            num_pages=p_pages,
+            page_size=ps,
+            limits=Limits.derive(sizes.context_len, p_pages * ps, "prefill pool"),
+            device=device,
+            seed=seed + 100,
+            debug=debug,
+            chunk_size=chunk_size,
+        )
+        decode = DecodeNode(
+            self.model,
+            num_pages=d_pages,
+            tail_pages=tail_pages if tail_pages is not None else d_pages + 64,
+            page_size=ps,
+            limits=Limits.derive(sizes.context_len, d_pages * ps, "decode pool"),
+            decode_reserve=variant.switches.decode_reserve,
+            device=device,
+            seed=seed + 200,
+            debug=debug,
+        )
+        self.handoff = Handoff(
+            variant.switches, prefill, decode, TransferEngine(variant.switches.transfer_mode)
+        )
+        self.prefill, self.decode = prefill, decode
+        self.faults = faults or NO_FAULTS
+        self.rng = random.Random(seed)
+        self.events: list[Event] = []
+        self.fault_log: list[tuple[str, Event]] = []  # what the scheduler injected, and where
+
+    # -- clients ---------------------------------------------------------------------------
+    def submit(self, tenant: str, prompt: str | list[int], max_new_tokens: int = 8) -> int:
+        """Register a request; its ``arrive`` is an event like any other."""
+        tokens = encode(prompt) if isinstance(prompt, str) else list(prompt)
+        if not tokens:
+            raise KvproofInputError("empty prompt", f"tenant {tenant}")
+        if max_new_tokens < 1:
+            raise KvproofInputError("max_new_tokens must be >= 1", f"tenant {tenant}")
+        h = self.handoff
+        rid = len(h.requests)
+        h.requests.append(Request(rid, tenant, tuple(tokens), max_new_tokens))
+        h.p.append(PrefillReq(rid, list(tokens)))
+        h.d.append(self.decode.new_request(rid, len(tokens)))
+        return rid
+
+    def response(self, rid: int) -> Response:
+        req, d = self.handoff.requests[rid], self.handoff.d[rid]
+        tokens = tuple(d.tokens[: req.max_new_tokens]) if req.resp == "ok" else ()
+        return Response(HTTP_STATUS[req.resp], tokens, render(list(tokens)), req.tenant, req.reason)
+
+    @property
+    def requests(self) -> list[Request]:
+        return self.handoff.requests
+
+    # -- events ----------------------------------------------------------------------------
+    def enabled(self) -> list[Event]:
+        """Every event the engine could perform now, environment events included."""
+        seen: dict[Event, None] = {}
+        for ev in self.handoff.candidates():
+            if ev not in seen and self.handoff.can(ev):
+                seen[ev] = None
+        return list(seen)
+
+    def apply(self, event: Event) -> None:
+        if not self.handoff.can(event):
+            raise EngineRefused(f"{event} is not enabled")
+        self.handoff.do(event)
+        self.events.append(event)
+
+    def redeliver(self, event: Event) -> None:
+        """A duplicate status message (done/ack) arrives: status only moves forward and the
+        pages were already released, so the engine ignores it. Recorded, never logged as an
+        event (it is not a step)."""
+        self.fault_log.append(("duplicate", event))
+
+    def run(self, max_events: int = 100_000) -> None:
+        from kvproof.refimpl.scheduler import run_until_quiet
+
+        run_until_quiet(self, max_events)
+
+    # -- observation -----------------------------------------------------------------------
+    def view(self) -> EngineView:
+        h, dec = self.handoff, self.decode
+        pages = tuple(
+            PageView(
+                page,
+                dec.alloc.owner.get(page),
+                dec.pool.writer[page],
+                dec.filled[page],
+                dec.stray[page],
+            )
+            for page in range(dec.num_pages)
+        )
+        reqs = []
+        for req, p, d in zip(h.requests, h.p, h.d, strict=True):
+            inflight = tuple(t.page for t in h.transfer.pending(req.rid))
+            reqs.append(
+                RequestView(
+                    req.rid,
+                    req.over_p,
+                    req.over_d,
+                    d.phase,
+                    p.phase,
+                    req.poll,
+                    req.resp,
+                    p.pend,
+                    req.abort_msg,
+                    p.src_ok,
+                    tuple(d.table),
+                    tuple(p.dst),
+                    tuple(sorted(p.posted)),
+                    inflight,
+                    req.read_stale,
+                )
+            )
+        return EngineView(pages, tuple(reqs))
+
+    @property
+    def limits(self) -> tuple[Limits, Limits]:
+        """(prefill, decode) admission limits."""
+        return self.prefill.limits, self.decode.limits
+
+    def prompt_for_pages(
+        self, k: int, over_prefill_limit: bool = False, over_decode_limit: bool = False
+    ) -> list[int]:
+        """A prompt whose decode reservation is ``k`` pages, over or within each side's
+        limit as asked. Raises ``KvproofInputError`` when these sizes allow no such prompt
+        (e.g. ``over_prefill_limit`` with a prefill pool as large as decode's)."""
+        ps = self.sizes.page_size
+        own = k - 1 if self.decode.decode_reserve == "plus_one" else k
+        p_max = self.prefill.limits.max_req_input_len
+        d_max = self.decode.limits.max_req_input_len
+        for n in range(max(1, (own - 1) * ps + 1), own * ps + 1):
+            if (n > p_max) == over_prefill_limit and (n > d_max) == over_decode_limit:
+                return [FILLER[i % len(FILLER)] for i in range(n)]
+        raise KvproofInputError(
+            f"no prompt needs {k} pages with over_prefill={over_prefill_limit}, "
+            f"over_decode={over_decode_limit} (page {ps}, prefill max {p_max}, decode max {d_max})",
+            self.variant.name,
+        )

@@ -1,0 +1,80 @@
+"""A node's KV pool: one tensor in the kernels' layout, allocated once, never zeroed.
+
+``data[layer]`` is exactly the kernels' ``[2, num_pages, page_size, num_kv_heads, head_dim]``
+pool. Real engines never clear a page between requests (zeroing costs throughput), so a page
+keeps whatever was written last. We start the pool with seeded noise rather than
+``torch.empty``'s arbitrary bytes: the same leftovers, but reproducible run to run.
+
+The pool also keeps the transfer engine's ground truth per page (``writer``: whose KV the
+bytes are; ``valid``: how many leading slots hold that writer's real tokens). The engine
+never reads it to decide anything; ``Cluster.view()`` and the leak oracle do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kvproof.kernels import page_checksum
+
+
+@dataclass(frozen=True)
+class PoolGeometry:
+    num_layers: int
+    num_pages: int
+    page_size: int
+    num_kv_heads: int
+    head_dim: int
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return (
+            self.num_layers,
+            2,
+            self.num_pages,
+            self.page_size,
+            self.num_kv_heads,
+            self.head_dim,
+        )
+
+
+class KVPool:
+    def __init__(self, geometry: PoolGeometry, *, device: str = "cpu", seed: int = 0) -> None:
+        self.geometry = geometry
+        self.page_size = geometry.page_size
+        gen = torch.Generator().manual_seed(seed)
+        self.data = torch.randn(geometry.shape, generator=gen).to(device)
+        self._gen = gen
+        # None: bytes from outside this cluster (boot leftovers, other traffic).
+        self.writer: list[int | None] = [None] * geometry.num_pages
+        self.valid: list[int] = [0] * geometry.num_pages
+
+    @property
+    def device(self) -> torch.device:
+        return self.data.device
+
+    def layer(self, index: int) -> torch.Tensor:
+        """The kernels' view of one layer: ``[2, num_pages, page_size, H_kv, D]``."""
+        return self.data[index]
+
+    def snapshot(self, page: int) -> torch.Tensor:
+        """A copy of one page across layers (what an RDMA write reads from the source)."""
+        return self.data[:, :, page].clone()
+
+    def put(self, page: int, snapshot: torch.Tensor) -> None:
+        """Overwrite one page with a snapshot (the RDMA write landing)."""
+        self.data[:, :, page].copy_(snapshot)
+
+    def scribble(self, page: int) -> None:
+        """Other traffic reuses the page: its bytes become someone else's KV."""
+        noise = torch.randn(self.data[:, :, page].shape, generator=self._gen)
+        self.data[:, :, page].copy_(noise.to(self.device))
+        self.writer[page] = None
+        self.valid[page] = self.page_size
+
+    def checksum(self, pages: list[int]) -> tuple[int, ...]:
+        """Adler-32 of the pages, one per layer (SGLang #39500 checks it at commit)."""
+        if not pages:
+            return ()
+        return tuple(page_checksum(self.layer(i), pages) for i in range(self.geometry.num_layers))

@@ -1,0 +1,314 @@
+"""The handoff as the engine performs it: one guard and one effect per event.
+
+Each event of ``spec/handoff.md`` is a real engine operation here (real KV computed by the
+model, real bytes copied by the transfer engine, real paged decode). The guards follow the
+events table; the switches of the variant select the upstream behaviour (cited inline).
+``Cluster`` (``cluster.py``) is the public face; this class is the state machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kvproof.refimpl.decode import Aux, DecodeNode, DecodeReq
+from kvproof.refimpl.events import Event
+from kvproof.refimpl.prefill import PrefillNode, PrefillReq
+from kvproof.refimpl.router import Request
+from kvproof.refimpl.tokenizer import PLACEHOLDER_TOKEN
+from kvproof.refimpl.transfer import TransferEngine
+from kvproof.spec.variant import Switches
+
+
+class Handoff:
+    def __init__(
+        self, switches: Switches, prefill: PrefillNode, decode: DecodeNode, transfer: TransferEngine
+    ) -> None:
+        self.sw = switches
+        self.push = switches.transfer_mode == "push"
+        self.prefill = prefill
+        self.decode = decode
+        self.transfer = transfer
+        self.requests: list[Request] = []
+        self.p: list[PrefillReq] = []
+        self.d: list[DecodeReq] = []
+
+    # -- helpers ---------------------------------------------------------------------------
+    def sender_pages(self, r: int) -> int:
+        """Pages the sender writes: its own prompt's pages (1 for the placeholder)."""
+        return self.prefill.pages_for(self.p[r])
+
+    def _targets(self, r: int) -> list[int]:
+        """Destination pages the sender writes, in position order: source page i goes to
+        the i-th index it was given (SGLang sends ``kv_indices[:len(prefill_pages)]``)."""
+        dst = self.p[r].dst if self.push else self.d[r].table
+        return dst[: self.sender_pages(r)]
+
+    def _inflight(self, r: int) -> bool:
+        return any(t.rid == r for t in self.transfer.in_flight.values())
+
+    def _all_posted(self, r: int) -> bool:
+        return all(page in self.p[r].posted for page in self._targets(r))
+
+    def _free_decode(self, r: int) -> None:
+        self.decode.release(self.d[r])
+        self.d[r].phase = "done"
+
+    def settle(self) -> None:
+        """P's own bookkeeping after each event: release drained requests, start waiting
+        prefills when pages free up. Not protocol events: the model sees decode's pages."""
+        for r, p in enumerate(self.p):
+            if not p.held or self._inflight(r):
+                continue
+            if self.push:
+                finished = p.phase in ("sent", "stopped")
+            else:  # until_read: P keeps its blocks until decode's reads completed
+                finished = self.requests[r].poll in ("success", "failed") or self.d[r].phase in (
+                    "running",
+                    "draining",
+                    "done",
+                )
+            if finished:
+                self.prefill.release(p)
+        for p in self.p:
+            if p.phase in ("waiting", "active") and not p.computed and self.prefill.can_compute(p):
+                self._compute(p)
+
+    def _compute(self, p: PrefillReq) -> None:
+        if p.computed:
+            return
+        self.prefill.compute(p)
+        if not p.src_ok:  # the lease expired before the prefill ran: the blocks go at once
+            self.prefill.release(p, reused=True)
+
+    # -- enumeration -----------------------------------------------------------------------
+    def candidates(self) -> Iterator[Event]:
+        """Every event worth testing with ``can``: a superset of the enabled ones."""
+        free = self.decode.alloc.free_pages()
+        for r in range(len(self.requests)):
+            for name in ("arrive", "send", "p_abort", "done", "fail", "commit", "step"):
+                yield Event(name, r)
+            for name in ("finish", "abort", "abort_seen", "ack", "timeout", "expire"):
+                yield Event(name, r)
+            if self.requests[r].arrived:
+                if self.d[r].phase == "queued":
+                    yield from (Event("alloc", r, page) for page in free)
+                for page in self._targets(r) if self.p[r].dst or not self.push else []:
+                    yield Event("post", r, page)
+        for t in self.transfer.in_flight.values():
+            yield Event("land", t.rid, t.page)
+
+    # -- guards ----------------------------------------------------------------------------
+    def can(self, ev: Event) -> bool:
+        r = ev.rid
+        if not 0 <= r < len(self.requests):
+            return False
+        req = self.requests[r]
+        if ev.name == "arrive":
+            return not req.arrived
+        if not req.arrived:
+            return False
+        p, d = self.p[r], self.d[r]
+        sw = self.sw
+        match ev.name:
+            case "alloc":
+                return (
+                    d.phase == "queued"
+                    and len(d.table) < d.reserve
+                    and ev.page is not None
+                    and self.decode.alloc.is_free(ev.page)
+                )
+            case "send":
+                ready = self.push or self.prefill.can_compute(p)
+                return d.phase == "queued" and len(d.table) == d.reserve and ready
+            case "post":
+                if self.push:
+                    ok = p.phase == "active" and self.prefill.can_compute(p)
+                else:  # pull: decode reads prefill's blocks while receiving
+                    ok = d.phase == "transfer" and p.computed
+                return ok and ev.page in self._targets(r) and ev.page not in p.posted
+            case "land":
+                return (r, ev.page) in self.transfer.in_flight
+            case "p_abort":
+                return self.push and p.phase in ("waiting", "active") and not p.pend
+            case "done":
+                if self.push:
+                    ok = p.phase == "active"
+                else:
+                    ok = d.phase == "transfer" and req.poll == "transferring"
+                return ok and self._all_posted(r) and not self._inflight(r)
+            case "fail":
+                if self.push:
+                    return p.phase == "active"
+                return d.phase == "transfer" and req.poll == "transferring"
+            case "commit":
+                return d.phase == "transfer" and req.poll == "success"
+            case "step":
+                return d.phase == "running" and self.decode.can_step(d)
+            case "finish":
+                return d.phase == "running"
+            case "abort":
+                return d.phase in ("queued", "transfer", "running")
+            case "abort_seen":
+                return self.push and req.abort_msg and p.phase in ("waiting", "active")
+            case "ack":
+                drained = d.phase == "draining" and not self._inflight(r)
+                return drained and (not self.push or p.phase not in ("waiting", "active"))
+            case "timeout":
+                return sw.release == "deferred_timeout" and d.phase == "draining"
+            case "expire":
+                return not self.push and sw.prefill_hold == "lease" and p.src_ok
+        return False
+
+    # -- effects ---------------------------------------------------------------------------
+    def do(self, ev: Event) -> None:
+        getattr(self, f"_do_{ev.name}")(ev)
+        self.settle()
+
+    def _do_arrive(self, ev: Event) -> None:
+        r, sw = ev.rid, self.sw
+        req, p, d = self.requests[r], self.p[r], self.d[r]
+        req.arrived = True
+        n = len(req.prompt)
+        req.over_p = not self.prefill.limits.admits(n)
+        req.over_d = not self.decode.limits.admits(n)
+        # SGLang #38935/#38704: a pending reject is retired at the disaggregation admission
+        # queue on both sides, before any allocation. #30233: the queues read finished(),
+        # not to_finish, so without the fix the request went on.
+        if req.over_d or (req.over_p and sw.honor_pending_reject):
+            d.phase, p.phase, req.resp = "done", "stopped", "rejected"
+            side = "decode" if req.over_d else "prefill"
+            limit = (self.decode if req.over_d else self.prefill).limits.max_req_input_len
+            req.reason = f"input of {n} tokens exceeds {side}'s max_req_input_len {limit}"
+            return
+        d.phase, p.phase = "queued", "waiting"
+        p.src_ok = True
+        if req.over_p:
+            p.pend = True  # to_finish = FINISH_ABORT(400)
+            req.reason = f"pending reject: {n} tokens over prefill's limit"
+            if sw.placeholder_prompt:  # "set it to one token to skip the long prefill"
+                p.tokens = [PLACEHOLDER_TOKEN]
+
+    def _do_alloc(self, ev: Event) -> None:
+        assert ev.page is not None
+        self.decode.alloc_page(self.d[ev.rid], ev.page)
+
+    def _do_send(self, ev: Event) -> None:
+        r = ev.rid
+        p, d = self.p[r], self.d[r]
+        d.phase = "transfer"
+        self.requests[r].poll = "transferring"
+        p.dst = list(d.table)  # P's copy: never updated when D frees and reallocates
+        if p.phase == "waiting":
+            p.phase = "active"
+        if not self.push:
+            self._compute(p)
+
+    def _do_post(self, ev: Event) -> None:
+        r, p = ev.rid, self.p[ev.rid]
+        assert ev.page is not None
+        self._compute(p)
+        index = self._targets(r).index(ev.page)
+        self.transfer.post(r, ev.page, p.pages[index], self.prefill.pool)
+        p.posted.add(ev.page)
+
+    def _do_land(self, ev: Event) -> None:
+        assert ev.page is not None
+        self.transfer.land(ev.rid, ev.page, self.prefill.pool, self.decode)
+
+    def _do_p_abort(self, ev: Event) -> None:
+        self.p[ev.rid].pend = True
+        self.requests[ev.rid].reason = "aborted at prefill mid-transfer"
+
+    def _do_done(self, ev: Event) -> None:
+        r = ev.rid
+        req, p, d = self.requests[r], self.p[r], self.d[r]
+        if self.push:
+            p.phase = "sent"
+        assert p.first_token is not None
+        d.aux = Aux(p.first_token, self.sender_pages(r), p.checksum)
+        # KVPoll: Failed always overwrites; #33507: Success overwrote the pending abort.
+        abort_wins = p.pend and not self.sw.success_overwrites_abort
+        req.poll = "failed" if req.poll == "failed" or abort_wins else "success"
+
+    def _do_fail(self, ev: Event) -> None:
+        self.requests[ev.rid].poll = "failed"
+        self.requests[ev.rid].reason = "KV transfer failed"
+        if self.push:
+            self.p[ev.rid].phase = "stopped"  # later chunks are skipped
+
+    def _do_commit(self, ev: Event) -> None:
+        r, sw = ev.rid, self.sw
+        req, d = self.requests[r], self.d[r]
+        assert d.aux is not None
+        reason = ""
+        if sw.written_length_check and d.aux.pages_written != len(d.table):
+            reason = f"short transfer: {d.aux.pages_written} of {len(d.table)} pages written"
+        elif sw.transfer_checksum and self.decode.checksum(d) != d.aux.checksum:
+            reason = "transfer checksum mismatch (Adler-32)"  # SGLang #39500
+        if reason:
+            req.resp, req.reason = "error", reason
+            self._free_decode(r)
+            return
+        d.tokens = [d.aux.first_token]
+        if self._read(r):
+            req.resp = "ok"
+            d.phase = "running"
+
+    def _read(self, r: int) -> bool:
+        """A decode step reading every page in the table; False if the tag guard tripped."""
+        req, d = self.requests[r], self.d[r]
+        token = self.decode.step(d, guarded=self.sw.page_tags)
+        if token is None:
+            req.guard_trips += 1
+            req.resp, req.reason = "error", "page tag mismatch: a page is not this request's"
+            self._free_decode(r)
+            return False
+        d.tokens.append(token)
+        for page_read in self.decode.reads(d):
+            if page_read.stale_for(r):
+                req.read_stale = True
+                if page_read not in req.reads:
+                    req.reads.append(page_read)
+        return True
+
+    def _do_step(self, ev: Event) -> None:
+        self._read(ev.rid)
+
+    def _do_finish(self, ev: Event) -> None:
+        self._free_decode(ev.rid)
+
+    def _do_abort(self, ev: Event) -> None:
+        r, sw = ev.rid, self.sw
+        req, d = self.requests[r], self.d[r]
+        # Before send P has no indices; once running every write has landed.
+        safe_now = d.phase in ("queued", "running")
+        if sw.release == "immediate":  # #24527/#35049: freed while writes are in flight
+            free_now = True
+        elif sw.failed_means_drained:  # Mooncake: FAILED does not mean drained
+            free_now = safe_now or req.poll == "failed"
+        else:
+            free_now = safe_now
+        if not req.reason:
+            req.reason = "client disconnected"
+        req.poll = "failed"
+        req.abort_msg = True
+        if req.resp == "none":
+            req.resp = "aborted"
+        if free_now:
+            self._free_decode(r)
+        else:
+            d.phase = "draining"
+
+    def _do_abort_seen(self, ev: Event) -> None:
+        self.p[ev.rid].phase = "stopped"
+
+    def _do_ack(self, ev: Event) -> None:
+        self._free_decode(ev.rid)  # SGLang #38961: every prefill rank ACKed the drain
+
+    def _do_timeout(self, ev: Event) -> None:
+        self._free_decode(ev.rid)
+
+    def _do_expire(self, ev: Event) -> None:
+        p = self.p[ev.rid]
+        p.src_ok = False  # vLLM #52234: the blocks go back to P and other traffic reuses them
+        self.prefill.release(p, reused=True)

@@ -1,0 +1,151 @@
+"""The seeded scheduler: picks among enabled events, injects the FaultPlan's faults.
+
+Progress events are chosen at random (that is what interleaves requests), with two
+policies of real engines: the allocator's own choice of page (the most recently freed), and
+one reservation at a time (so two half-allocated requests cannot deadlock the pool).
+Writes complete in posting order unless the plan reorders them. When nothing can progress
+(a lost message, a full pool) the environment moves: a drain timeout, or the client gives up.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvproof.refimpl.events import Event
+
+if TYPE_CHECKING:
+    from kvproof.refimpl.cluster import Cluster
+
+COMPLETIONS = ("land", "done", "ack")
+STATUS_MESSAGES = ("done", "ack")
+
+
+def run_until_quiet(cluster: Cluster, max_events: int) -> None:
+    sched = _Scheduler(cluster)
+    for _ in range(max_events):
+        if not sched.step():
+            return
+
+
+class _Scheduler:
+    def __init__(self, cluster: Cluster) -> None:
+        self.c = cluster
+        self.rng = cluster.rng
+        self.plan = cluster.faults
+        self.schedule = list(self.plan.schedule)
+        self.lost: dict[Event, bool] = {}
+
+    def _note(self, kind: str, ev: Event) -> None:
+        self.c.fault_log.append((kind, ev))
+
+    def step(self) -> bool:
+        enabled = self.c.enabled()
+        if not enabled:
+            return False
+        if self.schedule and self.schedule[0] in enabled:
+            ev = self.schedule.pop(0)
+            self._note("scheduled", ev)
+            self.c.apply(ev)
+            return True
+        ev = self._fault(enabled) or self._progress(enabled) or self._environment(enabled)
+        if ev is None:
+            return False
+        self.c.apply(ev)
+        if ev.name in STATUS_MESSAGES and self.rng.random() < self.plan.duplicate_status:
+            self.c.redeliver(ev)
+        return True
+
+    def _fault(self, enabled: list[Event]) -> Event | None:
+        h = self.c.handoff
+        plan = self.plan
+        kinds = (
+            ("fail", plan.fail, lambda e: e.name == "fail"),
+            ("disconnect", plan.disconnect, lambda e: e.name == "abort"),
+            ("prefill_abort", plan.prefill_abort, lambda e: e.name == "p_abort"),
+            ("timeout", plan.timeout, lambda e: e.name == "timeout"),
+            ("lease_expire", plan.lease_expire, lambda e: e.name == "expire"),
+        )
+        for kind, prob, match in kinds:
+            if prob and self.rng.random() < prob:
+                cands = [e for e in enabled if match(e)]
+                if kind == "disconnect":
+                    cands = [e for e in cands if h.requests[e.rid].poll != "failed"]
+                if kind == "lease_expire":  # only while the blocks are still to be read
+                    cands = [e for e in cands if h.d[e.rid].phase in ("queued", "transfer")]
+                if cands:
+                    ev = self.rng.choice(cands)
+                    self._note(kind, ev)
+                    return ev
+        return None
+
+    def _progress(self, enabled: list[Event]) -> Event | None:
+        h = self.c.handoff
+        cands: list[Event] = []
+        allocs = self._alloc_choice(enabled)
+        cands += allocs
+        lands = [e for e in enabled if e.name == "land"]
+        if lands:
+            oldest = h.transfer.oldest()
+            first = Event("land", oldest.rid, oldest.page) if oldest else lands[0]
+            if self.plan.reorder and self.rng.random() < self.plan.reorder:
+                pick = self.rng.choice(lands)
+                if pick != first:
+                    self._note("reorder", pick)
+                first = pick
+            cands.append(first)
+        for e in enabled:
+            r = e.rid
+            if e.name in ("arrive", "send", "post", "commit", "abort_seen"):
+                cands.append(e)
+            elif e.name in STATUS_MESSAGES:
+                if e not in self.lost:
+                    self.lost[e] = bool(self.plan.lost_status) and (
+                        self.rng.random() < self.plan.lost_status
+                    )
+                    if self.lost[e]:
+                        self._note("lost", e)
+                if not self.lost[e]:
+                    cands.append(e)
+            elif e.name == "step":
+                if len(h.d[r].tokens) < h.requests[r].max_new_tokens:
+                    cands.append(e)
+            elif e.name == "finish":
+                if len(h.d[r].tokens) >= h.requests[r].max_new_tokens:
+                    cands.append(e)
+            elif e.name == "abort" and h.requests[r].poll == "failed":
+                cands.append(e)  # decode sees Failed and aborts
+        if not cands:
+            return None
+        if self.plan.delay and self.rng.random() < self.plan.delay:
+            held = [e for e in cands if e.name in COMPLETIONS]
+            rest = [e for e in cands if e.name not in COMPLETIONS]
+            if held and rest:
+                self._note("delay", held[0])
+                cands = rest
+        return self.rng.choice(cands)
+
+    def _alloc_choice(self, enabled: list[Event]) -> list[Event]:
+        h = self.c.handoff
+        top = h.decode.alloc.peek()
+        if top is None:
+            return []
+        queued = sorted({e.rid for e in enabled if e.name == "alloc"})
+        partial = [r for r in queued if h.d[r].table]
+        if partial:
+            return [Event("alloc", partial[0], top)]
+        free = h.decode.alloc.free_count
+        return [Event("alloc", r, top) for r in queued if h.d[r].reserve <= free]
+
+    def _environment(self, enabled: list[Event]) -> Event | None:
+        """Nothing can progress: a lost message or a full pool. The environment moves."""
+        h = self.c.handoff
+        timeouts = [e for e in enabled if e.name == "timeout"]
+        gives_up = [
+            e for e in enabled if e.name == "abort" and h.d[e.rid].phase in ("queued", "transfer")
+        ]
+        for kind, cands in (("timeout", timeouts), ("gives_up", gives_up)):
+            if cands:
+                ev = cands[0]
+                self._note(kind, ev)
+                return ev
+        return None

@@ -1,0 +1,77 @@
+"""The transfer engine: RDMA writes (push, Mooncake-like) or reads (pull, NIXL-like).
+
+What matters, and what is simulated faithfully:
+
+* a posted transfer completes later, asynchronously, in an order the scheduler picks;
+* there is **no cancel**: Mooncake cannot revoke a posted write, so an abort does not
+  remove anything from ``in_flight``;
+* a batch can report FAILED (``fail`` in the cluster) while sibling writes still land;
+* a transfer moves whole pages of bytes, junk slots included, into whatever page the
+  destination index names *now*: if decode freed and reallocated that page, the bytes
+  land in another request's KV.
+
+Push snapshots the source page at post time (prefill holds its pages until the transfer
+drains); pull reads prefill's block at completion time, so a block that prefill reused
+after its lease expired delivers someone else's KV (vLLM #52234).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from kvproof.refimpl.decode import DecodeNode
+from kvproof.refimpl.pool import KVPool
+
+
+@dataclass
+class Transfer:
+    rid: int
+    page: int  # destination (decode) page
+    src: int  # source (prefill) page
+    seq: int  # posting order
+    data: torch.Tensor | None = None  # push: the bytes read at post time
+    writer: int | None = None
+    valid: int = 0
+
+
+class TransferEngine:
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.in_flight: dict[tuple[int, int], Transfer] = {}
+        self._seq = 0
+        self.landed = 0
+
+    def post(self, rid: int, page: int, src: int, source: KVPool) -> Transfer:
+        t = Transfer(rid, page, src, self._seq)
+        self._seq += 1
+        if self.mode == "push":
+            t.data, t.writer, t.valid = source.snapshot(src), source.writer[src], source.valid[src]
+        self.in_flight[(rid, page)] = t
+        return t
+
+    def pending(self, rid: int) -> list[Transfer]:
+        return [t for t in self.in_flight.values() if t.rid == rid]
+
+    def oldest(self) -> Transfer | None:
+        return next(iter(self.in_flight.values()), None)
+
+    def land(self, rid: int, page: int, source: KVPool, decode: DecodeNode) -> Transfer:
+        t = self.in_flight.pop((rid, page))
+        if self.mode == "pull":  # the read sees the block as it is now
+            t.data, t.writer, t.valid = (
+                source.snapshot(t.src),
+                source.writer[t.src],
+                source.valid[t.src],
+            )
+        assert t.data is not None
+        decode.pool.put(page, t.data)
+        decode.pool.writer[page] = t.writer
+        decode.pool.valid[page] = t.valid
+        decode.filled[page] = True
+        decode.tags.stamp(page, t.writer)  # the tag travels with the bytes
+        if decode.alloc.owner.get(page) != rid:
+            decode.stray[page] = True
+        self.landed += 1
+        return t

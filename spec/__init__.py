@@ -1,0 +1,1 @@
+"""The handoff protocol in prose, its numbered invariants, and the named variants."""

@@ -1,0 +1,237 @@
+"""Named variants: real engine versions and configurations, buggy and fixed.
+
+A variant is the contract between the model and the engine: the same TOML file sets the
+model's behaviour switches and configures the reference engine (see ``spec/handoff.md``).
+Loading is strict: an unknown key, a missing key or a bad value is a ``KvproofInputError``
+naming the file and the key, never a silent default.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.invariants import INVARIANTS
+
+VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
+
+VERDICTS = ("holds", "violated")
+
+# Allowed values of the enumerated switches; booleans are checked by type.
+CHOICES: dict[str, tuple[str, ...]] = {
+    "transfer_mode": ("push", "pull"),
+    "decode_reserve": ("own_prompt", "plus_one"),
+    "release": ("immediate", "deferred_ack", "deferred_timeout"),
+    "prefill_hold": ("until_read", "lease"),
+}
+
+
+@dataclass(frozen=True)
+class Switches:
+    """Behaviour switches: each names a real design choice of a real engine.
+
+    The comments cite where the behaviour comes from; ``spec/handoff.md`` says what each
+    switch changes in the protocol.
+    """
+
+    # push: prefill writes into decode's pages (SGLang + Mooncake);
+    # pull: decode reads prefill's blocks (vLLM NixlConnector).
+    transfer_mode: str
+    # The disaggregation admission queues retire a request whose reject is pending
+    # (``to_finish`` set) before any allocation or transfer (SGLang #38935, #38704).
+    # False reproduces #30233: the queues only tested ``finished()``.
+    honor_pending_reject: bool
+    # A prompt that prefill rejects is replaced by a 1-token placeholder (#30233), so
+    # prefill writes one page whatever decode reserved.
+    placeholder_prompt: bool
+    # How decode sizes its reservation: from its own copy of the prompt, or one page more
+    # than prefill writes (vLLM PR #50558).
+    decode_reserve: str
+    # Decode's commit compares the length prefill wrote with its reservation.
+    written_length_check: bool
+    # Prefill's KVPoll.Success overwrites a pending abort: 200 instead of 400 (#33507).
+    success_overwrites_abort: bool
+    # When decode frees an aborted or failed request's pages: at once (before SGLang's
+    # deferred release, #24527/#35049), after every prefill rank ACKs that its writes
+    # drained, or on a timeout without the ACK (the remaining gap).
+    release: str
+    # Decode treats a Failed transfer as drained and frees at once (Mooncake: a batch can
+    # report FAILED while sibling writes still land).
+    failed_means_drained: bool
+    # Per-transfer Adler-32 over the request's pages, checked at commit (SGLang #39500).
+    transfer_checksum: bool
+    # Per-page owner tags checked before every decode read (Cloudflare's prototype).
+    page_tags: bool
+    # Pull mode: prefill holds its blocks until decode's read completes, or frees them
+    # when a lease expires even if decode still holds a reference (vLLM #52234).
+    prefill_hold: str
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Pool and context sizes in tokens, with the page size."""
+
+    context_len: int
+    prefill_pool_tokens: int
+    decode_pool_tokens: int
+    page_size: int
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    engine: str
+    version: str
+    summary: str
+    sources: tuple[str, ...]
+    switches: Switches
+    deployment: Sizes  # the real deployment's numbers (audit, docs)
+    engine_sizes: Sizes  # the same ratios, scaled down for the reference engine
+    expect: Mapping[str, str]  # invariant name -> "holds" | "violated"
+    counterpart: str | None  # the fixed (or buggy) variant this one pairs with
+    path: Path
+
+    @property
+    def buggy(self) -> bool:
+        return any(v == "violated" for v in self.expect.values())
+
+
+_TOP_KEYS = {
+    "name": str,
+    "engine": str,
+    "version": str,
+    "summary": str,
+    "sources": list,
+    "counterpart": str,
+    "switches": dict,
+    "deployment": dict,
+    "engine_sizes": dict,
+    "expect": dict,
+}
+_OPTIONAL = {"counterpart"}
+
+
+def _check_table(
+    data: Mapping[str, Any], cls: type, path: Path, table: str
+) -> dict[str, Any]:
+    want = {f.name: f.type for f in fields(cls)}
+    for key in data:
+        if key not in want:
+            raise KvproofInputError(f"unknown key '{table}.{key}'", str(path))
+    out: dict[str, Any] = {}
+    for name, typ in want.items():
+        if name not in data:
+            raise KvproofInputError(f"missing key '{table}.{name}'", str(path))
+        value = data[name]
+        if typ in ("bool", bool):
+            if not isinstance(value, bool):
+                raise KvproofInputError(
+                    f"'{table}.{name}' must be true or false, got {value!r}", str(path)
+                )
+        elif typ in ("int", int):
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise KvproofInputError(
+                    f"'{table}.{name}' must be a positive integer, got {value!r}", str(path)
+                )
+        elif name in CHOICES:
+            if value not in CHOICES[name]:
+                allowed = ", ".join(CHOICES[name])
+                raise KvproofInputError(
+                    f"'{table}.{name}' must be one of {allowed}, got {value!r}", str(path)
+                )
+        out[name] = value
+    return out
+
+
+def _sizes(data: Any, path: Path, table: str) -> Sizes:
+    if not isinstance(data, dict):
+        raise KvproofInputError(f"'{table}' must be a table", str(path))
+    sizes = Sizes(**_check_table(data, Sizes, path, table))
+    if sizes.context_len < sizes.page_size:
+        raise KvproofInputError(f"'{table}.context_len' is smaller than a page", str(path))
+    return sizes
+
+
+def parse_variant(text: str, path: Path) -> Variant:
+    """Parse and validate one variant file's text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise KvproofInputError(f"malformed TOML: {exc}", str(path)) from None
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise KvproofInputError(f"unknown key '{key}'", str(path))
+    for key, typ in _TOP_KEYS.items():
+        if key not in data:
+            if key in _OPTIONAL:
+                continue
+            raise KvproofInputError(f"missing key '{key}'", str(path))
+        if not isinstance(data[key], typ):
+            raise KvproofInputError(f"'{key}' must be a {typ.__name__}", str(path))
+    switches = Switches(**_check_table(data["switches"], Switches, path, "switches"))
+    expect = data["expect"]
+    for inv, verdict in expect.items():
+        if inv not in INVARIANTS:
+            known = ", ".join(INVARIANTS)
+            raise KvproofInputError(
+                f"unknown invariant 'expect.{inv}' (known: {known})", str(path)
+            )
+        if verdict not in VERDICTS:
+            raise KvproofInputError(
+                f"'expect.{inv}' must be 'holds' or 'violated', got {verdict!r}", str(path)
+            )
+    for inv in INVARIANTS:
+        if inv not in expect:
+            raise KvproofInputError(f"missing key 'expect.{inv}'", str(path))
+    sources = data["sources"]
+    if not sources or not all(isinstance(s, str) for s in sources):
+        raise KvproofInputError("'sources' must be a non-empty list of strings", str(path))
+    return Variant(
+        name=data["name"],
+        engine=data["engine"],
+        version=data["version"],
+        summary=data["summary"],
+        sources=tuple(sources),
+        switches=switches,
+        deployment=_sizes(data["deployment"], path, "deployment"),
+        engine_sizes=_sizes(data["engine_sizes"], path, "engine_sizes"),
+        expect=dict(expect),
+        counterpart=data.get("counterpart"),
+        path=path,
+    )
+
+
+def load_variant_file(path: Path) -> Variant:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise KvproofInputError(f"cannot read variant: {exc.strerror}", str(path)) from None
+    variant = parse_variant(text, path)
+    if variant.name != path.stem:
+        raise KvproofInputError(
+            f"'name' is {variant.name!r} but the file is named {path.stem!r}", str(path)
+        )
+    return variant
+
+
+def list_variants(folder: Path = VARIANTS_DIR) -> list[Variant]:
+    """Every variant in ``folder``, sorted by name."""
+    return [load_variant_file(p) for p in sorted(folder.glob("*.toml"))]
+
+
+def load_variant(name_or_path: str, folder: Path = VARIANTS_DIR) -> Variant:
+    """A variant by name (from ``folder``) or by the path of a ``.toml`` file."""
+    candidate = Path(name_or_path)
+    if candidate.suffix == ".toml":
+        if not candidate.exists():
+            raise KvproofInputError("no such variant file", name_or_path)
+        return load_variant_file(candidate)
+    path = folder / f"{name_or_path}.toml"
+    if not path.exists():
+        known = ", ".join(p.stem for p in sorted(folder.glob("*.toml")))
+        raise KvproofInputError(f"no such variant (known: {known})", name_or_path)
+    return load_variant_file(path)

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from kvproof.checker.cli import main
+from kvproof.refimpl.incident import CANARIES, run_incident
+from kvproof.spec.variant import load_variant
+
+
+def test_buggy_variant_leaks_the_other_tenants_canary() -> None:
+    report = run_incident(load_variant("sglang-0.5.19-pd"))
+    assert report.exit_code == 1
+    long_row = report.rows[-1]
+    assert long_row.status == 200
+    assert CANARIES["B"] in long_row.text
+    (leak,) = report.leaks
+    assert leak.foreign_canaries == ("B",) and not leak.tokens_match
+    assert {s.writer_tenant for s in leak.stale_pages} >= {"B", None}
+
+
+def test_fixed_variant_returns_the_original_400() -> None:
+    report = run_incident(load_variant("sglang-0.5.22-pd"))
+    assert report.exit_code == 0
+    assert report.rows[-1].status == 400
+    assert report.stale_reads == 0
+    assert [r.status for r in report.rows[:2]] == [200, 200]
+
+
+def test_each_guard_alone_turns_the_leak_into_a_500() -> None:
+    buggy = load_variant("sglang-0.5.19-pd")
+    for switch in ("written_length_check", "transfer_checksum", "page_tags"):
+        sw = dataclasses.replace(buggy.switches, **{switch: True})
+        report = run_incident(dataclasses.replace(buggy, switches=sw))
+        assert report.exit_code == 0, switch
+        assert report.rows[-1].status == 500, switch
+
+
+def test_cli_demo_exit_codes_and_json(capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["demo", "incident", "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["leak"] is True and out["responses"][-1]["oracle"]["foreign_canaries"] == ["B"]
+    assert main(["demo", "incident", "--variant", "sglang-0.5.22-pd"]) == 0
+    assert main(["demo", "incident", "--variant", "no-such"]) == 2
