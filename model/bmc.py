@@ -108,11 +108,28 @@ def bmc(
         _recheck(trace, concrete, inv_name)
         return trace
 
+    def any_violation(k: int, pending: list[str]) -> bool:
+        """One query for every pending invariant at depth k (most depths are unsat)."""
+        ctx = unroller.ctx(k)
+        bad = unroller.logic.or_(
+            *(unroller.logic.not_(protocol.invariant(n).body(ctx)) for n in pending)
+        )
+        if bad is False:
+            return False
+        lit = z3.Bool(f"any@{k}")
+        solver.add(z3.Implies(lit, bad))
+        return solver.check(lit) == z3.sat
+
     k = 0
     while True:
         if on_depth:
             on_depth(k)
+        pending = [n for n in sorted(names) if n not in plain]
+        if len(pending) > 1 and not any_violation(k, pending):
+            pending = []
         for name in sorted(names):
+            if name not in plain and name not in pending:
+                continue
             if name in best:
                 continue
             if name not in plain:

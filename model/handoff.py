@@ -103,8 +103,9 @@ def build_handoff(sw: Switches) -> Protocol:
     def post(s: Any, r: Any, p: Any) -> None:
         if push:
             s.require(s.eq(s.pphase(r), "active"))
-        else:  # pull: decode reads prefill's blocks while it is receiving
+        else:  # pull: decode reads prefill's blocks until it concludes the transfer
             s.require(s.eq(s.dphase(r), "transfer"))
+            s.require(s.eq(s.poll(r), "transferring"))
         s.require(s.dst(r, p))
         s.require(s.not_(s.posted(r, p)))
         if sw.decode_reserve == "plus_one":

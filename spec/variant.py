@@ -94,6 +94,9 @@ class Variant:
     expect: Mapping[str, str]  # invariant name -> "holds" | "violated"
     counterpart: str | None  # the fixed (or buggy) variant this one pairs with
     path: Path
+    # BMC depth that reaches every expected violation (a violation that only follows an
+    # earlier one, e.g. a stale read after a stray write, can need a few more steps).
+    bmc_depth: int = 12
 
     @property
     def buggy(self) -> bool:
@@ -107,12 +110,13 @@ _TOP_KEYS = {
     "summary": str,
     "sources": list,
     "counterpart": str,
+    "bmc_depth": int,
     "switches": dict,
     "deployment": dict,
     "engine_sizes": dict,
     "expect": dict,
 }
-_OPTIONAL = {"counterpart"}
+_OPTIONAL = {"counterpart", "bmc_depth"}
 
 
 def _check_table(
@@ -202,7 +206,14 @@ def parse_variant(text: str, path: Path) -> Variant:
         expect=dict(expect),
         counterpart=data.get("counterpart"),
         path=path,
+        bmc_depth=_depth(data.get("bmc_depth", 12), path),
     )
+
+
+def _depth(value: object, path: Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 64:
+        raise KvproofInputError(f"'bmc_depth' must be an integer 1..64, got {value!r}", str(path))
+    return value
 
 
 def load_variant_file(path: Path) -> Variant:

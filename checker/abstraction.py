@@ -1,0 +1,113 @@
+"""The engine's state seen as a model state, and the comparison of the two.
+
+``abstract`` reads ``Cluster.view()`` (fields named after ``model/handoff.py``'s VARS) and
+builds a model ``State`` for the requests and pages of the instance. ``compare`` lists the
+cells where model and engine disagree, skipping the cells that carry no meaning:
+
+- ``over_p``/``over_d`` before ``arrive``: rigid in the model, decided at arrival by the engine;
+- ``filled`` of a page nobody owns on either side: the flag only means something for the
+  current allocation (``alloc`` resets it), and the warm-up left it set on free pages;
+- ``pend`` of a request rejected at ``arrive``: the model sets it from ``over_p`` even when
+  decode rejects the request, the engine returns before (never read again: every action that
+  reads ``pend`` needs prefill waiting or active).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.instance import Instance
+from kvproof.refimpl.cluster import Cluster
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    var: str
+    args: tuple[int, ...]
+    model: Any
+    engine: Any
+
+    def describe(self, inst: Instance) -> str:
+        return f"{inst.describe(self.var, self.args)}: model {self.model!r}, engine {self.engine!r}"
+
+
+def page_stale(cluster: Cluster, rid: int) -> bool:
+    """Page-granular staleness, as the model counts it: a page read that did not hold the
+    request's own KV written in this allocation. (Slot-level leftovers inside a page the
+    request did write are finer than the model; the output oracle judges those.)"""
+    return any(r.writer != rid or not r.filled for r in cluster.requests[rid].reads)
+
+
+def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
+    view = cluster.view()
+    sizes = concrete.inst.sizes
+    n_req, n_page = sizes["Req"], sizes["Page"]
+    values: dict[str, dict[tuple[int, ...], Any]] = {v.name: {} for v in concrete.protocol.vars}
+    for r in range(n_req):
+        rv = view.requests[r + offset]
+        for name in ("over_p", "over_d", "dphase", "pphase", "poll", "resp", "pend"):
+            values[name][(r,)] = getattr(rv, name)
+        values["abort_msg"][(r,)] = rv.abort_msg
+        values["src_ok"][(r,)] = rv.src_ok
+        values["leaked"][(r,)] = page_stale(cluster, r + offset)
+        for p in range(n_page):
+            values["owns"][(r, p)] = p in rv.table
+            values["dst"][(r, p)] = p in rv.dst
+            values["posted"][(r, p)] = p in rv.posted
+            values["inflight"][(r, p)] = p in rv.inflight
+    for p in range(n_page):
+        pv = view.pages[p]
+        for r in range(n_req):
+            values["holds"][(p, r)] = pv.writer == r + offset
+        values["filled"][(p,)] = pv.filled
+        values["stray"][(p,)] = pv.stray
+    return concrete.make_state(values)
+
+
+def compare(concrete: Concrete, model: State, engine: State) -> list[Mismatch]:
+    m, e = concrete.as_dict(model), concrete.as_dict(engine)
+    n_req = concrete.inst.sizes["Req"]
+
+    def owned(p: int) -> bool:
+        return any(m["owns"][(r, p)] or e["owns"][(r, p)] for r in range(n_req))
+
+    out = []
+    for var, cells in m.items():
+        for args, mv in cells.items():
+            ev = e[var][args]
+            if mv == ev:
+                continue
+            if var in ("over_p", "over_d") and e["dphase"][args] == "idle":
+                continue
+            if var == "filled" and not owned(args[0]):
+                continue
+            if var == "pend" and m["resp"][args] == e["resp"][args] == "rejected":
+                continue
+            out.append(Mismatch(var, args, mv, ev))
+    return out
+
+
+def side_by_side(
+    concrete: Concrete, model: State, engine: State, mismatches: list[Mismatch]
+) -> list[tuple[str, str, str, bool]]:
+    """(cell, model, engine, differs) rows: every cell that differs, plus the request and
+    page rows they belong to, for context."""
+    m, e = concrete.as_dict(model), concrete.as_dict(engine)
+    bad = {(x.var, x.args) for x in mismatches}
+    reqs = {x.args[0] for x in mismatches if concrete.protocol.var(x.var).args[:1] == ("Req",)}
+    pages = {x.args[0] for x in mismatches if concrete.protocol.var(x.var).args[:1] == ("Page",)}
+    rows = []
+    for v in concrete.protocol.vars:
+        for args, mv in m[v.name].items():
+            head = args[0] if args else None
+            related = (v.args[:1] == ("Req",) and head in reqs) or (
+                v.args[:1] == ("Page",) and head in pages
+            )
+            differs = (v.name, args) in bad
+            if not differs and not (related and (mv or e[v.name][args]) and mv not in ("idle",)):
+                continue
+            cell = concrete.inst.describe(v.name, args)
+            rows.append((cell, repr(mv), repr(e[v.name][args]), differs))
+    return rows

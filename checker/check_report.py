@@ -1,0 +1,108 @@
+"""Rich rendering of ``kvproof check`` results for people."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from kvproof.checker.checking import VariantCheck, to_json
+from kvproof.model.explain import change_text
+
+
+def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | None = None) -> None:
+    data = data or to_json(check)
+    sizes = data["sizes"]
+    console.print(
+        f"[bold]{data['variant']}[/]  {check.variant.summary}\n"
+        f"BMC: {sizes['Req']} requests, {sizes['Page']} pages, depth {data['depth']}, "
+        f"{data['seconds']:.2f} s"
+    )
+    for inv in data["invariants"]:
+        if inv["verdict"] == "holds":
+            continue
+        title = (
+            f"[red]VIOLATED[/] invariant {inv['number']} [bold]{inv['name']}[/]: "
+            f"{inv['statement']} ({inv['shortest']}-step shortest"
+            + ("" if inv["primary"] else ", runs through an earlier violation")
+            + ")"
+        )
+        table = Table(title=title, title_justify="left", show_lines=False)
+        table.add_column("#", justify="right")
+        table.add_column("action")
+        table.add_column("what changed")
+        for row in inv["trace"]:
+            shown = [c for c in row["changes"] if c["var"] not in ("posted",)]
+            table.add_row(str(row["step"]), row["label"], "; ".join(map(change_text, shown)))
+        console.print(table)
+        if inv.get("initial"):
+            console.print("  initially: " + "; ".join(inv["initial"]))
+        console.print(f"  [bold]why:[/] {inv['explanation']}")
+    console.print(verdict_table(data))
+    proof = data.get("proof")
+    if proof:
+        render_proof_summary(console, proof)
+
+
+def verdict_table(data: dict[str, Any]) -> Table:
+    table = Table(title="verdicts", title_justify="left")
+    for col in ("#", "invariant", "expected", "got", "depth", "matches"):
+        table.add_column(col)
+    for inv in data["invariants"]:
+        got = inv["verdict"]
+        color = "green" if got == "holds" else "red"
+        depth = str(inv["shortest"]) if got == "violated" else f"<= {inv['depth']}"
+        table.add_row(
+            str(inv["number"]),
+            inv["name"],
+            inv["expected"] or "-",
+            f"[{color}]{got}[/]",
+            depth,
+            "yes" if inv["matches"] else "[red]NO[/]",
+        )
+    return table
+
+
+def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:
+    if proof["proved"]:
+        console.print(
+            f"[green]proved for all numbers of requests and pages[/] "
+            f"({proof['queries']} queries, {proof['seconds']:.2f} s)"
+        )
+    else:
+        console.print(f"[red]not proved[/]: {proof.get('summary', '')}")
+
+
+def render_all(console: Console, checks: list[VariantCheck]) -> None:
+    table = Table(title="kvproof check --all", title_justify="left")
+    for col in ("variant", "invariant", "expected", "got", "seconds", "ok"):
+        table.add_column(col)
+    for check in checks:
+        for r in check.bmc.results:
+            got = "holds" if r.holds else f"violated@{r.shortest}"
+            table.add_row(
+                check.variant.name,
+                r.invariant,
+                check.variant.expect.get(r.invariant, "-"),
+                got,
+                f"{r.seconds:.2f}",
+                "[green]yes[/]" if check.matches(r.invariant) else "[red]NO[/]",
+            )
+        if check.proof is not None:
+            table.add_row(
+                check.variant.name,
+                "(proof)",
+                "proved" if not check.variant.buggy else "-",
+                "proved" if check.proof.proved else "not proved",
+                f"{check.proof.seconds:.2f}",
+                "[green]yes[/]" if check.all_match else "[red]NO[/]",
+            )
+        table.add_section()
+    console.print(table)
+    bad = [c.variant.name for c in checks if not c.all_match]
+    buggy = sum(1 for c in checks if c.variant.buggy)
+    console.print(
+        f"{len(checks)} variants ({buggy} buggy, {len(checks) - buggy} fixed): "
+        + ("[green]every verdict matches its expectation[/]" if not bad else f"[red]mismatch: {', '.join(bad)}[/]")
+    )

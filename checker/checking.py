@@ -1,0 +1,150 @@
+"""``kvproof check`` as a library call: BMC (and proofs) of variants against expectations."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kvproof import __version__
+from kvproof.model.bmc import BmcResult, bmc
+from kvproof.model.concrete import Concrete
+from kvproof.model.dsl import Protocol
+from kvproof.model.explain import args_dict, changes, explain, step_label
+from kvproof.model.instance import Instance
+from kvproof.model.trace import Trace, replay
+from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.variant import Variant
+
+ProtocolFactory = Callable[[Any], Protocol]
+
+
+@dataclass(frozen=True)
+class VariantCheck:
+    variant: Variant
+    protocol: Protocol
+    bmc: BmcResult
+    proof: Any = None  # kvproof.model.induction.ProofResult when --prove
+
+    def verdict(self, inv: str) -> str:
+        return "holds" if self.bmc.result(inv).holds else "violated"
+
+    def matches(self, inv: str) -> bool:
+        expected = self.variant.expect.get(inv)
+        return expected is None or expected == self.verdict(inv)
+
+    @property
+    def all_match(self) -> bool:
+        ok = all(self.matches(r.invariant) for r in self.bmc.results)
+        if self.proof is not None and not self.variant.buggy:
+            ok = ok and self.proof.proved
+        return ok
+
+    @property
+    def violated(self) -> bool:
+        return not self.bmc.holds or (self.proof is not None and not self.proof.proved)
+
+
+def check_variant(
+    variant: Variant,
+    *,
+    requests: int = 3,
+    pages: int = 6,
+    depth: int = 12,
+    factory: ProtocolFactory | None = None,
+    on_depth: Callable[[int], None] | None = None,
+) -> VariantCheck:
+    if factory is None:
+        from kvproof.model.handoff import build_handoff  # noqa: PLC0415
+
+        factory = build_handoff
+    protocol = factory(variant.switches)
+    result = bmc(
+        protocol,
+        {"Req": requests, "Page": pages},
+        depth,
+        variant=variant.name,
+        on_depth=on_depth,
+    )
+    return VariantCheck(variant, protocol, result)
+
+
+def trace_rows(protocol: Protocol, trace: Trace) -> list[dict[str, Any]]:
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    states = replay(trace, concrete)
+    rows = []
+    for i, inst in enumerate(trace.steps):
+        rows.append(
+            {
+                "step": i + 1,
+                "action": inst.action,
+                "args": args_dict(concrete, inst),
+                "label": step_label(concrete, inst),
+                "changes": changes(concrete, states[i], states[i + 1]),
+            }
+        )
+    return rows
+
+
+def trace_explanation(protocol: Protocol, trace: Trace) -> str:
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    return explain(concrete, replay(trace, concrete), trace.violated or "")
+
+
+def initial_facts(protocol: Protocol, trace: Trace) -> list[str]:
+    """The free choices of the initial state that matter, e.g. 'r0: over prefill limit'."""
+    facts = []
+    over_p = trace.init.get("over_p", {})
+    over_d = trace.init.get("over_d", {})
+    used = {a for inst in trace.steps for a in inst.args[:1]}
+    for r in sorted(used):
+        bits = []
+        if over_p.get((r,)):
+            bits.append("prompt over prefill's limit")
+        if over_d.get((r,)):
+            bits.append("prompt over decode's limit")
+        facts.append(f"r{r}: " + (", ".join(bits) if bits else "prompt within both limits"))
+    return facts
+
+
+def to_json(check: VariantCheck) -> dict[str, Any]:
+    """The stable ``--json`` schema (documented in README)."""
+    out: dict[str, Any] = {
+        "kvproof_version": __version__,
+        "variant": check.variant.name,
+        "sizes": check.bmc.sizes,
+        "depth": check.bmc.depth,
+        "seconds": round(check.bmc.seconds, 4),
+        "verdict": "violated" if check.violated else "holds",
+        "matches_expectation": check.all_match,
+        "invariants": [],
+    }
+    for r in check.bmc.results:
+        info = INVARIANTS.get(r.invariant)
+        entry: dict[str, Any] = {
+            "name": r.invariant,
+            "number": info.number if info else None,
+            "statement": info.statement if info else "",
+            "verdict": "holds" if r.holds else "violated",
+            "expected": check.variant.expect.get(r.invariant),
+            "matches": check.matches(r.invariant),
+            "depth": r.depth,
+            "seconds": round(r.seconds, 4),
+        }
+        if r.trace is not None:
+            entry["shortest"] = r.shortest
+            entry["primary"] = r.primary
+            entry["explanation"] = trace_explanation(check.protocol, r.trace)
+            entry["initial"] = initial_facts(check.protocol, r.trace)
+            entry["trace"] = trace_rows(check.protocol, r.trace)
+        out["invariants"].append(entry)
+    if check.proof is not None:
+        out["proof"] = check.proof.to_json()
+    return out
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - start

@@ -1,0 +1,100 @@
+"""Bounded model checking of variants (and proofs): counterexamples as readable traces.
+
+Exit codes: 0 every invariant holds to the depth (with --all: every verdict matches its
+variant's declared expectation), 1 a violation (or a mismatch), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("variants", nargs="*", metavar="VARIANT", help="name or .toml path")
+    parser.add_argument("--all", action="store_true", help="every variant in spec/variants")
+    parser.add_argument(
+        "--depth", type=int, help="BMC depth (default: the variant's bmc_depth, 12 if unset)"
+    )
+    parser.add_argument("--requests", type=int, default=3, help="requests (default 3)")
+    parser.add_argument("--pages", type=int, default=6, help="decode pages (default 6)")
+    parser.add_argument("--prove", action="store_true", help="also prove for all sizes")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--out", type=Path, help="write traces (.jsonl and .itf.json) here")
+    parser.add_argument("--junit", type=Path, help="write a JUnit XML report")
+    parser.add_argument("--sarif", type=Path, help="write a SARIF report")
+    parser.add_argument(
+        "--protocol", help="user protocol factory 'module:attr' (see README)"
+    )
+    parser.add_argument(
+        "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console  # noqa: PLC0415
+
+    from kvproof.checker import check_report, checking  # noqa: PLC0415
+    from kvproof.checker.protocols import load_factory, resolve_variants  # noqa: PLC0415
+    from kvproof.spec.errors import KvproofInputError  # noqa: PLC0415
+
+    if (args.depth is not None and args.depth < 0) or args.requests < 1 or args.pages < 1:
+        raise KvproofInputError("--depth must be >= 0, --requests and --pages >= 1")
+    if not args.variants and not args.all:
+        raise KvproofInputError("name at least one VARIANT, or --all")
+    factory = load_factory(args.protocol) if args.protocol else None
+    variants = resolve_variants(args.variants, args.all, args.variants_dir)
+    console = Console(stderr=args.json)
+    checks = []
+    results = []
+    for variant in variants:
+        with console.status(f"checking {variant.name} ..."):
+            check = checking.check_variant(
+                variant, requests=args.requests, pages=args.pages,
+                depth=args.depth if args.depth is not None else variant.bmc_depth,
+                factory=factory,
+            )
+            if args.prove:
+                from kvproof.model.induction import prove  # noqa: PLC0415
+
+                check = checking.VariantCheck(
+                    check.variant, check.protocol, check.bmc, prove(check.protocol)
+                )
+        checks.append(check)
+        data = checking.to_json(check)
+        results.append(data)
+        if not args.json and not args.all:
+            check_report.render_check(console, check, data)
+        if args.out:
+            write_traces(args.out, check)
+    if args.all and not args.json:
+        check_report.render_all(console, checks)
+    if args.json:
+        json.dump(results if (args.all or len(results) > 1) else results[0], sys.stdout, indent=2)
+        print()
+    if args.junit:
+        from kvproof.checker.gate import write_junit  # noqa: PLC0415
+
+        write_junit(checks, args.junit)
+    if args.sarif:
+        from kvproof.checker.gate import write_sarif  # noqa: PLC0415
+
+        write_sarif(checks, args.sarif)
+    if args.all:
+        return 0 if all(c.all_match for c in checks) else 1
+    return 1 if any(c.violated for c in checks) else 0
+
+
+def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]
+    from kvproof.checker.itf import write_itf  # noqa: PLC0415
+    from kvproof.checker.tracefile import write_jsonl  # noqa: PLC0415
+
+    out.mkdir(parents=True, exist_ok=True)
+    for r in check.bmc.results:
+        if r.trace is None:
+            continue
+        stem = out / f"{check.variant.name}.{r.invariant}"
+        write_jsonl(r.trace, stem.with_suffix(".jsonl"), protocol=check.protocol)
+        write_itf(r.trace, Path(f"{stem}.itf.json"), check.protocol)

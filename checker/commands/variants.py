@@ -1,0 +1,42 @@
+"""List the variants with their source and expected verdicts."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
+
+    from kvproof.spec.variant import list_variants  # noqa: PLC0415
+
+    variants = list_variants()
+    if args.json:
+        print(json.dumps([
+            {
+                "name": v.name, "engine": v.engine, "version": v.version, "buggy": v.buggy,
+                "summary": v.summary, "sources": list(v.sources), "expect": dict(v.expect),
+                "counterpart": v.counterpart,
+            }
+            for v in variants
+        ], indent=2))
+        return 0
+    table = Table(title="kvproof variants")
+    for col in ("variant", "kind", "expected violations", "source"):
+        table.add_column(col, overflow="fold")
+    for v in variants:
+        bad = [k for k, x in v.expect.items() if x == "violated"]
+        table.add_row(
+            v.name,
+            "[red]buggy[/]" if v.buggy else "[green]fixed[/]",
+            ", ".join(bad) or "none",
+            v.sources[0],
+        )
+    Console().print(table)
+    return 0

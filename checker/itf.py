@@ -1,0 +1,218 @@
+"""ITF (Informal Trace Format, Apalache/Quint) import and export.
+
+Export writes every state of the trace (the model re-derives them), with the action that led
+to it as ``mbt::actionTaken`` and its arguments as ``mbt::nondetPicks``, so the trace opens in
+the Quint/Apalache viewers. A relation over sorts becomes a ``#map`` from the argument
+(an int as ``#bigint``, a tuple as ``#tup``) to its value; booleans and enum names are plain.
+
+Import reads such files back. When a state has no ``mbt::actionTaken`` (a plain Apalache
+counterexample), the action is inferred: the unique model step from the previous state to
+this one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kvproof import __version__
+from kvproof.checker.tracefile import param_names
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.trace import ReplayError, Trace, initial_assignment, replay
+from kvproof.spec.errors import KvproofInputError
+
+ACTION_KEY = "mbt::actionTaken"
+PICKS_KEY = "mbt::nondetPicks"
+INIT_ACTION = "init"
+
+
+def _int(i: int) -> dict[str, str]:
+    return {"#bigint": str(i)}
+
+
+def _key(args: tuple[int, ...]) -> Any:
+    return _int(args[0]) if len(args) == 1 else {"#tup": [_int(a) for a in args]}
+
+
+def _encode_state(concrete: Concrete, state: State) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for var, cells in concrete.as_dict(state).items():
+        if not concrete.protocol.var(var).args:
+            out[var] = cells[()]
+        else:
+            out[var] = {"#map": [[_key(a), v] for a, v in cells.items()]}
+    return out
+
+
+def write_itf(trace: Trace, path: Path, protocol: Any) -> None:
+    """Write ``trace`` as ITF JSON (every state, with ``mbt::`` action annotations)."""
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    states = replay(trace, concrete)
+    rows = []
+    for i, st in enumerate(states):
+        row: dict[str, Any] = {"#meta": {"index": i}}
+        row.update(_encode_state(concrete, st))
+        if i == 0:
+            row[ACTION_KEY], row[PICKS_KEY] = INIT_ACTION, {}
+        else:
+            inst = trace.steps[i - 1]
+            names = param_names(protocol.action(inst.action).params)
+            row[ACTION_KEY] = inst.action
+            row[PICKS_KEY] = {n: _int(a) for n, a in zip(names, inst.args, strict=True)}
+        rows.append(row)
+    doc = {
+        "#meta": {
+            "format": "ITF",
+            "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",
+            "source": f"kvproof {__version__}",
+            "variant": trace.variant,
+            "sizes": dict(trace.sizes),
+            "violated": trace.violated,
+            "description": f"{trace.variant}: {trace.violated or 'trace'} ({len(trace)} steps)",
+        },
+        "vars": [v.name for v in protocol.vars],
+        "states": rows,
+    }
+    Path(path).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+# -- import --------------------------------------------------------------------------------
+
+
+def _value(x: Any, where: str) -> Any:
+    """Decode an ITF value into ints, bools, strings and tuples."""
+    if isinstance(x, bool | str):
+        return x
+    if isinstance(x, int):
+        return x
+    if isinstance(x, dict):
+        if "#bigint" in x:
+            try:
+                return int(x["#bigint"])
+            except (TypeError, ValueError):
+                raise KvproofInputError(f"bad #bigint {x['#bigint']!r}", where) from None
+        if "#tup" in x:
+            return tuple(_value(e, where) for e in x["#tup"])
+        if "tag" in x:  # Quint's option / sum types: Some(v) -> v, None -> None
+            return None if x["tag"] == "None" else _value(x.get("value"), where)
+    raise KvproofInputError(f"unsupported ITF value {json.dumps(x)[:60]}", where)
+
+
+def _cells(x: Any, where: str) -> dict[tuple[int, ...], Any]:
+    if isinstance(x, dict) and "#map" in x:
+        out = {}
+        for pair in x["#map"]:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise KvproofInputError("#map entries must be [key, value] pairs", where)
+            k = _value(pair[0], where)
+            out[k if isinstance(k, tuple) else (k,)] = _value(pair[1], where)
+        return out
+    if isinstance(x, dict) and "#set" in x:  # a relation given as the set of its true tuples
+        out = {}
+        for e in x["#set"]:
+            k = _value(e, where)
+            out[k if isinstance(k, tuple) else (k,)] = True
+        return out
+    return {(): _value(x, where)}
+
+
+def read_itf(path: Path, protocol: Any) -> Trace:
+    """Read an ITF trace of ``protocol``; strict, errors name ``path: states[i].key``."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise KvproofInputError(f"cannot read trace: {exc.strerror}", str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise KvproofInputError(f"malformed JSON: {exc.msg}", f"{path}:{exc.lineno}") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("states"), list) or not doc["states"]:
+        raise KvproofInputError("not an ITF trace (no 'states' list)", str(path))
+    meta = doc.get("#meta") or {}
+    names = {v.name for v in protocol.vars}
+    decoded: list[dict[str, dict[tuple[int, ...], Any]]] = []
+    for i, row in enumerate(doc["states"]):
+        where = f"{path}: states[{i}]"
+        if not isinstance(row, dict):
+            raise KvproofInputError("a state must be an object", where)
+        st = {}
+        for key, val in row.items():
+            if key.startswith("#") or key.startswith("mbt::"):
+                continue
+            if key not in names:
+                raise KvproofInputError(f"unknown variable {key!r}", where)
+            st[key] = _cells(val, f"{where}.{key}")
+        decoded.append(st)
+    sizes = meta.get("sizes") or _infer_sizes(protocol, decoded)
+    for sort in protocol.sorts:
+        if not isinstance(sizes.get(sort), int):
+            raise KvproofInputError(f"no size for sort {sort}", f"{path}: #meta.sizes")
+    concrete = Concrete(Instance(protocol, sizes))
+    state = concrete.make_state(decoded[0])
+    init = initial_assignment(concrete, state)
+    steps: list[ActionInstance] = []
+    for i, row in enumerate(doc["states"][1:], start=1):
+        where = f"{path}: states[{i}]"
+        if ACTION_KEY in row:
+            inst = _picked(protocol, row, where)
+            nxt = concrete.step(state, inst)
+            if nxt is None:
+                raise KvproofInputError(f"{inst} is not enabled in the previous state", where)
+        else:
+            inst, nxt = _infer(concrete, state, decoded[i], where)
+        steps.append(inst)
+        state = nxt
+    trace = Trace(
+        variant=str(meta.get("variant") or ""),
+        sizes=dict(sizes),
+        init=init,
+        steps=tuple(steps),
+        violated=meta.get("violated"),
+        meta={"source": str(meta.get("source", "itf"))},
+    )
+    try:
+        replay(trace, concrete)
+    except ReplayError as exc:  # pragma: no cover - steps were checked one by one above
+        raise KvproofInputError(str(exc), str(path)) from None
+    return trace
+
+
+def _picked(protocol: Any, row: dict[str, Any], where: str) -> ActionInstance:
+    name = row[ACTION_KEY]
+    try:
+        action = protocol.action(name)
+    except KeyError:
+        raise KvproofInputError(f"unknown action {name!r}", f"{where}.{ACTION_KEY}") from None
+    picks = row.get(PICKS_KEY) or {}
+    args = []
+    for pname in param_names(action.params):
+        if pname not in picks:
+            raise KvproofInputError(f"no pick for {pname!r} of {name}", f"{where}.{PICKS_KEY}")
+        args.append(_value(picks[pname], where))
+    return ActionInstance(name, tuple(args))
+
+
+def _infer(
+    concrete: Concrete, state: State, want: dict[str, dict[tuple[int, ...], Any]], where: str
+) -> tuple[ActionInstance, State]:
+    target = concrete.as_dict(concrete.make_state(want))
+    matches = []
+    for inst, nxt in concrete.successors(state):
+        values = concrete.as_dict(nxt)
+        if all(values[v] == target[v] for v in want):
+            matches.append((inst, nxt))
+    if not matches:
+        raise KvproofInputError("no action of the model leads to this state", where)
+    return matches[0]
+
+
+def _infer_sizes(protocol: Any, states: list[dict[str, dict[tuple[int, ...], Any]]]) -> dict:
+    sizes = {s: 0 for s in protocol.sorts}
+    for st in states[:1]:
+        for var, cells in st.items():
+            for args in cells:
+                for sort, a in zip(protocol.var(var).args, args, strict=False):
+                    if isinstance(a, int):
+                        sizes[sort] = max(sizes[sort], a + 1)
+    return sizes

@@ -1,0 +1,248 @@
+"""Traces as JSON Lines: a versioned header line, then one line per step.
+
+    {"kvproof_trace": 1, "kvproof_version": "0.1.0", "variant": "sglang-0.5.19-pd",
+     "sizes": {"Req": 2, "Page": 2}, "seed": null,
+     "init": {"over_p": {"0": true, "1": false}, "over_d": {...}}, "violated": "isolation"}
+    {"step": 1, "action": "arrive", "args": {"r": 0}}
+    {"step": 2, "action": "alloc", "args": {"r": 0, "p": 0}, "state": {...}}
+
+Arguments are named by their parameter's sort (``r`` for Req, ``p`` for Page); cell keys
+of ``init`` and ``state`` are the argument tuple joined by commas. ``state`` is optional
+and informative (kvproof re-derives every state by replaying the model). Parsing is
+strict: every error is a ``KvproofInputError`` naming ``path:line``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kvproof import __version__
+from kvproof.model.instance import ActionInstance
+from kvproof.model.trace import Trace
+from kvproof.spec.errors import KvproofInputError
+
+FORMAT_VERSION = 1
+HEADER_KEYS = {"kvproof_trace", "kvproof_version", "variant", "sizes", "seed", "init", "violated"}
+OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version"}
+STEP_KEYS = {"step", "action", "args", "state"}
+
+
+def param_names(params: tuple[str, ...]) -> tuple[str, ...]:
+    """Argument names of an action: the sort's initial (``r``, ``p``), numbered on repeats."""
+    out: list[str] = []
+    for sort in params:
+        base = {"Req": "r", "Page": "p"}.get(sort, sort[:1].lower())
+        name = base
+        n = 2
+        while name in out:
+            name, n = f"{base}{n}", n + 1
+        out.append(name)
+    return tuple(out)
+
+
+def cell_key(args: tuple[int, ...]) -> str:
+    return ",".join(map(str, args))
+
+
+def parse_cell_key(key: str) -> tuple[int, ...]:
+    if key == "":
+        return ()
+    return tuple(int(x) for x in key.split(","))
+
+
+def _encode_init(init: dict[str, dict[tuple[int, ...], Any]]) -> dict[str, Any]:
+    return {var: {cell_key(a): v for a, v in sorted(cells.items())} for var, cells in init.items()}
+
+
+def _state_json(trace: Trace, protocol: Any, states: list[Any] | None) -> list[dict[str, Any]]:
+    if protocol is None or states is None:
+        return []
+    from kvproof.model.concrete import Concrete
+    from kvproof.model.instance import Instance
+
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    out = []
+    for st in states:
+        values = concrete.as_dict(st)
+        out.append({v: {cell_key(a): x for a, x in cells.items()} for v, cells in values.items()})
+    return out
+
+
+def _action_params(protocol: Any, name: str) -> tuple[str, ...] | None:
+    if protocol is None:
+        return None
+    try:
+        return protocol.action(name).params
+    except KeyError:
+        return None
+
+
+def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
+    """Write ``trace``; with ``protocol`` each step line also carries the model's state."""
+    states = None
+    if protocol is not None:
+        from kvproof.model.concrete import Concrete
+        from kvproof.model.instance import Instance
+        from kvproof.model.trace import replay
+
+        states = replay(trace, Concrete(Instance(protocol, trace.sizes)))
+    state_rows = _state_json(trace, protocol, states)
+    header: dict[str, Any] = {
+        "kvproof_trace": FORMAT_VERSION,
+        "kvproof_version": __version__,
+        "variant": trace.variant,
+        "sizes": dict(trace.sizes),
+        "seed": trace.meta.get("seed"),
+        "init": _encode_init(trace.init),
+        "violated": trace.violated,
+    }
+    meta = {k: v for k, v in trace.meta.items() if k != "seed"}
+    if meta:
+        header["meta"] = meta
+    lines = [json.dumps(header, sort_keys=False)]
+    for i, inst in enumerate(trace.steps, start=1):
+        params = _action_params(protocol, inst.action)
+        names = param_names(params) if params else _guess_names(inst)
+        row: dict[str, Any] = {
+            "step": i,
+            "action": inst.action,
+            "args": dict(zip(names, inst.args, strict=True)),
+        }
+        if state_rows:
+            row["state"] = state_rows[i]
+        lines.append(json.dumps(row))
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _guess_names(inst: ActionInstance) -> tuple[str, ...]:
+    # Without the protocol: the handoff's convention (request first, then a page).
+    return param_names(("Req", "Page")[: len(inst.args)])
+
+
+def _fail(path: Path, line: int, message: str) -> KvproofInputError:
+    return KvproofInputError(message, f"{path}:{line}")
+
+
+def read_jsonl(path: Path) -> Trace:
+    """Read a trace written by ``write_jsonl`` (or by hand); strict, with line numbers."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise KvproofInputError(f"cannot read trace: {exc.strerror}", str(path)) from None
+    rows: list[tuple[int, Any]] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((n, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise _fail(path, n, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    if not rows:
+        raise KvproofInputError("empty trace file", str(path))
+    n, header = rows[0]
+    if not isinstance(header, dict) or "kvproof_trace" not in header:
+        raise _fail(path, n, "first line must be the header with 'kvproof_trace'")
+    if header["kvproof_trace"] != FORMAT_VERSION:
+        raise _fail(path, n, f"unsupported trace format {header['kvproof_trace']!r} (want 1)")
+    for key in header:
+        if key not in HEADER_KEYS | {"meta"}:
+            raise _fail(path, n, f"unknown header key '{key}'")
+    for key in HEADER_KEYS - OPTIONAL_HEADER:
+        if key not in header:
+            raise _fail(path, n, f"missing header key '{key}'")
+    variant, sizes, init = header["variant"], header["sizes"], header["init"]
+    if not isinstance(variant, str) or not variant:
+        raise _fail(path, n, "'variant' must be a non-empty string")
+    if not isinstance(sizes, dict) or not all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v > 0
+        for k, v in sizes.items()
+    ):
+        raise _fail(path, n, "'sizes' must map sort names to positive integers")
+    if not isinstance(init, dict):
+        raise _fail(path, n, "'init' must be an object")
+    init_cells: dict[str, dict[tuple[int, ...], Any]] = {}
+    for var, cells in init.items():
+        if not isinstance(cells, dict):
+            raise _fail(path, n, f"'init.{var}' must map cell keys to values")
+        try:
+            init_cells[var] = {parse_cell_key(k): v for k, v in cells.items()}
+        except ValueError:
+            raise _fail(path, n, f"'init.{var}': cell keys are comma-separated ints") from None
+    violated = header.get("violated")
+    if violated is not None and not isinstance(violated, str):
+        raise _fail(path, n, "'violated' must be a string or null")
+    seed = header.get("seed")
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+        raise _fail(path, n, "'seed' must be an integer or null")
+    meta = dict(header.get("meta") or {})
+    if not isinstance(header.get("meta", {}), dict):
+        raise _fail(path, n, "'meta' must be an object")
+    if seed is not None:
+        meta["seed"] = seed
+    steps: list[ActionInstance] = []
+    for expected, (n, row) in enumerate(rows[1:], start=1):
+        if not isinstance(row, dict):
+            raise _fail(path, n, "a step line must be an object")
+        for key in row:
+            if key not in STEP_KEYS:
+                raise _fail(path, n, f"unknown step key '{key}'")
+        if row.get("step") != expected:
+            raise _fail(path, n, f"'step' must be {expected}, got {row.get('step')!r}")
+        action, args = row.get("action"), row.get("args", {})
+        if not isinstance(action, str) or not action:
+            raise _fail(path, n, "'action' must be a non-empty string")
+        if not isinstance(args, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in args.values()
+        ):
+            raise _fail(path, n, "'args' must map parameter names to non-negative integers")
+        steps.append(ActionInstance(action, tuple(args[k] for k in _arg_order(args))))
+    return Trace(
+        variant=variant,
+        sizes=dict(sizes),
+        init=init_cells,
+        steps=tuple(steps),
+        violated=violated,
+        meta=meta,
+    )
+
+
+def _arg_order(args: dict[str, int]) -> list[str]:
+    # The handoff's convention: the request first, then the page; keys may come in any order.
+    rank = {"r": 0, "p": 1}
+    return sorted(args, key=lambda k: (rank.get(k[:1], 2), k))
+
+
+def check_against(trace: Trace, protocol: Any, where: str) -> None:
+    """Names, arities and sizes of ``trace`` fit ``protocol`` (a KvproofInputError if not)."""
+    for sort in protocol.sorts:
+        if sort not in trace.sizes:
+            raise KvproofInputError(f"'sizes' has no size for sort {sort}", where)
+    names = {v.name for v in protocol.vars}
+    for var, cells in trace.init.items():
+        if var not in names:
+            raise KvproofInputError(f"'init' names unknown variable {var!r}", where)
+        arity = len(protocol.var(var).args)
+        for args in cells:
+            if len(args) != arity:
+                raise KvproofInputError(f"'init.{var}' cell {args} needs {arity} ints", where)
+    for i, inst in enumerate(trace.steps, start=1):
+        try:
+            action = protocol.action(inst.action)
+        except KeyError:
+            known = ", ".join(a.name for a in protocol.actions)
+            raise KvproofInputError(
+                f"step {i}: unknown action {inst.action!r} for this variant (known: {known})",
+                where,
+            ) from None
+        if len(inst.args) != len(action.params):
+            raise KvproofInputError(
+                f"step {i}: {inst.action} takes {len(action.params)} arguments", where
+            )
+        for sort, a in zip(action.params, inst.args, strict=True):
+            if a >= trace.sizes[sort]:
+                raise KvproofInputError(
+                    f"step {i}: {inst} has {sort} {a} >= size {trace.sizes[sort]}", where
+                )
