@@ -84,7 +84,7 @@ class Z3Logic:
                 sort = z3.BitVecSort(width)
                 consts = [z3.BitVecVal(i, width) for i in range(len(e.values))]
             else:
-                sort, consts = z3.EnumSort(e.name, list(e.values))
+                sort, consts = _enum_sort(e)
             self.enum_sorts[e.name] = sort
             table = dict(zip(e.values, consts, strict=True))
             self.enum_consts[e.name] = table
@@ -224,3 +224,14 @@ def _sort_key(sort: z3.SortRef) -> str:
     if isinstance(sort, z3.BitVecSortRef):
         return f"bv{sort.size()}"
     return sort.name()
+
+
+_ENUM_SORTS: dict[tuple[str, tuple[str, ...]], tuple[z3.SortRef, list[z3.ExprRef]]] = {}
+
+
+def _enum_sort(e: Enum) -> tuple[z3.SortRef, list[z3.ExprRef]]:
+    """Z3 refuses to declare an enumeration sort twice in one context: declare once."""
+    key = (e.name, e.values)
+    if key not in _ENUM_SORTS:
+        _ENUM_SORTS[key] = z3.EnumSort(e.name, list(e.values))
+    return _ENUM_SORTS[key]

@@ -1,0 +1,54 @@
+"""The probe's vocabulary: one request's observation, one finding, the whole report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One request as the client saw it."""
+
+    tenant: str  # "A" (plants canaries) or "B" (probes); never the API key
+    purpose: str  # calibrate | canary | search | ttft | repeat | over_context
+    prompt_chars: int
+    prompt_tokens: int | None  # the server's usage.prompt_tokens
+    status: int
+    text: str
+    ttft_s: float  # time to the first token (the whole answer when not streamed)
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # foreign_canary | accepted_over_context | non_monotone | fast_ttft | inconsistent
+    detail: str
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fit:
+    intercept_s: float
+    slope_s_per_token: float
+    resid_s: float
+    points: int
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    url: str
+    model: str
+    context: int
+    context_from: str  # "/v1/models" or "--context"
+    chars_per_token: float
+    boundary_tokens: int | None  # the longest prompt the endpoint accepted
+    fit: Fit | None
+    samples: tuple[Sample, ...]
+    findings: tuple[Finding, ...]
+    requests: int
+    seconds: float
+    stopped_by_budget: str | None  # "requests" / "seconds" when the budget ran out
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.findings else 0

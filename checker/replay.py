@@ -1,0 +1,309 @@
+"""Conformance replay: run a model trace on the reference engine, step by step.
+
+``Lockstep`` keeps the model's state and an engine side by side. Each step is checked three
+ways: the model must enable it (else the trace stops: *not enabled*); the engine must agree
+(an event enabled on one side only is a divergence, and every event the engine could
+perform must be one the model allows); and after it the abstraction of the engine's state
+must equal the model's state (else a divergence, shown as a side-by-side diff). At the end
+the output oracle (``refimpl.oracle``: single-node tokens, canaries) judges every 200.
+
+    report = replay_trace(read_jsonl(path), load_variant("sglang-0.5.19-pd"))
+    report.exit_code  # 1: divergence or leak
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvproof.checker.abstraction import Mismatch, abstract, compare, side_by_side
+from kvproof.checker.mapping import (
+    PAGE_SIZE,
+    WARMUP_CANARY,
+    WARMUP_TENANT,
+    RidMap,
+    normalize,
+    prompt_tokens,
+    reservations,
+)
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.handoff import build_handoff
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.trace import Trace
+from kvproof.refimpl.cluster import FILLER, Cluster
+from kvproof.refimpl.events import Event
+from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
+from kvproof.refimpl.oracle import Finding, audit
+from kvproof.spec.variant import Sizes, Variant
+
+# Builds the engine; tests pass a deliberately broken one.
+EngineFactory = Callable[..., Cluster]
+
+
+@dataclass(frozen=True)
+class Divergence:
+    step: int  # 1-based; 0 = the initial state
+    action: str
+    reason: str
+    mismatches: tuple[Mismatch, ...] = ()
+    rows: tuple[tuple[str, str, str, bool], ...] = ()  # side by side: cell, model, engine
+
+
+@dataclass
+class ReplayReport:
+    variant: str
+    trace: Trace
+    steps_applied: int = 0
+    not_enabled: str | None = None  # the first step the model does not enable
+    divergence: Divergence | None = None
+    model_violations: list[tuple[int, str]] = field(default_factory=list)
+    engine_violations: list[tuple[int, str]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    faults: int = 0
+
+    @property
+    def leaks(self) -> list[Finding]:
+        return [f for f in self.findings if f.leak]
+
+    @property
+    def leak(self) -> bool:
+        """The engine leaked: the oracle saw it, or an invariant broke on the engine's state."""
+        return bool(self.leaks or self.engine_violations)
+
+    @property
+    def failed(self) -> bool:
+        return self.divergence is not None or self.leak
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
+
+
+class Lockstep:
+    """A model state and an engine, advanced together by model actions."""
+
+    def __init__(
+        self,
+        variant: Variant,
+        sizes: dict[str, int],
+        init: dict[str, dict[tuple[int, ...], Any]],
+        reserve: tuple[int, ...],
+        *,
+        engine: EngineFactory = Cluster,
+        model: Any = "echo",
+        warmup: bool = True,
+        max_new_tokens: int = 8,
+        page_size: int = PAGE_SIZE,
+    ) -> None:
+        self.variant = variant
+        self.sw = variant.switches
+        self.protocol = build_handoff(self.sw)
+        self.concrete = Concrete(Instance(self.protocol, sizes))
+        self.state: State = self.concrete.make_state(init)
+        self._actions = {a.name for a in self.protocol.actions}
+        self.sizes = sizes
+        self.reserve = reserve
+        self.page_size = ps = page_size
+        n_pages = sizes["Page"]
+        prompts = [prompt_tokens(k, self.sw, ps) for k in reserve]
+        longest = max([*prompts, n_pages * ps])
+        context = longest + max_new_tokens + 2 * ps
+        pool_pages = sum(reserve) + n_pages + 4
+        self.cluster = engine(
+            variant,
+            sizes=Sizes(context, pool_pages * ps, n_pages * ps, ps),
+            model=model,
+            decode_pages=n_pages,
+            prefill_pages=pool_pages,
+        )
+        self.canaries: dict[str, str] = {}
+        offset = self._warm_up(n_pages) if warmup else 0
+        self.rids = RidMap(offset)
+        self.max_new_tokens = max_new_tokens
+        for r, n in enumerate(prompts):
+            self.cluster.submit(f"t{r}", [FILLER[i % len(FILLER)] for i in range(n)], max_new_tokens)
+        self.step_no = 0
+
+    def _warm_up(self, n_pages: int) -> int:
+        """A canary tenant's request fills every decode page with its KV (the model's
+        initial state: every page holds KV of requests outside the instance)."""
+        c, ps = self.cluster, self.page_size
+        own = n_pages - 1 if self.sw.decode_reserve == "plus_one" else n_pages
+        if own < 1:
+            return 0
+        # The canary sits after a page's first slot: the page's slot 0 is where a reader's
+        # own token most often lands (the placeholder), the rest is echoed back intact.
+        chunk = ("~" + WARMUP_CANARY + " " * ps)[:ps] if ps > len(WARMUP_CANARY) else WARMUP_CANARY
+        text = (chunk * own)[: own * ps]
+        rid = c.submit(WARMUP_TENANT, text, 1)
+        self._force_limits(len(text), over_p=False, over_d=False)
+        c.run()
+        if c.requests[rid].resp != "ok":  # pragma: no cover - the engine's own happy path
+            raise RuntimeError(f"warm-up request failed: {c.requests[rid].reason}")
+        self.canaries[WARMUP_TENANT] = WARMUP_CANARY
+        return 1
+
+    def _force_limits(self, n: int, *, over_p: bool, over_d: bool) -> None:
+        # The deployment decides which side rejects: put the prompt on the trace's side of
+        # each node's limit (read only at arrive).
+        def lim(over: bool) -> Limits:
+            cap = n - 1 if over else max(n, 1)
+            return Limits(cap + INPUT_HEADROOM, cap)
+
+        self.cluster.prefill.limits = lim(over_p)
+        self.cluster.decode.limits = lim(over_d)
+
+    # -- the two sides -----------------------------------------------------------------
+    def model_step(self, inst: ActionInstance) -> State | None:
+        """The model's successor; None when not enabled or not an action of this variant
+        (e.g. ``timeout`` exists only with ``release = deferred_timeout``)."""
+        if inst.action not in self._actions:
+            return None
+        return self.concrete.step(self.state, inst)
+
+    def engine_enabled(self) -> list[ActionInstance]:
+        out = []
+        for ev in self.cluster.enabled():
+            inst = self.rids.action(ev)
+            if inst is not None:
+                out.append(inst)
+        return out
+
+    def engine_can(self, inst: ActionInstance) -> bool:
+        return self.cluster.handoff.can(self.rids.event(inst))
+
+    def check_initial(self) -> Divergence | None:
+        return self._compare(0, "init")
+
+    def apply(self, inst: ActionInstance) -> tuple[str, Divergence | None]:
+        """('ok' | 'not_enabled' | 'divergence', detail) after one step."""
+        step = self.step_no + 1
+        nxt = self.model_step(inst)
+        ev = self.rids.event(inst)
+        engine_ok = self.cluster.handoff.can(ev)
+        if nxt is None:
+            if engine_ok:
+                return "divergence", Divergence(
+                    step, str(inst), "the engine performs it, the model does not enable it"
+                )
+            return "not_enabled", None
+        if not engine_ok:
+            return "divergence", Divergence(
+                step, str(inst), "the model enables it, the engine refuses it"
+            )
+        if inst.action == "arrive":
+            r = inst.args[0]
+            req = self.cluster.requests[ev.rid]
+            over_p = self.concrete.value(self.state, "over_p", (r,))
+            over_d = self.concrete.value(self.state, "over_d", (r,))
+            self._force_limits(len(req.prompt), over_p=over_p, over_d=over_d)
+        self.cluster.apply(ev)
+        self.state = nxt
+        self.step_no = step
+        div = self._compare(step, str(inst))
+        if div is not None:
+            return "divergence", div
+        for other in self.engine_enabled():
+            if self.model_step(other) is None:
+                return "divergence", Divergence(
+                    step,
+                    str(inst),
+                    f"afterwards the engine could perform {other}, which the model forbids",
+                )
+        return "ok", None
+
+    def _compare(self, step: int, label: str) -> Divergence | None:
+        eng = abstract(self.cluster, self.concrete, self.rids.offset)
+        mism = compare(self.concrete, self.state, eng)
+        if not mism:
+            return None
+        rows = side_by_side(self.concrete, self.state, eng, mism)
+        return Divergence(
+            step, label, "the engine's state differs from the model's", tuple(mism), tuple(rows)
+        )
+
+    def model_violated(self) -> list[str]:
+        return self.concrete.violated(self.state)
+
+    def engine_violated(self) -> list[str]:
+        return self.concrete.violated(abstract(self.cluster, self.concrete, self.rids.offset))
+
+    def drain(self) -> None:
+        """Running requests decode up to ``max_new_tokens`` (``step`` events, checked)."""
+        for r in range(self.sizes["Req"]):
+            rid = r + self.rids.offset
+            inst = ActionInstance("step", (r,))
+            while (
+                len(self.cluster.handoff.d[rid].tokens) < self.max_new_tokens
+                and self.cluster.handoff.d[rid].phase == "running"
+                and self.engine_can(inst)
+            ):
+                status, _ = self.apply(inst)
+                if status != "ok":
+                    return
+
+    def oracle(self, reference: Any = None) -> list[Finding]:
+        return audit(self.cluster, self.canaries, reference)
+
+
+def replay_trace(
+    trace: Trace,
+    variant: Variant,
+    *,
+    engine: EngineFactory = Cluster,
+    drain: bool = True,
+    max_new_tokens: int = 32,
+    warmup: bool = True,
+    reference: Any = None,
+) -> ReplayReport:
+    """Replay ``trace`` on the reference engine configured by ``variant``."""
+    protocol = build_handoff(variant.switches)
+    trace = normalize(trace, protocol)
+    report = ReplayReport(variant.name, trace)
+    ls = Lockstep(
+        variant,
+        trace.sizes,
+        trace.init,
+        reservations(trace, variant.switches),
+        engine=engine,
+        warmup=warmup,
+        max_new_tokens=max_new_tokens,
+    )
+    _run(ls, trace.steps, report)
+    if drain and report.divergence is None:
+        ls.drain()
+    report.findings = ls.oracle(reference)
+    return report
+
+
+def _run(ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport) -> None:
+    div = ls.check_initial()
+    if div is not None:
+        report.divergence = div
+        return
+    for inst in steps:
+        status, div = ls.apply(inst)
+        if status == "not_enabled":
+            report.not_enabled = f"step {ls.step_no + 1}: {inst}"
+            return
+        if status == "divergence":
+            report.divergence = div
+            return
+        report.steps_applied = ls.step_no
+        _note_violations(ls, report)
+
+
+def _note_violations(ls: Lockstep, report: ReplayReport) -> None:
+    seen_m = {name for _, name in report.model_violations}
+    seen_e = {name for _, name in report.engine_violations}
+    for name in ls.model_violated():
+        if name not in seen_m:
+            report.model_violations.append((ls.step_no, name))
+    for name in ls.engine_violated():
+        if name not in seen_e:
+            report.engine_violations.append((ls.step_no, name))
+
+
+def event_of(inst: ActionInstance, offset: int = 0) -> Event:
+    return RidMap(offset).event(inst)

@@ -1,0 +1,356 @@
+"""Explicit-state breadth-first search of a finite instance (TLC/SPIN style).
+
+Every reachable state of ``Concrete(inst)`` from every initial state, level by level, so
+the first state found violating an invariant ends a shortest counterexample, the same
+length BMC reports (``tests/model/test_explore.py`` checks both agree on every variant).
+This is the slow baseline: it counts states and shows the state graph, where the Z3
+proofs (``model/bmc.py``, induction) answer for any size without enumerating anything.
+
+Definitions used in the report:
+
+- **states / transitions**: distinct states found; enabled (state, action instance) pairs
+  of the expanded states, self-loops included. With symmetry reduction both are counted
+  on the quotient graph (one representative per orbit).
+- **diameter**: the BFS depth, the largest shortest distance from an initial state (a
+  lower bound when the search was truncated).
+- **terminal**: an expanded state with no successor other than itself (every enabled
+  action only stutters, e.g. a decode ``step`` that reads the same pages again).
+- **deadlock**: a terminal state in which some request still holds a resource: a cell of
+  one of the ``holding`` variables (default ``owns``: a decode page table entry, and
+  ``inflight``: a posted write not landed) is true. A terminal state where every request
+  is done and released everything is not a deadlock.
+
+Symmetry reduction: states are canonicalised under permutations of the protocol's
+symmetric sorts named in ``symmetry`` (default: pages). Every variable has at most one
+argument of such a sort, so sorting the sort's elements by their column of values gives an
+exact canonical form (two states get the same representative iff a permutation maps one
+onto the other). Invariants are symmetric, so BFS distances to a violation are unchanged;
+counterexamples are mapped back to real runs and replayed.
+
+``stop_at_violation`` (as TLC does) does not expand violating states: each invariant's
+shortest trace then has no earlier violation of any invariant, i.e. it is BMC's *primary*
+trace (``InvariantResult.depth``), not its plain ``shortest``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+import networkx as nx
+
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.dsl import Protocol
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.trace import ReplayError, Trace, initial_assignment, replay
+
+HOLDING = ("owns", "inflight")  # decode page tables, posted writes not landed yet
+
+Progress = Callable[[int, int, int], None]  # (states, depth, states left at this depth)
+
+
+@dataclass(frozen=True)
+class ExploreResult:
+    variant: str
+    sizes: dict[str, int]
+    invariants: tuple[str, ...]  # the safety invariants checked, in protocol order
+    states: int
+    transitions: int
+    initial: int
+    diameter: int
+    counterexamples: dict[str, Trace]  # invariant -> a shortest trace (absent: holds)
+    violating: dict[str, int]  # invariant -> states violating it
+    terminal: int
+    deadlocks: int
+    deadlock: Trace | None  # a shortest trace to a deadlock
+    truncated: bool  # max_states or max_seconds ran out: counts are lower bounds
+    symmetry: tuple[str, ...]
+    stop_at_violation: bool
+    seconds: float
+    graph: nx.DiGraph | None = field(default=None, compare=False, repr=False)
+
+    def holds(self, invariant: str) -> bool:
+        """No reachable violation (in the explored part, when truncated)."""
+        return invariant not in self.counterexamples
+
+    def shortest(self, invariant: str) -> int | None:
+        trace = self.counterexamples.get(invariant)
+        return None if trace is None else len(trace)
+
+    @property
+    def violated(self) -> bool:
+        return bool(self.counterexamples)
+
+
+def explore(
+    protocol: Protocol,
+    sizes: dict[str, int],
+    *,
+    variant: str = "",
+    symmetry: Sequence[str] = ("Page",),
+    stop_at_violation: bool = False,
+    max_states: int | None = None,
+    max_seconds: float | None = None,
+    graph: bool = False,
+    holding: Sequence[str] = HOLDING,
+    progress: Progress | None = None,
+) -> ExploreResult:
+    """Breadth-first search of every state reachable in the instance ``sizes``.
+
+    ``graph``: also build the state graph (networkx ``DiGraph``: nodes are state ids in
+    discovery order with attributes ``state``, ``depth``, ``violated``, ``deadlock``;
+    edges carry ``actions``, the instances leading there), for ``--dot``/``--graphml``.
+    """
+    start = time.perf_counter()
+    inst = Instance(protocol, sizes)
+    concrete = Concrete(inst)
+    sym = tuple(s for s in symmetry if sizes.get(s, 0) > 1)
+    for s in sym:
+        if s not in protocol.symmetric:
+            raise ValueError(f"sort {s!r} is not symmetric in {protocol.name}")
+    canon = _canonicaliser(concrete, sym)
+    succ = concrete.successor_data
+    violated_fn = concrete.violated
+    names = tuple(i.name for i in protocol.safety)
+    holders = [concrete.inst.var_index[v] for v in holding if v in concrete.inst.var_index]
+
+    ids: dict[Any, int] = {}
+    datas: list[Any] = []
+    parent: list[int] = []
+    via: list[ActionInstance | None] = []
+    first: dict[str, int] = {}
+    violating = dict.fromkeys(names, 0)
+    bad: set[int] = set()
+    edges: list[tuple[int, int, ActionInstance]] = []
+
+    def add(data: Any, src: int, action: ActionInstance | None) -> int:
+        nid = len(datas)
+        ids[data] = nid
+        datas.append(data)
+        parent.append(src)
+        via.append(action)
+        broken = violated_fn(State(data))
+        if broken:
+            bad.add(nid)
+            for name in broken:
+                violating[name] += 1
+                first.setdefault(name, nid)
+        return nid
+
+    for s in concrete.initial_states():
+        data = canon(s.data)
+        if data not in ids:
+            add(data, -1, None)
+    initial = len(datas)
+
+    transitions = terminal = 0
+    deadlocked: list[int] = []
+    level_end = initial  # ids below this are at depth <= depth
+    depth = 0
+    truncated = False
+    sid = 0
+    while sid < len(datas):
+        if sid == level_end:
+            depth += 1
+            level_end = len(datas)
+        if max_states is not None and len(datas) >= max_states:
+            truncated = True
+            break
+        if max_seconds is not None and sid % 512 == 0 and time.perf_counter() - start > max_seconds:
+            truncated = True
+            break
+        if progress is not None and sid % 4096 == 0:
+            progress(len(datas), depth, level_end - sid)
+        data = datas[sid]
+        if stop_at_violation and sid in bad:
+            sid += 1
+            continue
+        moved = False
+        for action, nxt in succ(data):
+            transitions += 1
+            nxt = canon(nxt)
+            nid = ids.get(nxt)
+            if nid is None:
+                nid = add(nxt, sid, action)
+            if nid != sid:
+                moved = True
+            if graph:
+                edges.append((sid, nid, action))
+        if not moved:
+            terminal += 1
+            if any(any(data[i]) for i in holders):
+                deadlocked.append(sid)
+        sid += 1
+    # Diameter: the deepest level reached (a state discovered beyond it was never expanded).
+    diameter = depth if level_end == len(datas) or truncated else depth + 1
+    if progress is not None:
+        progress(len(datas), diameter, 0)
+
+    def trace_to(nid: int, violated: str | None) -> Trace:
+        return _trace(concrete, canon, datas, parent, via, nid, variant, sizes, violated)
+
+    counterexamples = {name: trace_to(first[name], name) for name in names if name in first}
+    deadlock = trace_to(deadlocked[0], None) if deadlocked else None
+    g = None
+    if graph:
+        g = _graph(datas, parent, edges, bad, set(deadlocked), violated_fn)
+    return ExploreResult(
+        variant=variant,
+        sizes=dict(sizes),
+        invariants=names,
+        states=len(datas),
+        transitions=transitions,
+        initial=initial,
+        diameter=diameter,
+        counterexamples=counterexamples,
+        violating=violating,
+        terminal=terminal,
+        deadlocks=len(deadlocked),
+        deadlock=deadlock,
+        truncated=truncated,
+        symmetry=sym,
+        stop_at_violation=stop_at_violation,
+        seconds=time.perf_counter() - start,
+        graph=g,
+    )
+
+
+# -- symmetry --------------------------------------------------------------------------------
+
+
+def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any], Any]:
+    """The function mapping ``State.data`` to its orbit's representative."""
+    if not sorts:
+        return lambda d: d
+    if len(sorts) > 1:
+        raise ValueError("symmetry reduction supports one sort at a time")
+    (sort,) = sorts
+    inst = concrete.inst
+    n = inst.sizes[sort]
+    # For each variable with an argument of the sort: per element, its cells (flat indices).
+    columns: list[tuple[int, list[list[int]]]] = []
+    for i, v in enumerate(concrete.protocol.vars):
+        positions = [k for k, s in enumerate(v.args) if s == sort]
+        if not positions:
+            continue
+        if len(positions) > 1:
+            raise ValueError(f"{v.name} has two {sort} arguments: no exact canonical form")
+        (k,) = positions
+        cells = inst.cells(v)
+        per = [[j for j, args in enumerate(cells) if args[k] == e] for e in range(n)]
+        columns.append((i, per))
+    key_of = [
+        [(i, j) for i, per in columns for j in per[e]] for e in range(n)
+    ]
+    # Each element's key is the tuple of its cells, in the same order for every element.
+    src = ["def key(d):"]
+    for e in range(n):
+        cells = ", ".join(f"d[{i}][{j}]" for i, j in key_of[e])
+        src.append(f"    k{e} = ({cells},)")
+    src.append(f"    return ({', '.join(f'k{e}' for e in range(n))},)")
+    scope: dict[str, Any] = {}
+    exec(compile("\n".join(src), f"<kvproof:canon:{sort}>", "exec"), scope)
+    keys = scope["key"]
+    identity = tuple(range(n))
+    movers: dict[tuple[int, ...], Callable[[Any], Any]] = {}
+    nvars = len(concrete.protocol.vars)
+
+    def mover(perm: tuple[int, ...]) -> Callable[[Any], Any]:
+        """New element ``e`` takes old element ``perm[e]``'s cells."""
+        getters: list[Any] = [None] * nvars
+        for i, per in columns:
+            size = len(concrete._cells[concrete.protocol.vars[i].name])
+            index = list(range(size))
+            for e in range(n):
+                for j_new, j_old in zip(per[e], per[perm[e]], strict=True):
+                    index[j_new] = j_old
+            getters[i] = itemgetter(*index) if size > 1 else (lambda row: row)
+
+        def move(d: Any) -> Any:
+            return tuple(row if g is None else g(row) for row, g in zip(d, getters, strict=True))
+
+        return move
+
+    def canon(d: Any) -> Any:
+        k = keys(d)
+        perm = tuple(sorted(identity, key=k.__getitem__))
+        if perm == identity:
+            return d
+        move = movers.get(perm)
+        if move is None:
+            move = movers[perm] = mover(perm)
+        return move(d)
+
+    return canon
+
+
+# -- traces and graph ------------------------------------------------------------------------
+
+
+def _trace(
+    concrete: Concrete,
+    canon: Callable[[Any], Any],
+    datas: list[Any],
+    parent: list[int],
+    via: list[ActionInstance | None],
+    nid: int,
+    variant: str,
+    sizes: dict[str, int],
+    violated: str | None,
+) -> Trace:
+    """A real run to state ``nid`` (un-doing symmetry reduction), replayed and checked."""
+    path = []
+    while parent[nid] >= 0:
+        path.append(nid)
+        nid = parent[nid]
+    path.reverse()
+    state = State(datas[nid])
+    steps: list[ActionInstance] = []
+    for target in path:
+        # The recorded action ran from the representative; from the real state the
+        # permuted action does the same: find the one landing in the target's orbit.
+        recorded = via[target]
+        options = [(a, s) for a, s in concrete.successors(state) if canon(s.data) == datas[target]]
+        if not options:
+            raise ReplayError(f"explore: no step from the trace's state into state {target}")
+        action, state = next((o for o in options if o[0] == recorded), options[0])
+        steps.append(action)
+    init = initial_assignment(concrete, State(datas[nid]))
+    trace = Trace(variant, dict(sizes), init, tuple(steps), violated=violated,
+                  meta={"source": "explore"})
+    states = replay(trace, concrete)
+    if violated is not None and violated not in concrete.violated(states[-1]):
+        raise ReplayError(f"explore: the trace for {violated} does not end in a violation")
+    return trace
+
+
+def _graph(
+    datas: list[Any],
+    parent: list[int],
+    edges: list[tuple[int, int, ActionInstance]],
+    bad: set[int],
+    deadlocked: set[int],
+    violated_fn: Callable[[State], list[str]],
+) -> nx.DiGraph:
+    g = nx.DiGraph()
+    depth = [0] * len(datas)
+    for nid, p in enumerate(parent):
+        depth[nid] = 0 if p < 0 else depth[p] + 1
+        state = State(datas[nid])
+        g.add_node(
+            nid,
+            state=state,
+            depth=depth[nid],
+            initial=p < 0,
+            violated=tuple(violated_fn(state)) if nid in bad else (),
+            deadlock=nid in deadlocked,
+        )
+    for src, dst, action in edges:
+        if g.has_edge(src, dst):
+            g.edges[src, dst]["actions"] += (action,)
+        else:
+            g.add_edge(src, dst, actions=(action,))
+    return g
