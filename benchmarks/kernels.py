@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
     elt = torch.empty(0, dtype=getattr(torch, args.dtype)).element_size()
     rows, skipped = [], []
+    load_start = os.getloadavg()  # a busy shared host shows here; ratios suffer most
     started = time.perf_counter()
     for batch, seq_len, page_size in configs:
         kv_gb = 2 * batch * seq_len * args.num_kv_heads * args.head_dim * elt / 1e9
@@ -225,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         "method": f"median of interleaved calls, {flush_mib} MiB cache flush before each",
         "quick": args.quick,
         "wall_s": time.perf_counter() - started,
+        "loadavg_1m_start_end": [round(load_start[0], 2), round(os.getloadavg()[0], 2)],
         "summary": summarize(rows),
         "decode": rows,
         "skipped_over_max_kv_gb": skipped,

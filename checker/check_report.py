@@ -66,10 +66,7 @@ def verdict_table(data: dict[str, Any]) -> Table:
 
 def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:
     if proof["proved"]:
-        console.print(
-            f"[green]proved for all numbers of requests and pages[/] "
-            f"({proof['queries']} queries, {proof['seconds']:.2f} s)"
-        )
+        console.print(f"[green]{proof['summary']}[/]")
     else:
         console.print(f"[red]not proved[/]: {proof.get('summary', '')}")
 

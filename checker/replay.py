@@ -59,8 +59,9 @@ class ReplayReport:
     divergence: Divergence | None = None
     model_violations: list[tuple[int, str]] = field(default_factory=list)
     engine_violations: list[tuple[int, str]] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    faults: int = 0
+    findings: list[Finding] = field(default_factory=list)  # the model's requests' 200s
+    offset: int = 0  # engine request id of model request 0
+    why_not: str = ""  # the model's view of the request whose step is not enabled
 
     @property
     def leaks(self) -> list[Finding]:
@@ -244,7 +245,15 @@ class Lockstep:
                     return
 
     def oracle(self, reference: Any = None) -> list[Finding]:
-        return audit(self.cluster, self.canaries, reference)
+        """The oracle's verdict on every 200 of the model's requests (not the warm-up's)."""
+        found = audit(self.cluster, self.canaries, reference)
+        return [f for f in found if f.rid >= self.rids.offset]
+
+    def describe_request(self, r: int) -> str:
+        c, st = self.concrete, self.state
+        names = ("dphase", "pphase", "poll", "resp")
+        parts = ", ".join(f"{n} {c.value(st, n, (r,))}" for n in names)
+        return f"r{r}: {parts}; " + self.cluster.requests[r + self.rids.offset].reason
 
 
 def replay_trace(
@@ -274,6 +283,7 @@ def replay_trace(
     if drain and report.divergence is None:
         ls.drain()
     report.findings = ls.oracle(reference)
+    report.offset = ls.rids.offset
     return report
 
 
@@ -286,6 +296,7 @@ def _run(ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport) 
         status, div = ls.apply(inst)
         if status == "not_enabled":
             report.not_enabled = f"step {ls.step_no + 1}: {inst}"
+            report.why_not = ls.describe_request(inst.args[0])
             return
         if status == "divergence":
             report.divergence = div

@@ -121,6 +121,7 @@ def explore(
     datas: list[Any] = []
     parent: list[int] = []
     via: list[ActionInstance | None] = []
+    dist: list[int] = []
     first: dict[str, int] = {}
     violating = dict.fromkeys(names, 0)
     bad: set[int] = set()
@@ -132,6 +133,7 @@ def explore(
         datas.append(data)
         parent.append(src)
         via.append(action)
+        dist.append(0 if src < 0 else dist[src] + 1)
         broken = violated_fn(State(data))
         if broken:
             bad.add(nid)
@@ -148,7 +150,7 @@ def explore(
 
     transitions = terminal = 0
     deadlocked: list[int] = []
-    level_end = initial  # ids below this are at depth <= depth
+    level_end = initial  # the ids of the level being expanded end here
     depth = 0
     truncated = False
     sid = 0
@@ -184,8 +186,7 @@ def explore(
             if any(any(data[i]) for i in holders):
                 deadlocked.append(sid)
         sid += 1
-    # Diameter: the deepest level reached (a state discovered beyond it was never expanded).
-    diameter = depth if level_end == len(datas) or truncated else depth + 1
+    diameter = dist[-1] if dist else 0  # BFS: the last state found is a deepest one
     if progress is not None:
         progress(len(datas), diameter, 0)
 
@@ -196,7 +197,7 @@ def explore(
     deadlock = trace_to(deadlocked[0], None) if deadlocked else None
     g = None
     if graph:
-        g = _graph(datas, parent, edges, bad, set(deadlocked), violated_fn)
+        g = _graph(datas, parent, dist, edges, bad, set(deadlocked), violated_fn)
     return ExploreResult(
         variant=variant,
         sizes=dict(sizes),
@@ -330,20 +331,19 @@ def _trace(
 def _graph(
     datas: list[Any],
     parent: list[int],
+    dist: list[int],
     edges: list[tuple[int, int, ActionInstance]],
     bad: set[int],
     deadlocked: set[int],
     violated_fn: Callable[[State], list[str]],
 ) -> nx.DiGraph:
     g = nx.DiGraph()
-    depth = [0] * len(datas)
     for nid, p in enumerate(parent):
-        depth[nid] = 0 if p < 0 else depth[p] + 1
         state = State(datas[nid])
         g.add_node(
             nid,
             state=state,
-            depth=depth[nid],
+            depth=dist[nid],
             initial=p < 0,
             violated=tuple(violated_fn(state)) if nid in bad else (),
             deadlock=nid in deadlocked,

@@ -1,10 +1,207 @@
-"""Strengthening invariants for the unbounded proofs (filled in with the proof engine)."""
+"""Strengthening invariants: why the fixed handoff is safe, conjunct by conjunct.
+
+Together with the safety invariants they form an inductive invariant (``kvproof prove``).
+Each conjunct is universally quantified over requests and pages (the EPR discipline of
+Ivy/mypyvy). ``can_post(r)`` mirrors the guard of ``post``: in push mode prefill posts
+while active, in pull mode decode reads until it concludes the transfer.
+
+The conjuncts are stated for the protocol as the switches make it; a buggy variant's
+switches make some of them non-inductive, and ``kvproof prove`` prints the counterexample
+to induction (e.g. ``release = immediate``: ``inflight_owned`` fails after ``abort``).
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from kvproof.model.dsl import Invariant
 from kvproof.spec.variant import Switches
 
+LIVE = ("queued", "transfer", "running", "draining")
+HELD = ("transfer", "running", "draining")
+
 
 def strengthening(sw: Switches) -> tuple[Invariant, ...]:
-    return ()
+    push = sw.transfer_mode == "push"
+
+    def can_post(s: Any, r: Any) -> Any:
+        if push:
+            return s.eq(s.pphase(r), "active")
+        return s.and_(s.eq(s.dphase(r), "transfer"), s.eq(s.poll(r), "transferring"))
+
+    def all_rp(fn: Any) -> Any:
+        return lambda s: s.forall("Req", lambda r: s.forall("Page", lambda p: fn(s, r, p)))
+
+    def all_r(fn: Any) -> Any:
+        return lambda s: s.forall("Req", lambda r: fn(s, r))
+
+    out = [
+        # Pages belong only to requests decode is still holding.
+        Invariant(
+            "owns_live",
+            all_rp(lambda s, r, p: s.implies(s.owns(r, p), s.isin(s.dphase(r), *LIVE))),
+            safety=False,
+        ),
+        # The sender gets page indices only at send (never in idle/queued).
+        Invariant(
+            "dst_after_send",
+            all_rp(
+                lambda s, r, p: s.implies(
+                    s.dst(r, p), s.not_(s.isin(s.dphase(r), "idle", "queued"))
+                )
+            ),
+            safety=False,
+        ),
+        Invariant(
+            "posted_to_dst",
+            all_rp(lambda s, r, p: s.implies(s.posted(r, p), s.dst(r, p))),
+            safety=False,
+        ),
+        Invariant(
+            "inflight_posted",
+            all_rp(lambda s, r, p: s.implies(s.inflight(r, p), s.posted(r, p))),
+            safety=False,
+        ),
+        # While decode holds a request's pages, the sender's copy is exactly its table:
+        # nothing frees or reallocates them behind the sender's back.
+        Invariant(
+            "held_dst_is_table",
+            all_rp(
+                lambda s, r, p: s.implies(
+                    s.isin(s.dphase(r), *HELD), s.eq(s.dst(r, p), s.owns(r, p))
+                )
+            ),
+            safety=False,
+        ),
+        # The heart of deferred release (#38961): a write in flight has its pages held.
+        Invariant(
+            "inflight_held",
+            all_rp(
+                lambda s, r, p: s.implies(
+                    s.inflight(r, p), s.isin(s.dphase(r), "transfer", "draining")
+                )
+            ),
+            safety=False,
+        ),
+        Invariant(
+            "sender_while_held",
+            all_r(lambda s, r: s.implies(can_post(s, r), s.isin(s.dphase(r), "transfer", "draining"))),
+            safety=False,
+        ),
+        Invariant(
+            "sender_has_source",
+            all_r(
+                lambda s, r: s.implies(
+                    s.isin(s.pphase(r), "waiting", "active")
+                    if push
+                    else s.isin(s.dphase(r), "queued", "transfer"),
+                    s.src_ok(r),
+                )
+            ),
+            safety=False,
+        ),
+        Invariant(
+            "posted_source_valid",
+            all_rp(lambda s, r, p: s.implies(s.posted(r, p), s.src_ok(r))),
+            safety=False,
+        ),
+        # A landed write of r in a page r still owns is r's fresh KV: no one else can
+        # write there (inflight_held + one_owner) and alloc needs a free page.
+        Invariant(
+            "landed_is_fresh",
+            all_rp(
+                lambda s, r, p: s.implies(
+                    s.and_(s.posted(r, p), s.not_(s.inflight(r, p)), s.owns(r, p)),
+                    s.and_(s.holds(p, r), s.filled(p)),
+                )
+            ),
+            safety=False,
+        ),
+        # Success means every destination page was written and landed, and the sender is
+        # finished (the placeholder's short transfer is retired at admission, #38935).
+        Invariant(
+            "success_is_complete",
+            all_rp(
+                lambda s, r, p: s.implies(
+                    s.eq(s.poll(r), "success"),
+                    s.and_(
+                        s.eq(s.pphase(r), "sent") if push else s.not_(can_post(s, r)),
+                        s.implies(s.dst(r, p), s.and_(s.posted(r, p), s.not_(s.inflight(r, p)))),
+                    ),
+                )
+            ),
+            safety=False,
+        ),
+        Invariant(
+            "early_no_status",
+            all_r(
+                lambda s, r: s.and_(
+                    s.implies(
+                        s.isin(s.dphase(r), "idle", "queued"),
+                        s.and_(s.eq(s.poll(r), "none"), s.not_(s.abort_msg(r))),
+                    ),
+                    s.implies(s.eq(s.dphase(r), "idle"), s.eq(s.pphase(r), "idle")),
+                    s.implies(s.eq(s.dphase(r), "queued"), s.eq(s.pphase(r), "waiting")),
+                )
+            ),
+            safety=False,
+        ),
+        Invariant(
+            "running_after_success",
+            all_r(lambda s, r: s.implies(s.eq(s.dphase(r), "running"), s.eq(s.poll(r), "success"))),
+            safety=False,
+        ),
+        # A rejected request is retired at arrival: it never holds pages or gets a 200.
+        Invariant(
+            "rejected_retired",
+            all_r(
+                lambda s, r: s.implies(
+                    s.or_(s.over_d(r), s.over_p(r) if sw.honor_pending_reject else False),
+                    s.and_(s.isin(s.dphase(r), "idle", "done"), s.ne(s.resp(r), "ok")),
+                )
+            ),
+            safety=False,
+        ),
+        # A pending abort is never turned into a success (#33507's fix).
+        Invariant(
+            "pending_abort_fails",
+            all_r(
+                lambda s, r: s.implies(
+                    s.pend(r),
+                    s.and_(
+                        s.ne(s.poll(r), "success"),
+                        s.ne(s.dphase(r), "running"),
+                        s.ne(s.resp(r), "ok"),
+                    ),
+                )
+            ),
+            safety=False,
+        ),
+        Invariant(
+            "ok_after_commit",
+            all_r(
+                lambda s, r: s.implies(
+                    s.eq(s.resp(r), "ok"),
+                    s.and_(
+                        s.not_(s.isin(s.dphase(r), "idle", "queued", "transfer")),
+                        s.eq(s.pphase(r), "sent") if push else True,
+                    ),
+                )
+            ),
+            safety=False,
+        ),
+    ]
+    if push:
+        out.append(
+            Invariant(
+                "prefill_busy_no_success",
+                all_r(
+                    lambda s, r: s.implies(
+                        s.isin(s.pphase(r), "waiting", "active"),
+                        s.and_(s.ne(s.poll(r), "success"), s.ne(s.dphase(r), "running")),
+                    )
+                ),
+                safety=False,
+            )
+        )
+    return tuple(out)

@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
                 depth=args.depth if args.depth is not None else variant.bmc_depth,
                 factory=factory,
             )
-            if args.prove:
+            # --all proves every fixed variant: "holds" must mean "for all sizes" there.
+            if args.prove or (args.all and not variant.buggy):
                 from kvproof.model.induction import prove  # noqa: PLC0415
 
                 check = checking.VariantCheck(

@@ -69,7 +69,7 @@ def report_json(report: Any) -> dict[str, Any]:
         "engine_violations": [{"step": s, "invariant": n} for s, n in report.engine_violations],
         "responses_200": [
             {
-                "rid": f.rid,
+                "request": f.rid - report.offset,
                 "tenant": f.tenant,
                 "text": f.text,
                 "leak": f.leak,
@@ -100,6 +100,7 @@ def print_report(report: Any, console: Any = None) -> None:
             f"[yellow]not enabled[/]: {report.not_enabled} is not a step of {report.variant} "
             "(the engine refuses it too); the replay stops there"
         )
+        console.print(f"  model state: {report.why_not}")
     for step, name in report.model_violations:
         console.print(f"model: invariant [bold]{name}[/] violated after step {step}")
     for step, name in report.engine_violations:
@@ -116,6 +117,7 @@ def print_report(report: Any, console: Any = None) -> None:
                 table.add_row(cell, m, e, style=style)
             console.print(table)
     for f in report.findings:
+        who = f"request r{f.rid - report.offset} (tenant {f.tenant}, engine request {f.rid})"
         text = f.text.replace("[", "\\[")
         if f.leak:
             why = []
@@ -124,13 +126,13 @@ def print_report(report: Any, console: Any = None) -> None:
             if not f.tokens_match:
                 why.append("tokens differ from the single-node engine")
             console.print(
-                f"[bold red]LEAK[/] request {f.rid} (tenant {f.tenant}) got 200: {text!r} "
+                f"[bold red]LEAK[/] {who} got 200: {text!r} "
                 f"({'; '.join(why)})"
             )
             for sp in f.stale_pages:
                 console.print(f"  table[{sp.index}] page {sp.page}: {sp.describe()}")
         else:
-            console.print(f"[green]ok[/] request {f.rid} got 200, same tokens as single node")
+            console.print(f"[green]ok[/] {who} got 200, same tokens as single node")
     if report.exit_code:
         console.print("[bold red]FAILED[/]: " + ("divergence" if d else "leak on the engine"))
     else:

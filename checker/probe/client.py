@@ -29,7 +29,9 @@ class OpenAIClient:
         try:
             r = self.http.get(self.url + path, headers={"Authorization": f"Bearer {key}"})
         except httpx.HTTPError as exc:
-            raise KvproofInputError(f"cannot reach the endpoint ({type(exc).__name__})", self.url)
+            raise KvproofInputError(
+                f"cannot reach the endpoint ({type(exc).__name__})", self.url
+            ) from None
         try:
             return r.status_code, r.json()
         except ValueError:
@@ -59,6 +61,7 @@ class OpenAIClient:
         """One streamed completion; time to first token measured at the first text chunk."""
         body = {"model": model, "prompt": prompt, "max_tokens": max_tokens, "stream": True}
         body["temperature"] = 0
+        body["stream_options"] = {"include_usage": True}
         headers = {"Authorization": f"Bearer {key}"}
         t0 = time.perf_counter()
         ttft: float | None = None
@@ -95,7 +98,9 @@ class OpenAIClient:
         try:
             return json.loads(raw)
         except ValueError:
-            raise KvproofInputError(f"{what} is not JSON: not an OpenAI endpoint", self.url)
+            raise KvproofInputError(
+                f"{what} is not JSON: not an OpenAI endpoint", self.url
+            ) from None
 
     def _plain(
         self, status: int, raw: bytes, prompt: str, tenant: str, purpose: str, ttft: float

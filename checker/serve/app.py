@@ -100,12 +100,16 @@ def build_app(runner: EngineRunner, *, manage_runner: bool = True) -> Starlette:
         request: Request, ticket: Ticket, req: openai.CompletionRequest, rid: str, first: Update
     ) -> AsyncIterator[str]:
         update: Update | None = first
+        count = 0
         try:
             while update is not None:
                 if update.tokens:
+                    count += len(update.tokens)
                     yield openai.chunk(req, rid, render(list(update.tokens)), None)
                 if update.final:
                     yield openai.chunk(req, rid, "", "length")
+                    if req.include_usage:
+                        yield openai.usage_chunk(req, rid, len(ticket.tokens), count)
                     yield "data: [DONE]\n\n"
                     return
                 update = await _next(request, ticket, runner)

@@ -32,6 +32,7 @@ class CompletionRequest:
     stream: bool
     chat: bool
     model: str
+    include_usage: bool = False  # stream_options.include_usage: a last chunk with usage
 
 
 def tenant_of(authorization: str | None) -> str:
@@ -72,7 +73,10 @@ def parse(body: Any, *, chat: bool, model_id: str, max_tokens_limit: int) -> Com
     model = body.get("model") or model_id
     if model != model_id:
         raise BadRequest(f"model {model!r} does not exist (this server has {model_id!r})", 404)
-    return CompletionRequest(prompt, max_tokens, bool(body.get("stream", False)), chat, model)
+    opts = body.get("stream_options")
+    usage = isinstance(opts, dict) and bool(opts.get("include_usage"))
+    stream = bool(body.get("stream", False))
+    return CompletionRequest(prompt, max_tokens, stream, chat, model, usage)
 
 
 def error_body(message: str, status: int) -> dict[str, Any]:
@@ -100,6 +104,14 @@ def completion_body(
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def usage_chunk(req: CompletionRequest, rid: str, prompt_tokens: int, completion: int) -> str:
+    """The last event when ``stream_options.include_usage`` asked for it (no choices)."""
+    body = completion_body(req, rid, "", prompt_tokens, completion)
+    body["object"] = "chat.completion.chunk" if req.chat else "text_completion"
+    body["choices"] = []
+    return f"data: {json.dumps(body)}\n\n"
 
 
 def chunk(req: CompletionRequest, rid: str, text: str, finish: str | None) -> str:

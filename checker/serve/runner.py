@@ -13,6 +13,7 @@ Status codes come from the engine only; this module adds no check of its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 import time
@@ -289,10 +290,9 @@ class EngineRunner:
 
     def _push(self, t: Ticket, update: Update) -> None:
         t.final = update.final
-        try:
+        # RuntimeError: the server's loop is gone (shutdown): nobody is listening.
+        with contextlib.suppress(RuntimeError):
             t.loop.call_soon_threadsafe(t.updates.put_nowait, update)
-        except RuntimeError:  # the server's loop is gone (shutdown): nobody is listening
-            pass
 
     def _retire(self, rids: list[int]) -> None:
         """Forget requests with nothing left to do: their pool reservation is free again."""

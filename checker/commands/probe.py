@@ -1,0 +1,64 @@
+"""Probe an OpenAI-compatible endpoint for cross-tenant KV leaks (black box).
+
+``kvproof probe URL [--api-key K --second-key K2] [--context N]``: plants canaries from one
+tenant, sends prompts from another around the acceptance boundary, and reports foreign
+canaries, 200s that should be 400s, answers faster than their prefill, and inconsistent
+answers. Exit 1 on any finding, 0 when clean, 2 for an unreachable or non-OpenAI URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("url", help="base URL, e.g. http://127.0.0.1:8000")
+    parser.add_argument(
+        "--api-key",
+        default="kvproof-probe-tenant-a",
+        help="tenant A's key (plants canaries); never printed",
+    )
+    parser.add_argument(
+        "--second-key",
+        default="kvproof-probe-tenant-b",
+        help="tenant B's key (probes); never printed",
+    )
+    parser.add_argument(
+        "--context",
+        type=int,
+        default=None,
+        help="advertised context in tokens (default: from /v1/models)",
+    )
+    parser.add_argument("--max-requests", type=int, default=120, help="request budget")
+    parser.add_argument("--max-seconds", type=float, default=90.0, help="time budget")
+    parser.add_argument("--timeout", type=float, default=30.0, help="per-request timeout (s)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvproof.checker.probe import Budget, run_probe
+    from kvproof.checker.probe.report import as_json, print_rich
+    from kvproof.spec.errors import KvproofInputError
+
+    if not args.url.startswith(("http://", "https://")):
+        raise KvproofInputError("URL must start with http:// or https://", args.url)
+    if args.api_key == args.second_key:
+        raise KvproofInputError("the two keys must differ (two tenants)", "--second-key")
+    if args.context is not None and args.context < 128:
+        raise KvproofInputError("must be at least 128 tokens", "--context")
+    if args.max_requests < 1 or args.max_seconds <= 0:
+        raise KvproofInputError("budget must be positive", "--max-requests/--max-seconds")
+    report = run_probe(
+        args.url,
+        api_key=args.api_key,
+        second_key=args.second_key,
+        context=args.context,
+        budget=Budget(args.max_requests, args.max_seconds),
+        timeout_s=args.timeout,
+    )
+    if args.json:
+        print(json.dumps(as_json(report), indent=2))
+    else:
+        print_rich(report)
+    return report.exit_code

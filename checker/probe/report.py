@@ -1,0 +1,80 @@
+"""The probe's report: a rich view for people, a stable JSON object for machines.
+
+JSON keys: ``url, model, context, context_from, chars_per_token, boundary_tokens, fit,
+requests, seconds, stopped_by_budget, findings[{kind, detail, evidence}], samples[...]``,
+``exit_code``. No API key appears anywhere (tenants are "A" and "B").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from kvproof.checker.probe.findings import ProbeReport
+
+
+def as_json(report: ProbeReport) -> dict[str, Any]:
+    return {
+        "url": report.url,
+        "model": report.model,
+        "context": report.context,
+        "context_from": report.context_from,
+        "chars_per_token": round(report.chars_per_token, 3),
+        "boundary_tokens": report.boundary_tokens,
+        "fit": dataclasses.asdict(report.fit) if report.fit else None,
+        "requests": report.requests,
+        "seconds": round(report.seconds, 3),
+        "stopped_by_budget": report.stopped_by_budget,
+        "findings": [dataclasses.asdict(f) for f in report.findings],
+        "samples": [dataclasses.asdict(s) for s in report.samples],
+        "exit_code": report.exit_code,
+    }
+
+
+def print_rich(report: ProbeReport) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    console.print(
+        f"[bold]probe[/bold] {report.url} model {report.model}: context {report.context} "
+        f"(from {report.context_from}), {report.requests} requests in {report.seconds:.1f} s"
+        + (
+            f" [yellow](budget of {report.stopped_by_budget} spent)[/]"
+            if report.stopped_by_budget
+            else ""
+        )
+    )
+    console.print(
+        "longest accepted prompt: "
+        + (f"{report.boundary_tokens} tokens" if report.boundary_tokens else "none below context")
+    )
+    if report.fit:
+        f = report.fit
+        console.print(
+            f"TTFT fit ({f.points} shortest accepted prompts): {1000 * f.intercept_s:.1f} ms + "
+            f"{1e6 * f.slope_s_per_token:.1f} us/token (residual {1000 * f.resid_s:.1f} ms)"
+        )
+    table = Table(title="tenant B's accepted prompts (time to first token)")
+    for col in ("tokens", "status", "TTFT ms", "answer"):
+        table.add_column(col)
+    rows = sorted((s for s in report.samples if s.tenant == "B"), key=lambda s: s.prompt_chars)
+    for s in rows:
+        table.add_row(
+            str(s.prompt_tokens or "-"),
+            str(s.status),
+            f"{1000 * s.ttft_s:.1f}",
+            escape(s.text[:60]),
+        )
+    console.print(table)
+    if not report.findings:
+        console.print(
+            "[green]clean[/]: no foreign canary, no 200 past a reject, "
+            "no answer faster than its prefill, identical prompts answered alike"
+        )
+        return
+    for f in report.findings:
+        console.print(f"[bold red]{f.kind}[/] {escape(f.detail)}")
+        if f.kind == "foreign_canary":
+            console.print(f"    answer: {escape(str(f.evidence['text']))}")

@@ -1,0 +1,205 @@
+"""Trace validation: is an engine's event log a run of the model?
+
+The log is JSON Lines: a header ``{"kvproof_log": 1, "variant": ..., "pages": M}`` and one
+event per line, ``{"event": "alloc", "rid": 0, "page": 3}``, in the vocabulary of
+``spec/handoff.md`` (``refimpl`` writes it with ``write_event_log``; any engine that writes
+the same events can be checked). An ``arrive`` may carry the engine's admission verdicts
+``over_p``/``over_d``; when it does not, both are left open and the check keeps every model
+state consistent with the log so far (trace validation with nondeterminism, as in
+Cirstea et al.). The first event that no candidate state enables is reported.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.handoff import build_handoff
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.variant import Variant
+
+LOG_VERSION = 1
+PAGE_EVENTS = frozenset({"alloc", "post", "land"})
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    line: int
+    action: ActionInstance
+    over_p: bool | None = None
+    over_d: bool | None = None
+
+
+@dataclass(frozen=True)
+class EventLog:
+    variant: str | None
+    requests: int
+    pages: int
+    events: tuple[LogEvent, ...]
+
+
+@dataclass
+class ValidationReport:
+    variant: str
+    events: int
+    checked: int = 0
+    first_bad: LogEvent | None = None
+    context: list[str] = field(default_factory=list)  # the model's view where it stopped
+    violations: list[tuple[int, str]] = field(default_factory=list)  # (line, invariant)
+    candidates: int = 1
+
+    @property
+    def ok(self) -> bool:
+        return self.first_bad is None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok and not self.violations else 1
+
+
+def write_event_log(cluster: Any, path: Path) -> None:
+    """Write a ``Cluster``'s event log (with its admission verdicts on ``arrive``)."""
+    header = {
+        "kvproof_log": LOG_VERSION,
+        "variant": cluster.variant.name,
+        "pages": cluster.decode.num_pages,
+        "requests": len(cluster.requests),
+    }
+    lines = [json.dumps(header)]
+    for ev in cluster.events:
+        row: dict[str, Any] = {"event": ev.name, "rid": ev.rid}
+        if ev.page is not None:
+            row["page"] = ev.page
+        if ev.name == "arrive":
+            req = cluster.requests[ev.rid]
+            row["over_p"], row["over_d"] = req.over_p, req.over_d
+        lines.append(json.dumps(row))
+    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def read_event_log(path: Path) -> EventLog:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise KvproofInputError(f"cannot read log: {exc.strerror}", str(path)) from None
+    header: dict[str, Any] | None = None
+    events: list[LogEvent] = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise KvproofInputError(f"malformed JSON: {exc.msg}", where) from None
+        if not isinstance(row, dict):
+            raise KvproofInputError("each line must be an object", where)
+        if header is None:
+            if row.get("kvproof_log") != LOG_VERSION:
+                raise KvproofInputError("first line must be the header {\"kvproof_log\": 1}", where)
+            header = row
+            continue
+        events.append(_event(row, where, n))
+    if header is None:
+        raise KvproofInputError("empty log", str(path))
+    requests = max([e.action.args[0] + 1 for e in events] + [int(header.get("requests") or 0)])
+    pages = header.get("pages")
+    if pages is None:
+        pages = max([e.action.args[1] + 1 for e in events if len(e.action.args) > 1] + [1])
+    if not isinstance(pages, int) or isinstance(pages, bool) or pages < 1:
+        raise KvproofInputError("'pages' must be a positive integer", f"{path}:1")
+    for e in events:
+        if len(e.action.args) > 1 and e.action.args[1] >= pages:
+            raise KvproofInputError(f"page {e.action.args[1]} >= pages {pages}", f"{path}:{e.line}")
+    return EventLog(header.get("variant"), max(requests, 1), pages, tuple(events))
+
+
+def _event(row: dict[str, Any], where: str, n: int) -> LogEvent:
+    for key in row:
+        if key not in ("event", "rid", "page", "over_p", "over_d"):
+            raise KvproofInputError(f"unknown key '{key}'", where)
+    name, rid, page = row.get("event"), row.get("rid"), row.get("page")
+    if not isinstance(name, str) or not name:
+        raise KvproofInputError("'event' must be an event name", where)
+    if not _nat(rid):
+        raise KvproofInputError("'rid' must be a non-negative integer", where)
+    if (name in PAGE_EVENTS) != (page is not None):
+        need = "needs" if name in PAGE_EVENTS else "takes no"
+        raise KvproofInputError(f"event {name!r} {need} 'page'", where)
+    if page is not None and not _nat(page):
+        raise KvproofInputError("'page' must be a non-negative integer", where)
+    flags = {}
+    for key in ("over_p", "over_d"):
+        if key in row:
+            if name != "arrive" or not isinstance(row[key], bool):
+                raise KvproofInputError(f"'{key}' is a boolean of an arrive event", where)
+            flags[key] = row[key]
+    args = (rid,) if page is None else (rid, page)
+    return LogEvent(n, ActionInstance(name, args), flags.get("over_p"), flags.get("over_d"))
+
+
+def _nat(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+
+def validate_log(log: EventLog, variant: Variant) -> ValidationReport:
+    """Check every event of ``log`` against the model of ``variant``."""
+    protocol = build_handoff(variant.switches)
+    concrete = Concrete(Instance(protocol, {"Req": log.requests, "Page": log.pages}))
+    actions = {a.name for a in protocol.actions}
+    states: list[State] = [concrete.make_state()]
+    report = ValidationReport(variant.name, len(log.events))
+    for ev in log.events:
+        inst = ev.action
+        nxt: dict[State, None] = {}
+        if inst.action in actions:
+            for st in states:
+                for cand in _choices(concrete, st, ev):
+                    out = concrete.step(cand, inst)
+                    if out is not None:
+                        nxt[out] = None
+        if not nxt:
+            report.first_bad = ev
+            report.context = _context(concrete, states[0], inst, inst.action in actions)
+            report.candidates = len(states)
+            return report
+        states = list(nxt)
+        report.checked += 1
+        # A violation counts when every state consistent with the log violates it.
+        bad = set.intersection(*(set(concrete.violated(s)) for s in states))
+        seen = {name for _, name in report.violations}
+        report.violations += [(ev.line, name) for name in sorted(bad - seen)]
+    report.candidates = len(states)
+    return report
+
+
+def _choices(concrete: Concrete, state: State, ev: LogEvent) -> list[State]:
+    """The state with the arriving request's admission verdicts set (open ones: both)."""
+    if ev.action.action != "arrive":
+        return [state]
+    r = ev.action.args[0]
+    out = []
+    for op in (False, True) if ev.over_p is None else (ev.over_p,):
+        for od in (False, True) if ev.over_d is None else (ev.over_d,):
+            values = concrete.as_dict(state)
+            values["over_p"][(r,)], values["over_d"][(r,)] = op, od
+            out.append(concrete.make_state(values))
+    return out
+
+
+def _context(concrete: Concrete, state: State, inst: ActionInstance, known: bool) -> list[str]:
+    if not known:
+        return [f"{inst.action!r} is not an action of this variant"]
+    r = inst.args[0]
+    names = ("dphase", "pphase", "poll", "resp")
+    out = [", ".join(f"{n}(r{r}) = {concrete.value(state, n, (r,))}" for n in names)]
+    if len(inst.args) > 1:
+        p = inst.args[1]
+        owners = [x for x in range(concrete.inst.sizes["Req"]) if concrete.value(state, "owns", (x, p))]
+        out.append(f"page p{p} owned by {', '.join(f'r{x}' for x in owners) or 'nobody'}")
+    return out

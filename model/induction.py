@@ -1,0 +1,324 @@
+"""Inductive-invariant proofs over uninterpreted sorts: isolation for any number of
+requests and pages, at any depth.
+
+Three queries, as in Apalache: (1) init implies every conjunct; (2) the conjunction and any
+action (with arbitrary arguments) implies each conjunct in the post-state; (3) the
+conjunction implies each safety invariant. Sorts are uninterpreted Z3 sorts, state
+variables are Z3 functions, quantifiers are real, so an ``unsat`` holds for every size.
+The invariants stay in the decidable fragment the way Ivy/mypyvy keep them: universally
+quantified conjuncts over the state, existentials only in guards (skolemised).
+
+The post-state is not a new set of functions: each read of it is the pre-state read with
+the action's updates applied (``ite`` on the arguments), so no frame axioms are needed.
+
+A failed consecution query gives a counterexample to induction (CTI): a finite pre-state
+(the model's universe), the action and its arguments. It is re-checked with the concrete
+interpreter on an instance of exactly that size before it is reported.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.context import Ctx
+from kvproof.model.dsl import Invariant, Protocol
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.logic import Z3Logic
+
+
+class ProofError(RuntimeError):
+    """A solver answer that the concrete interpreter contradicts: a kvproof bug."""
+
+
+@dataclass(frozen=True)
+class Cti:
+    """A counterexample to induction, re-checked concretely."""
+
+    query: str  # "init", "consecution" or "safety"
+    conjunct: str
+    sizes: dict[str, int]
+    pre: State | None
+    action: ActionInstance | None
+    post: State | None
+    protocol: Protocol = field(repr=False)
+
+    def describe(self) -> dict[str, Any]:
+        concrete = Concrete(Instance(self.protocol, self.sizes))
+        out: dict[str, Any] = {
+            "query": self.query,
+            "conjunct": self.conjunct,
+            "sizes": self.sizes,
+        }
+        if self.pre is not None:
+            out["pre"] = _nondefault(concrete, self.pre)
+        if self.action is not None:
+            out["action"] = str(self.action)
+        if self.pre is not None and self.post is not None:
+            out["changes"] = [
+                f"{concrete.inst.describe(v, a)}: {o} -> {n}"
+                for v, a, o, n in concrete.diff(self.pre, self.post)
+            ]
+        return out
+
+
+@dataclass(frozen=True)
+class ProofResult:
+    protocol: str
+    proved: bool
+    conjuncts: tuple[str, ...]
+    queries: int
+    seconds: float
+    cti: Cti | None = None
+    unknown: str | None = None
+    # (action, conjunct) -> the conjuncts its consecution query needed (unsat core)
+    cores: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        if self.proved:
+            return (
+                f"proved for all numbers of requests and pages ({self.queries} queries, "
+                f"{self.seconds:.2f} s)"
+            )
+        if self.cti is not None:
+            where = f" after {self.cti.action}" if self.cti.action else ""
+            return f"{self.cti.conjunct} is not inductive{where} ({self.cti.query})"
+        return f"solver answered unknown: {self.unknown}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "proved": self.proved,
+            "summary": self.summary,
+            "conjuncts": list(self.conjuncts),
+            "queries": self.queries,
+            "seconds": round(self.seconds, 4),
+            "cti": self.cti.describe() if self.cti else None,
+            "unknown": self.unknown,
+            "cores": self.cores,
+        }
+
+
+class _FnView:
+    """The pre-state: every variable is a Z3 function over the uninterpreted sorts."""
+
+    def __init__(self, fns: dict[str, Any], defaults: dict[str, Any] | None = None) -> None:
+        self.fns = fns
+        self.defaults = defaults or {}
+
+    def read(self, var: str, args: tuple[Any, ...]) -> Any:
+        if var in self.defaults:
+            return self.defaults[var]
+        fn = self.fns[var]
+        return fn(*args) if args else fn
+
+
+class _PostView:
+    """The post-state of one action: pre-state reads with the action's updates applied."""
+
+    def __init__(self, pre: _FnView, ctx: Ctx, logic: Z3Logic) -> None:
+        self.pre, self.ops, self.logic = pre, ctx.ops, logic
+
+    def read(self, var: str, args: tuple[Any, ...]) -> Any:
+        value = self.pre.read(var, args)
+        for kind, a, b in self.ops.get(var, ()):
+            if kind == "point":
+                same = self.logic.and_(*(self.logic.eq(x, y) for x, y in zip(args, a, strict=True)))
+                value = self.logic.ite(same, b, value)
+            else:
+                value = a(*args, value)
+        return value
+
+
+class Prover:
+    def __init__(self, protocol: Protocol, timeout_ms: int = 60_000) -> None:
+        self.protocol = protocol
+        self.timeout_ms = timeout_ms
+        self.sorts = {s: z3.DeclareSort(s) for s in protocol.sorts}
+        enums = {v.kind.name: v.kind for v in protocol.vars if v.kind != "bool"}.values()
+        self.logic = Z3Logic(dict(self.sorts), enums)
+        self.fns: dict[str, Any] = {}
+        for v in protocol.vars:
+            rng = self.logic.sort_of(v.kind)
+            dom = [self.sorts[s] for s in v.args]
+            self.fns[v.name] = z3.Function(v.name, *dom, rng) if dom else z3.Const(v.name, rng)
+        self.pre = _FnView(self.fns)
+        self.conjuncts: tuple[Invariant, ...] = protocol.safety + protocol.strengthening
+        self.queries = 0
+
+    def ctx(self, view: Any) -> Ctx:
+        return Ctx(self.logic, view, self.protocol.switches)
+
+    def _solver(self) -> z3.Solver:
+        solver = z3.Solver()
+        solver.set("timeout", self.timeout_ms)
+        return solver
+
+    def _formula(self, inv: Invariant, view: Any) -> Any:
+        return self.logic.lift(inv.body(self.ctx(view)))
+
+    def _check(self, solver: z3.Solver, *assumptions: Any) -> z3.CheckSatResult:
+        self.queries += 1
+        return solver.check(*assumptions)
+
+    # -- the three queries ---------------------------------------------------------------
+    def prove(self) -> ProofResult:
+        start = time.perf_counter()
+        names = tuple(c.name for c in self.conjuncts)
+        cores: dict[str, list[str]] = {}
+
+        def done(**kw: Any) -> ProofResult:
+            return ProofResult(
+                self.protocol.name, seconds=time.perf_counter() - start,
+                conjuncts=names, queries=self.queries, cores=cores, **kw,
+            )
+
+        # (1) init => each conjunct
+        defaults = {
+            v.name: v.default
+            for v in self.protocol.vars
+            if not (v.rigid or v.name in self.protocol.free_init)
+        }
+        init_view = _FnView(self.fns, defaults)
+        for c in self.conjuncts:
+            solver = self._solver()
+            init = self.logic.lift(self.protocol.init(self.ctx(init_view)))
+            solver.add(init, z3.Not(self._formula(c, init_view)))
+            res = self._check(solver)
+            if res == z3.sat:
+                return done(proved=False, cti=self._cti("init", c, solver.model(), None, init_view))
+            if res == z3.unknown:
+                return done(proved=False, unknown=f"init/{c.name}: {solver.reason_unknown()}")
+        # (2) inv & action => each conjunct'
+        for action in self.protocol.actions:
+            params = [
+                z3.Const(f"{action.name}_{i}_{s}", self.sorts[s])
+                for i, s in enumerate(action.params)
+            ]
+            ctx = self.ctx(self.pre)
+            action.body(ctx, *params)
+            guard = self.logic.lift(self.logic.and_(*ctx.guards))
+            if z3.is_false(z3.simplify(guard)):
+                continue
+            post = _PostView(self.pre, ctx, self.logic)
+            solver = self._solver()
+            lits = []
+            for c in self.conjuncts:
+                lit = z3.Bool(f"inv:{c.name}")
+                solver.add(z3.Implies(lit, self._formula(c, self.pre)))
+                lits.append(lit)
+            solver.add(guard)
+            for c in self.conjuncts:
+                goal = z3.Bool(f"goal:{c.name}")
+                solver.add(z3.Implies(goal, z3.Not(self._formula(c, post))))
+                res = self._check(solver, goal, *lits)
+                if res == z3.sat:
+                    model = self._small_model(solver, [goal, *lits])
+                    cti = self._cti("consecution", c, model, (action, params), post)
+                    return done(proved=False, cti=cti)
+                if res == z3.unknown:
+                    return done(
+                        proved=False,
+                        unknown=f"{action.name}/{c.name}: {solver.reason_unknown()}",
+                    )
+                core = [str(x)[4:] for x in solver.unsat_core() if str(x).startswith("inv:")]
+                cores[f"{action.name}/{c.name}"] = sorted(core)
+        # (3) inv => each safety invariant (trivial when safety is among the conjuncts,
+        # asked anyway so the answer is the solver's, not ours)
+        for s in self.protocol.safety:
+            solver = self._solver()
+            for c in self.conjuncts:
+                solver.add(self._formula(c, self.pre))
+            solver.add(z3.Not(self._formula(s, self.pre)))
+            res = self._check(solver)
+            if res != z3.unsat:
+                return done(proved=False, unknown=f"safety/{s.name}: {res}")
+        return done(proved=True)
+
+    # -- counterexamples to induction ----------------------------------------------------
+    def _small_model(self, solver: z3.Solver, assumptions: list[Any]) -> z3.ModelRef:
+        """A model with the fewest elements per sort (sort by sort), for readable CTIs."""
+        model = solver.model()
+        for name, sort in self.sorts.items():
+            for n in range(1, 6):
+                consts = [z3.Const(f"{name}!{i}", sort) for i in range(n)]
+                x = z3.Const(f"{name}!x", sort)
+                bound = z3.ForAll([x], z3.Or(*(x == c for c in consts)))
+                solver.push()
+                solver.add(bound)
+                res = self._check(solver, *assumptions)
+                if res == z3.sat:
+                    model = solver.model()
+                    # keep this bound for the next sorts
+                    solver.pop()
+                    solver.add(z3.Implies(assumptions[0], bound))
+                    break
+                solver.pop()
+        return model
+
+    def _cti(
+        self,
+        query: str,
+        conjunct: Invariant,
+        model: z3.ModelRef,
+        action: tuple[Any, list[Any]] | None,
+        view: Any,
+    ) -> Cti:
+        universes: dict[str, list[Any]] = {}
+        for name, sort in self.sorts.items():
+            elems = model.get_universe(sort) or []
+            universes[name] = list(elems) or [z3.FreshConst(sort)]
+        sizes = {k: len(v) for k, v in universes.items()}
+        index = {
+            name: {str(e): i for i, e in enumerate(elems)} for name, elems in universes.items()
+        }
+        inst = Instance(self.protocol, sizes)
+        concrete = Concrete(inst)
+        values: dict[str, dict[tuple[int, ...], Any]] = {}
+        source = view if query == "init" else self.pre
+        for v in self.protocol.vars:
+            cells = {}
+            for args in inst.cells(v):
+                terms = tuple(universes[s][a] for s, a in zip(v.args, args, strict=True))
+                term = self.logic.lift(source.read(v.name, terms), sort=self.logic.sort_of(v.kind))
+                val = model.eval(term, model_completion=True)
+                cells[args] = z3.is_true(val) if v.kind == "bool" else self.logic.enum_value(val)
+            values[v.name] = cells
+        pre = concrete.make_state(values)
+        if query == "init":
+            if concrete.check(conjunct, pre):
+                raise ProofError(f"init CTI for {conjunct.name} does not replay")
+            return Cti(query, conjunct.name, sizes, pre, None, None, self.protocol)
+        assert action is not None
+        act, params = action
+        args = tuple(
+            index[s][str(model.eval(p, model_completion=True))]
+            for s, p in zip(act.params, params, strict=True)
+        )
+        inst_a = ActionInstance(act.name, args)
+        post = concrete.step(pre, inst_a)
+        # mypyvy's smoke test: the solver's CTI must be one for the plain interpreter too.
+        broken = [c.name for c in self.conjuncts if not concrete.check(c, pre)]
+        if post is None or broken or concrete.check(conjunct, post):
+            raise ProofError(
+                f"CTI for {conjunct.name} after {inst_a} does not replay concretely"
+                f" (enabled={post is not None}, pre violates {broken})"
+            )
+        return Cti(query, conjunct.name, sizes, pre, inst_a, post, self.protocol)
+
+
+def prove(protocol: Protocol, timeout_ms: int = 60_000) -> ProofResult:
+    return Prover(protocol, timeout_ms).prove()
+
+
+def _nondefault(concrete: Concrete, state: State) -> list[str]:
+    out = []
+    for v in concrete.protocol.vars:
+        for args, value in concrete.as_dict(state)[v.name].items():
+            if value != v.default:
+                out.append(f"{concrete.inst.describe(v.name, args)} = {value}")
+    return out

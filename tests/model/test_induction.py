@@ -1,0 +1,63 @@
+"""Unbounded proofs: fixed variants proved, weakened invariants give readable CTIs."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from kvproof.checker.cli import main
+from kvproof.model.concrete import Concrete
+from kvproof.model.handoff import build_handoff
+from kvproof.model.induction import prove
+from kvproof.model.instance import Instance
+from kvproof.spec.variant import list_variants, load_variant
+
+FIXED = [v.name for v in list_variants() if not v.buggy]
+
+
+@pytest.mark.parametrize("name", FIXED)
+def test_fixed_variants_are_proved(name: str) -> None:
+    result = prove(build_handoff(load_variant(name).switches))
+    assert result.proved, result.summary
+    assert result.cti is None and result.queries > 0
+    # cores name real conjuncts
+    assert set().union(*map(set, result.cores.values())) <= set(result.conjuncts)
+
+
+def test_weakened_strengthening_gives_a_replayable_cti() -> None:
+    protocol = build_handoff(load_variant("sglang-0.5.22-pd").switches)
+    weakened = dataclasses.replace(
+        protocol,
+        strengthening=tuple(c for c in protocol.strengthening if c.name != "inflight_held"),
+    )
+    result = prove(weakened)
+    assert not result.proved
+    cti = result.cti
+    assert cti is not None and cti.query == "consecution" and cti.action is not None
+    # the CTI is small and re-checks concretely: pre satisfies all conjuncts, post fails one
+    assert sum(cti.sizes.values()) <= 4
+    concrete = Concrete(Instance(weakened, cti.sizes))
+    conjuncts = weakened.safety + weakened.strengthening
+    assert all(concrete.check(c, cti.pre) for c in conjuncts)
+    post = concrete.step(cti.pre, cti.action)
+    assert post == cti.post
+    assert not concrete.check(weakened.invariant(cti.conjunct), post)
+    described = cti.describe()
+    assert described["action"] == str(cti.action) and described["pre"]
+
+
+def test_buggy_variant_is_not_proved() -> None:
+    result = prove(build_handoff(load_variant("sglang-pd-early-free-abort").switches))
+    assert not result.proved and result.cti is not None
+    assert result.cti.action is not None and result.cti.action.action == "abort"
+
+
+def test_prove_cli(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["prove", "sglang-0.5.22-pd", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["proved"] and "all numbers of requests and pages" in data["summary"]
+    assert main(["prove", "sglang-0.5.19-pd", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert not data["proved"] and data["cti"]["conjunct"]
