@@ -14,6 +14,7 @@ from kvproof.model.dsl import Protocol
 from kvproof.model.explain import args_dict, changes, explain, step_label
 from kvproof.model.instance import Instance
 from kvproof.model.trace import Trace, replay
+from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
 from kvproof.spec.variant import Variant
 
@@ -31,6 +32,8 @@ class VariantCheck:
         return "holds" if self.bmc.result(inv).holds else "violated"
 
     def matches(self, inv: str) -> bool:
+        if inv not in {r.invariant for r in self.bmc.results}:
+            return True
         expected = self.variant.expect.get(inv)
         return expected is None or expected == self.verdict(inv)
 
@@ -54,18 +57,26 @@ def check_variant(
     depth: int = 12,
     factory: ProtocolFactory | None = None,
     on_depth: Callable[[int], None] | None = None,
+    invariants: list[str] | None = None,
 ) -> VariantCheck:
     if factory is None:
         from kvproof.model.handoff import build_handoff  # noqa: PLC0415
 
         factory = build_handoff
     protocol = factory(variant.switches)
+    known = {i.name for i in protocol.safety}
+    for name in invariants or ():
+        if name not in known:
+            raise KvproofInputError(
+                f"unknown invariant {name!r} (known: {', '.join(sorted(known))})", "--invariant"
+            )
     result = bmc(
         protocol,
         {"Req": requests, "Page": pages},
         depth,
         variant=variant.name,
         on_depth=on_depth,
+        invariants=invariants,
     )
     return VariantCheck(variant, protocol, result)
 

@@ -20,6 +20,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--requests", type=int, default=3, help="requests (default 3)")
     parser.add_argument("--pages", type=int, default=6, help="decode pages (default 6)")
+    parser.add_argument(
+        "--invariant", action="append", metavar="NAME", help="check only this invariant (repeatable)"
+    )
     parser.add_argument("--prove", action="store_true", help="also prove for all sizes")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--out", type=Path, help="write traces (.jsonl and .itf.json) here")
@@ -54,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             check = checking.check_variant(
                 variant, requests=args.requests, pages=args.pages,
                 depth=args.depth if args.depth is not None else variant.bmc_depth,
-                factory=factory,
+                factory=factory, invariants=args.invariant,
             )
             # --all proves every fixed variant: "holds" must mean "for all sizes" there.
             if args.prove or (args.all and not variant.buggy):

@@ -1,0 +1,91 @@
+"""Model-checking figures, printed as one JSON object.
+
+- seconds to the incident counterexample, as a whole ``kvproof check`` process;
+- BMC of the fixed variant to depth 12 at 3 requests / 6 pages (whole process);
+- unbounded proof time of each fixed variant (in process, solver only);
+- explicit-state exploration (when model/explore.py is present): states and seconds.
+
+Usage: python benchmarks/model_check.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+
+
+def whole_process(*args: str) -> dict[str, object]:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvproof", *args], capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - start
+    out: dict[str, object] = {"command": "kvproof " + " ".join(args), "exit": proc.returncode,
+                              "seconds": round(seconds, 3)}
+    try:
+        data = json.loads(proc.stdout)
+        out["verdict"] = data["verdict"]
+        out["lengths"] = {
+            i["name"]: i.get("shortest") for i in data["invariants"] if i["verdict"] == "violated"
+        }
+    except (ValueError, KeyError, TypeError):
+        out["stderr"] = proc.stderr[-300:]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="skip the exploration figures")
+    args = parser.parse_args()
+    result: dict[str, object] = {"benchmark": "model_check"}
+    result["python_startup_s"] = round(_python_startup(), 3)
+    result["incident_counterexample"] = whole_process(
+        "check", "sglang-0.5.19-pd", "--invariant", "isolation", "--json"
+    )
+    result["incident_all_invariants_depth12"] = whole_process(
+        "check", "sglang-0.5.19-pd", "--depth", "12", "--json"
+    )
+    result["fixed_bmc_depth12_3req_6pages"] = whole_process(
+        "check", "sglang-0.5.22-pd", "--depth", "12", "--json"
+    )
+    from kvproof.model.handoff import build_handoff
+    from kvproof.model.induction import prove
+    from kvproof.spec.variant import list_variants
+
+    proofs = {}
+    for v in list_variants():
+        if v.buggy:
+            continue
+        r = prove(build_handoff(v.switches))
+        proofs[v.name] = {"proved": r.proved, "seconds": round(r.seconds, 3), "queries": r.queries}
+    result["proofs"] = proofs
+    if not args.quick:
+        result["explore"] = _explore()
+    print(json.dumps(result, indent=2))
+
+
+def _python_startup() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - start
+
+
+def _explore() -> object:
+    try:
+        from kvproof.model import explore as ex  # noqa: F401
+    except ImportError:
+        return "model/explore.py not present"
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/explore.py"], capture_output=True, text=True, check=False
+    )
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        return {"error": proc.stderr[-300:]}
+
+
+if __name__ == "__main__":
+    main()
