@@ -23,8 +23,11 @@ def whole_process(*args: str) -> dict[str, object]:
         [sys.executable, "-m", "kvproof", *args], capture_output=True, text=True, check=False
     )
     seconds = time.perf_counter() - start
-    out: dict[str, object] = {"command": "kvproof " + " ".join(args), "exit": proc.returncode,
-                              "seconds": round(seconds, 3)}
+    out: dict[str, object] = {
+        "command": "kvproof " + " ".join(args),
+        "exit": proc.returncode,
+        "seconds": round(seconds, 3),
+    }
     try:
         data = json.loads(proc.stdout)
         out["verdict"] = data["verdict"]

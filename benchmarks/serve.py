@@ -99,6 +99,9 @@ def main() -> None:
 
     off, on = summary(runs["off"]), summary(runs["on"])
     ratio = on["rps_median"] / off["rps_median"]
+    # Trial-to-trial spread of the unguarded runs: a cost smaller than this is not resolved.
+    noise = (max(off["rps_trials"]) - min(off["rps_trials"])) / off["rps_median"]
+    cost = 1 - ratio
     print(
         json.dumps(
             {
@@ -110,9 +113,11 @@ def main() -> None:
                 "guards_off": {"variant": VARIANTS["off"], **off},
                 "guards_on": {"variant": VARIANTS["on"], **on},
                 "throughput_ratio_on_over_off": round(ratio, 4),
-                "guard_cost_pct": round(100 * (1 - ratio), 2),
+                "guard_cost_pct": round(100 * cost, 2),
+                "noise_pct_guards_off_trials": round(100 * noise, 2),
                 "goal_cost_pct_at_most": 1.0,
-                "goal_met": 1 - ratio <= 0.01,
+                # None: the noise is larger than the 1% to resolve; rerun with more trials.
+                "goal_met": (cost <= 0.01) if noise <= 0.01 else None,
             },
             indent=2,
         )

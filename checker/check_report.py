@@ -101,5 +101,9 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
     buggy = sum(1 for c in checks if c.variant.buggy)
     console.print(
         f"{len(checks)} variants ({buggy} buggy, {len(checks) - buggy} fixed): "
-        + ("[green]every verdict matches its expectation[/]" if not bad else f"[red]mismatch: {', '.join(bad)}[/]")
+        + (
+            "[green]every verdict matches its expectation[/]"
+            if not bad
+            else f"[red]mismatch: {', '.join(bad)}[/]"
+        )
     )

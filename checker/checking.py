@@ -60,7 +60,7 @@ def check_variant(
     invariants: list[str] | None = None,
 ) -> VariantCheck:
     if factory is None:
-        from kvproof.model.handoff import build_handoff  # noqa: PLC0415
+        from kvproof.model.handoff import build_handoff
 
         factory = build_handoff
     protocol = factory(variant.switches)

@@ -29,12 +29,16 @@ from kvproof.checker.replay import Divergence, EngineFactory, Lockstep
 from kvproof.model.instance import ActionInstance
 from kvproof.model.trace import Trace
 from kvproof.refimpl.cluster import Cluster
+from kvproof.refimpl.events import EVENT_NAMES
 from kvproof.spec.variant import Variant
 
 FAULT_ACTIONS = frozenset({"fail", "abort", "p_abort", "timeout", "expire"})
+# Candidate order: progress first (choice 0, what shrinking tends to, moves the run on).
+ORDER = {name: i for i, name in enumerate(EVENT_NAMES)}
 SIZES = {"Req": 2, "Page": 3}
 MAX_STEPS = 40
 MAX_NEW_TOKENS = 4
+FAULT_ODDS = 4  # one choice in four injects a fault, when one is possible
 
 
 @dataclass(frozen=True)
@@ -42,7 +46,8 @@ class Walk:
     over_p: tuple[bool, ...]
     over_d: tuple[bool, ...]
     reserve: tuple[int, ...]
-    choices: tuple[int, ...]
+    length: int  # steps to take (the run stops earlier at quiescence or a finding)
+    choices: tuple[int, ...]  # which candidate at each step (past the end: 0)
 
 
 @dataclass
@@ -93,10 +98,16 @@ def walks(sizes: dict[str, int], variant: Variant, max_steps: int = MAX_STEPS) -
 
     n, m = sizes["Req"], sizes["Page"]
     low = 2 if variant.switches.decode_reserve == "plus_one" else 1
-    flags = st.lists(st.booleans(), min_size=n, max_size=n).map(tuple)
+    # Over a limit one time in four: a rejected request ends at arrive, so even odds would
+    # leave most walks without a transfer.
+    over = st.integers(0, 3).map(lambda x: x == 3)
+    flags = st.lists(over, min_size=n, max_size=n).map(tuple)
     reserve = st.lists(st.integers(low, max(low, m)), min_size=n, max_size=n).map(tuple)
-    choices = st.lists(st.integers(0, 63), max_size=max_steps).map(tuple)
-    return st.builds(Walk, flags, flags, reserve, choices)
+    # Half the walks run the full length; shrinking goes to the short branch, then down.
+    length = st.one_of(st.integers(0, max_steps), st.just(max_steps))
+    choice = st.integers(0, 2**16 - 1)
+    choices = st.lists(choice, min_size=max_steps, max_size=max_steps).map(tuple)
+    return st.builds(Walk, flags, flags, reserve, length, choices)
 
 
 def run_walk(
@@ -108,8 +119,10 @@ def run_walk(
     engine: EngineFactory = Cluster,
     model: Any = "echo",
     reference: Any = None,
+    forced: tuple[ActionInstance, ...] | None = None,
 ) -> WalkResult:
-    """One lockstep walk; stops at the first finding."""
+    """One lockstep walk; stops at the first finding. ``forced``: take these steps instead
+    of choosing (shrinking's trimming pass); a step the engine cannot take ends the run."""
     init = {
         "over_p": {(r,): v for r, v in enumerate(walk.over_p)},
         "over_d": {(r,): v for r, v in enumerate(walk.over_d)},
@@ -137,22 +150,26 @@ def run_walk(
     div = ls.check_initial()
     if div is not None:
         return result("divergence", div.reason, div)
-    # Past the drawn choices the walk goes on with choice 0 (the first candidate): every
-    # walk runs to quiescence or MAX_STEPS, and shrinking shortens the choices, not the run.
-    for i in range(max(MAX_STEPS, len(walk.choices))):
-        choice = walk.choices[i] if i < len(walk.choices) else 0
+    # Past the drawn choices the walk goes on with choice 0 (the first candidate: progress
+    # of the lowest request), so shrinking the length and the choices gives short runs.
+    for i in range(walk.length if forced is None else len(forced)):
         cands = _candidates(ls, faults)
-        if not cands:
-            break
-        inst = cands[choice % len(cands)]
+        if forced is not None:
+            if forced[i] not in cands:
+                return result()
+            inst = forced[i]
+        else:
+            if not cands:
+                break
+            choice = walk.choices[i] if i < len(walk.choices) else 0
+            inst = _pick(ls, cands, choice)
         if _is_fault(ls, inst):
             n_faults += 1
         status, div = ls.apply(inst)
+        steps.append(inst)
         if status != "ok":  # the engine offered it, so "not enabled" is a divergence too
-            steps.append(inst)
             reason = div.reason if div else "the engine performs it, the model does not"
             return result("divergence", f"step {len(steps)}: {inst}: {reason}", div)
-        steps.append(inst)
         if faults and inst.action in ("done", "ack"):
             ls.cluster.redeliver(ls.rids.event(inst))  # a duplicate status message
             n_faults += 1
@@ -167,6 +184,35 @@ def run_walk(
         f = leaks[0]
         return result("leak", f"oracle: request {f.rid - ls.rids.offset} got 200 with {f.text!r}")
     return result()
+
+
+def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:
+    """Drop steps one at a time while the run still fails the same way (after Hypothesis's
+    shrinking, whose choice encoding keeps steps that only make room for others)."""
+    best = found
+    for r in range(len(walk.reserve)):  # first a whole request at a time
+        steps = tuple(s for s in best.trace.steps if s.args[0] != r)
+        res = run_walk(variant, walk, forced=steps, **kw)
+        if res.kind == found.kind and len(res.trace.steps) < len(best.trace.steps):
+            best = res
+    i = 0
+    while i < len(best.trace.steps):
+        steps = best.trace.steps[:i] + best.trace.steps[i + 1 :]
+        res = run_walk(variant, walk, forced=steps, **kw)
+        if res.kind == found.kind and len(res.trace.steps) < len(best.trace.steps):
+            best = res
+        else:
+            i += 1
+    return best
+
+
+def _pick(ls: Lockstep, cands: list[ActionInstance], choice: int) -> ActionInstance:
+    """One choice in FAULT_ODDS goes to a fault (when one is possible), the rest to progress:
+    a fault every step or two would cut most requests short before the interesting part."""
+    faults = [c for c in cands if _is_fault(ls, c)]
+    progress = [c for c in cands if c not in faults]
+    pool = faults if (choice % FAULT_ODDS == FAULT_ODDS - 1 and faults) or not progress else progress
+    return pool[(choice // FAULT_ODDS) % len(pool)]
 
 
 def _is_fault(ls: Lockstep, inst: ActionInstance) -> bool:
@@ -191,7 +237,7 @@ def _candidates(ls: Lockstep, faults: bool) -> list[ActionInstance]:
         if not faults and (inst.action in FAULT_ACTIONS or _is_fault(ls, inst)):
             continue
         out.append(inst)
-    return sorted(out, key=lambda i: (i.args, i.action))
+    return sorted(out, key=lambda i: (i.action in FAULT_ACTIONS, i.args, ORDER.get(i.action, 99)))
 
 
 # -- search ------------------------------------------------------------------------------
@@ -206,6 +252,7 @@ def search_batch(
     sizes: dict[str, int] = SIZES,
     engine: EngineFactory = Cluster,
     shrink: bool = True,
+    shrink_budget_s: float = 2.0,
 ) -> tuple[FuzzStats, WalkResult | None]:
     """Up to ``n`` walks from ``seed``; the first failing one, shrunk (or None)."""
     import torch
@@ -221,9 +268,28 @@ def search_batch(
     reference = SingleNode(model, page_size=16, num_pages=64)
     stats = FuzzStats()
 
+    seen: dict[Walk, bool] = {}
+
     def fails(walk: Walk) -> bool:
+        if walk in seen:  # Hypothesis re-runs the final example
+            return seen[walk]
+        # Shrinking budget: past it every new candidate counts as passing, so Hypothesis
+        # settles on the smallest failure so far (trim() finishes the job cheaply).
+        found_at = stats.first_finding_s
+        if found_at is not None and time.perf_counter() - start - found_at > shrink_budget_s:
+            return False
+        seen[walk] = verdict = _fails(walk)
+        return verdict
+
+    def _fails(walk: Walk) -> bool:
         res = run_walk(
-            variant, walk, sizes=sizes, faults=faults, engine=engine, model=model, reference=reference
+            variant,
+            walk,
+            sizes=sizes,
+            faults=faults,
+            engine=engine,
+            model=model,
+            reference=reference,
         )
         if stats.first_finding_s is None or not res.failed:
             stats.traces += 1
@@ -248,9 +314,14 @@ def search_batch(
     except NoSuchExample:
         stats.seconds = time.perf_counter() - start
         return stats, None
-    res = run_walk(
-        variant, walk, sizes=sizes, faults=faults, engine=engine, model=model, reference=reference
-    )
+    kw = {
+        "sizes": sizes,
+        "faults": faults,
+        "engine": engine,
+        "model": model,
+        "reference": reference,
+    }
+    res = trim(variant, walk, run_walk(variant, walk, **kw), **kw)  # type: ignore[arg-type]
     res.trace.meta["seed"] = seed
     stats.seconds = time.perf_counter() - start
     return stats, res
@@ -277,21 +348,29 @@ def fuzz(
 ) -> FuzzResult:
     """Up to ``traces`` walks; stops at the first finding (shrunk)."""
     start = time.perf_counter()
-    plan = _batches(traces, workers)
     total = FuzzStats()
     result = FuzzResult(variant.name, total, seed=seed)
-    for stats, found in _run_batches(variant, plan, seed, faults, workers, sizes, engine):
-        if found is not None and total.first_finding_s is None and stats.first_finding_s:
-            # When the batch found it: its end, less the time spent shrinking afterwards.
-            batch_end = time.perf_counter() - start
-            total.first_finding_s = batch_end - (stats.seconds - stats.first_finding_s)
-        total.add(stats)
-        result.batches += 1
-        if on_batch is not None:
-            on_batch(stats)
-        if found is not None:
-            result.finding = found
+    # Hypothesis may end a batch early (it skips walks it has already run): top up with
+    # more batches until the budget of walks is spent.
+    for _ in range(10):
+        if total.traces >= traces or result.finding is not None:
             break
+        plan = _batches(traces - total.traces, workers)
+        first = result.batches
+        for stats, found in _run_batches(
+            variant, plan, seed, first, faults, workers, sizes, engine
+        ):
+            if found is not None and total.first_finding_s is None and stats.first_finding_s:
+                # When the batch found it: its end, less the time spent shrinking afterwards.
+                batch_end = time.perf_counter() - start
+                total.first_finding_s = batch_end - (stats.seconds - stats.first_finding_s)
+            total.add(stats)
+            result.batches += 1
+            if on_batch is not None:
+                on_batch(stats)
+            if found is not None:
+                result.finding = found
+                break
     total.seconds = time.perf_counter() - start
     return result
 
@@ -304,6 +383,7 @@ def _run_batches(
     variant: Variant,
     plan: list[int],
     seed: int,
+    first: int,
     faults: bool,
     workers: int,
     sizes: dict[str, int],
@@ -312,7 +392,7 @@ def _run_batches(
     if workers <= 1:
         for i, n in enumerate(plan):
             yield search_batch(
-                variant, n, _batch_seed(seed, i), faults=faults, sizes=sizes, engine=engine
+                variant, n, _batch_seed(seed, first + i), faults=faults, sizes=sizes, engine=engine
             )
         return
     import multiprocessing
@@ -331,7 +411,7 @@ def _run_batches(
                         search_batch,
                         variant,
                         n,
-                        _batch_seed(seed, i),
+                        _batch_seed(seed, first + i),
                         faults=faults,
                         sizes=sizes,
                         engine=engine,

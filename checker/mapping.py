@@ -70,9 +70,7 @@ def normalize(trace: Trace, protocol: Any) -> Trace:
     steps = list(trace.steps)
     changed = False
     for r in range(n):
-        alloc_at = [
-            i for i, s in enumerate(steps) if s.action == "alloc" and s.args[0] == r
-        ]
+        alloc_at = [i for i, s in enumerate(steps) if s.action == "alloc" and s.args[0] == r]
         sends = [i for i, s in enumerate(steps) if s.action == "send" and s.args[0] == r]
         if not alloc_at or not sends:
             continue

@@ -33,7 +33,9 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
     )
     table.add_column("")
     table.add_column("")
-    table.add_row("pre-state (non-default cells)", "\n".join(cti.get("pre", [])) or "(all defaults)")
+    table.add_row(
+        "pre-state (non-default cells)", "\n".join(cti.get("pre", [])) or "(all defaults)"
+    )
     if "action" in cti:
         table.add_row("action", cti["action"])
         table.add_row("changes", "\n".join(cti.get("changes", [])))

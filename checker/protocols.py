@@ -1,42 +1,145 @@
-"""Which protocol and which variants a command runs on: kvproof's own, or a user's."""
+"""Which protocol and which variants a command runs on: kvproof's own, or a user's.
+
+A user protocol is written with kvproof's DSL in the user's own module and named on the
+command line as ``module:attr`` (or ``path/to/file.py:attr``). ``attr`` is a factory
+taking a variant's switches and returning a ``Protocol``, or an object with a
+``build(switches)`` method. The object, or else its module, may also define:
+
+- ``SWITCHES``: a frozen dataclass type for the protocol's own switches (enumerated values
+  in a ``CHOICES`` class attribute); default: kvproof's ``Switches``;
+- ``INVARIANTS``: the safety invariant names a variant's ``[expect]`` table must list;
+  default: the names the factory's protocol declares (built from each variant's switches);
+- ``VARIANTS_DIR``: the protocol's own variants folder, used when ``--variants-dir`` is not
+  given; default: kvproof's.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import importlib.util
+import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from kvproof.spec.errors import KvproofInputError
-from kvproof.spec.variant import VARIANTS_DIR, Variant, list_variants, load_variant
+from kvproof.spec.variant import (
+    VARIANTS_DIR,
+    InvariantNames,
+    Switches,
+    Variant,
+    list_variants,
+    load_variant,
+)
 
 
-def load_factory(spec: str) -> Callable[[Any], Any]:
-    """``module:attr`` -> a callable taking a variant's switches and returning a Protocol.
+@dataclass(frozen=True)
+class UserProtocol:
+    """A protocol from ``--protocol``, with what its variants are validated against."""
 
-    ``attr`` may be a factory function or an object with a ``build(switches)`` method.
-    """
+    spec: str
+    factory: Callable[[Any], Any]
+    switches_type: type = Switches
+    invariants: InvariantNames = None  # None: kvproof's invariant names
+    variants_dir: Path | None = None
+
+
+def load_protocol(spec: str) -> UserProtocol:
+    """``module:attr`` (or ``file.py:attr``) -> the user's protocol and its vocabulary."""
     if ":" not in spec:
         raise KvproofInputError("expected 'module:attr'", f"--protocol {spec}")
-    modname, attr = spec.split(":", 1)
-    try:
-        module = importlib.import_module(modname)
-    except ImportError as exc:
-        raise KvproofInputError(f"cannot import {modname}: {exc}", "--protocol") from None
+    modname, attr = spec.rsplit(":", 1)
+    module = _import(modname)
     obj = getattr(module, attr, None)
     if obj is None:
         raise KvproofInputError(f"{modname} has no attribute {attr!r}", "--protocol")
-    if hasattr(obj, "build"):
-        return obj.build  # type: ignore[no-any-return]
-    if not callable(obj):
+    build = obj.build if hasattr(obj, "build") else obj
+    if not callable(build):
         raise KvproofInputError(f"{spec} is not callable", "--protocol")
-    return obj  # type: ignore[no-any-return]
+    factory = _checked(build, spec)
+
+    def lookup(name: str) -> Any:
+        return getattr(obj, name, getattr(module, name, None))
+
+    switches_type = lookup("SWITCHES") or Switches
+    if not (isinstance(switches_type, type) and dataclasses.is_dataclass(switches_type)):
+        raise KvproofInputError("SWITCHES must be a dataclass type", f"--protocol {spec}")
+    names = lookup("INVARIANTS")
+    invariants: InvariantNames
+    if names is not None:
+        invariants = tuple(names)
+    else:
+        # The protocol names its invariants once, in the DSL: ask it.
+        def invariants(sw: Any) -> tuple[str, ...]:
+            return tuple(i.name for i in factory(sw).safety)
+
+    folder = lookup("VARIANTS_DIR")
+    return UserProtocol(spec, factory, switches_type, invariants, Path(folder) if folder else None)
+
+
+def load_factory(spec: str) -> Callable[[Any], Any]:
+    """``module:attr`` -> a callable taking a variant's switches and returning a Protocol."""
+    return load_protocol(spec).factory
 
 
 def resolve_variants(
-    names: Sequence[str], every: bool, folder: Path | None = None
+    names: Sequence[str],
+    every: bool,
+    folder: Path | None = None,
+    protocol: str | UserProtocol | None = None,
 ) -> list[Variant]:
-    folder = folder or VARIANTS_DIR
+    """The variants named (or every one in the folder), validated for ``protocol``."""
+    if protocol is None:
+        # kvproof's own protocol: its switches and invariants, exactly as before.
+        folder = folder or VARIANTS_DIR
+        if every:
+            return list_variants(folder)
+        return [load_variant(n, folder) for n in names]
+    user = load_protocol(protocol) if isinstance(protocol, str) else protocol
+    folder = folder or user.variants_dir or VARIANTS_DIR
     if every:
-        return list_variants(folder)
-    return [load_variant(n, folder) for n in names]
+        return list_variants(folder, user.switches_type, user.invariants)
+    return [load_variant(n, folder, user.switches_type, user.invariants) for n in names]
+
+
+def _import(modname: str) -> ModuleType:
+    if modname.endswith(".py"):
+        path = Path(modname)
+        if not path.is_file():
+            raise KvproofInputError("no such file", f"--protocol {modname}")
+        name = f"kvproof_user_{path.stem}"
+        if name in sys.modules:
+            return sys.modules[name]
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise KvproofInputError("cannot load this file as a module", f"--protocol {modname}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    # Like ``python -m``: a module in the current directory is importable.
+    if "" not in sys.path and str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        return importlib.import_module(modname)
+    except ImportError as exc:
+        raise KvproofInputError(f"cannot import {modname}: {exc}", "--protocol") from None
+
+
+def _checked(build: Callable[[Any], Any], spec: str) -> Callable[[Any], Any]:
+    """The factory, checked to return a kvproof Protocol (one line, not a traceback)."""
+    from kvproof.model.dsl import Protocol
+
+    def factory(switches: Any) -> Any:
+        protocol = build(switches)
+        if not isinstance(protocol, Protocol):
+            raise KvproofInputError(
+                f"returned {type(protocol).__name__}, not a kvproof Protocol",
+                f"--protocol {spec}",
+            )
+        return protocol
+
+    return factory

@@ -123,7 +123,9 @@ class Lockstep:
         self.rids = RidMap(offset)
         self.max_new_tokens = max_new_tokens
         for r, n in enumerate(prompts):
-            self.cluster.submit(f"t{r}", [FILLER[i % len(FILLER)] for i in range(n)], max_new_tokens)
+            self.cluster.submit(
+                f"t{r}", [FILLER[i % len(FILLER)] for i in range(n)], max_new_tokens
+            )
         self.step_no = 0
 
     def _warm_up(self, n_pages: int) -> int:
@@ -274,7 +276,7 @@ def replay_trace(
         variant,
         trace.sizes,
         trace.init,
-        reservations(trace, variant.switches),
+        _reserve(trace, variant),
         engine=engine,
         warmup=warmup,
         max_new_tokens=max_new_tokens,
@@ -285,6 +287,16 @@ def replay_trace(
     report.findings = ls.oracle(reference)
     report.offset = ls.rids.offset
     return report
+
+
+def _reserve(trace: Trace, variant: Variant) -> tuple[int, ...]:
+    """The reservations a fuzz walk drew (kept in the trace), else those the trace implies."""
+    derived = reservations(trace, variant.switches)
+    stored = trace.meta.get("reserve")
+    if isinstance(stored, list) and len(stored) == len(derived):
+        # A request that sent must reserve what it allocated; the others keep their draw.
+        return tuple(max(d, int(s)) for d, s in zip(derived, stored, strict=True))
+    return derived
 
 
 def _run(ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport) -> None:

@@ -101,7 +101,7 @@ def read_event_log(path: Path) -> EventLog:
             raise KvproofInputError("each line must be an object", where)
         if header is None:
             if row.get("kvproof_log") != LOG_VERSION:
-                raise KvproofInputError("first line must be the header {\"kvproof_log\": 1}", where)
+                raise KvproofInputError('first line must be the header {"kvproof_log": 1}', where)
             header = row
             continue
         events.append(_event(row, where, n))
@@ -200,6 +200,8 @@ def _context(concrete: Concrete, state: State, inst: ActionInstance, known: bool
     out = [", ".join(f"{n}(r{r}) = {concrete.value(state, n, (r,))}" for n in names)]
     if len(inst.args) > 1:
         p = inst.args[1]
-        owners = [x for x in range(concrete.inst.sizes["Req"]) if concrete.value(state, "owns", (x, p))]
+        owners = [
+            x for x in range(concrete.inst.sizes["Req"]) if concrete.value(state, "owns", (x, p))
+        ]
         out.append(f"page p{p} owned by {', '.join(f'r{x}' for x in owners) or 'nobody'}")
     return out

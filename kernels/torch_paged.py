@@ -113,14 +113,12 @@ def _gather(
     return k, v
 
 
-def _scores(
-    qh: torch.Tensor, k: torch.Tensor, q_pos: torch.Tensor, first_pos: int, t0: int
-) -> torch.Tensor:
+def _scores(qh: torch.Tensor, k: torch.Tensor, first_pos: int, rows: int, t0: int) -> torch.Tensor:
     """``q . k`` as ``[H_kv, packed, T]``, with keys after a row's position set to -inf."""
     scores = torch.matmul(qh, k.permute(1, 2, 0))
     t1 = t0 + k.shape[0]
     if t1 - 1 > first_pos:  # the chunk crosses the causal diagonal of this block
-        rows = q_pos.shape[0]
+        q_pos = torch.arange(first_pos, first_pos + rows, device=qh.device)
         key_pos = torch.arange(t0, t1, device=qh.device)
         hidden = (key_pos[None, :] > q_pos[:, None]).repeat(qh.shape[1] // rows, 1)
         scores.masked_fill_(hidden, float("-inf"))
@@ -129,8 +127,8 @@ def _scores(
 
 def _attend_block(
     qh: torch.Tensor,
-    q_pos: torch.Tensor,
     first_pos: int,
+    rows: int,
     kv_pool: torch.Tensor,
     pages: torch.Tensor,
     kv_hi: int,
@@ -138,8 +136,8 @@ def _attend_block(
 ) -> torch.Tensor:
     """Attention of one block of queries over tokens ``[0, kv_hi)`` of one sequence's pages.
 
-    ``qh``: scaled fp32 queries ``[H_kv, group * rows, D]``; ``q_pos``: position of each row
-    (``[rows]``); ``first_pos``: the smallest of them. Returns ``[H_kv, group * rows, D]``.
+    ``qh``: scaled fp32 queries ``[H_kv, group * rows, D]`` of ``rows`` consecutive tokens,
+    the first at position ``first_pos``. Returns ``[H_kv, group * rows, D]``.
     """
     page_size = kv_pool.shape[2]
     # equal chunks, each at most the workspace: 1,100 tokens is 2 x 550, not 1,024 + 76
@@ -151,12 +149,12 @@ def _attend_block(
         # thread-pool barriers per sequence). Position 0 is visible to every row, so no
         # row is fully masked and softmax never sees an all -inf row.
         k, v = _gather(kv_pool, pages, 0, kv_hi, work)
-        probs = torch.softmax(_scores(qh, k, q_pos, first_pos, 0), dim=-1)
+        probs = torch.softmax(_scores(qh, k, first_pos, rows, 0), dim=-1)
         return torch.matmul(probs, v.permute(1, 0, 2))
     state = _Running()
     for t0 in range(0, kv_hi, chunk):
         k, v = _gather(kv_pool, pages, t0, min(t0 + chunk, kv_hi), work)
-        scores = _scores(qh, k, q_pos, first_pos, t0)
+        scores = _scores(qh, k, first_pos, rows, t0)
         # A row fully masked in this chunk has max -inf; clamping keeps exp() at 0, not NaN.
         m = scores.amax(dim=-1, keepdim=True).clamp_min_(_NEG_BIG)
         probs = scores.sub_(m).exp_()
@@ -187,9 +185,8 @@ def _attend_sequence(
         # [rows, Hq, D] -> [H_kv, group * rows, D], group-major so rows of a head are contiguous
         qh = qb.view(rows, num_kv_heads, group, head_dim).permute(1, 2, 0, 3)
         qh = qh.reshape(num_kv_heads, group * rows, head_dim)
-        q_pos = torch.arange(first_pos + i0, first_pos + i0 + rows, device=q_s.device)
         kv_hi = min(kv_len, first_pos + i0 + rows)
-        res = _attend_block(qh, q_pos, first_pos + i0, kv_pool, pages, kv_hi, work)
+        res = _attend_block(qh, first_pos + i0, rows, kv_pool, pages, kv_hi, work)
         res = res.view(num_kv_heads, group, rows, head_dim).permute(2, 0, 1, 3)
         out[i0 : i0 + rows] = res.reshape(rows, num_q_heads, head_dim)
 

@@ -138,7 +138,12 @@ def bmc(
                     continue
                 is_primary = _is_primary(trace, concrete)
                 plain[name] = InvariantResult(
-                    name, False, k, trace, shortest=k, primary=is_primary,
+                    name,
+                    False,
+                    k,
+                    trace,
+                    shortest=k,
+                    primary=is_primary,
                     seconds=time.perf_counter() - inv_start[name],
                 )
                 if is_primary or not primary:
@@ -147,7 +152,12 @@ def bmc(
             trace = attempt(name, k, need_clean=True)
             if trace is not None:
                 best[name] = InvariantResult(
-                    name, False, k, trace, shortest=plain[name].shortest, primary=True,
+                    name,
+                    False,
+                    k,
+                    trace,
+                    shortest=plain[name].shortest,
+                    primary=True,
                     seconds=time.perf_counter() - inv_start[name],
                 )
         if len(best) == len(names) or k >= depth:
@@ -165,7 +175,11 @@ def bmc(
                 InvariantResult(inv.name, True, depth, seconds=time.perf_counter() - start)
             )
     return BmcResult(
-        variant, dict(sizes), depth, tuple(results), time.perf_counter() - start,
+        variant,
+        dict(sizes),
+        depth,
+        tuple(results),
+        time.perf_counter() - start,
         stats={"unrolled": float(unroller.depth)},
     )
 

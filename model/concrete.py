@@ -55,9 +55,7 @@ class Concrete:
         self.protocol = inst.protocol
         self.logic = PyLogic(inst.sizes)
         self._cells = {v.name: inst.cells(v) for v in self.protocol.vars}
-        self._where = {
-            v.name: (i, inst._strides[v.name]) for i, v in enumerate(self.protocol.vars)
-        }
+        self._where = {v.name: (i, inst._strides[v.name]) for i, v in enumerate(self.protocol.vars)}
         self._bodies = {a.name: a.body for a in self.protocol.actions}
         self._compiled = compiled
         self._compiler: _Compiler | None = None
@@ -85,8 +83,10 @@ class Concrete:
         for v in free:
             domain = [False, True] if v.kind == "bool" else list(v.kind.values)  # type: ignore[union-attr]
             choices.append(
-                [dict(zip(self._cells[v.name], vals, strict=True))
-                 for vals in itertools.product(domain, repeat=len(self._cells[v.name]))]
+                [
+                    dict(zip(self._cells[v.name], vals, strict=True))
+                    for vals in itertools.product(domain, repeat=len(self._cells[v.name]))
+                ]
             )
         for combo in itertools.product(*choices):
             state = self.make_state({v.name: c for v, c in zip(free, combo, strict=True)})
@@ -206,7 +206,8 @@ class _Sym:
     __slots__ = ("args", "is_bool", "op")
 
     def __init__(self, op: str, args: tuple[Any, ...], is_bool: bool) -> None:
-        self.op = op  # "cell" (args: local name, var index), "and", "or", "not", "ite", "eq", "bool"
+        # "cell" (args: local name, var index), "and", "or", "not", "ite", "eq", "bool"
+        self.op = op
         self.args = args
         self.is_bool = is_bool
 
@@ -416,8 +417,11 @@ class _Compiler:
         if any(g is False for g in guards):
             return None, []
         guard = " and ".join(self._render(g, {}, used) for g in guards if g is not True)
-        changed = {i: row for i, row in rows.items() if any(
-            c is not old for c, old in zip(row, self.cells[i], strict=True))}
+        changed = {
+            i: row
+            for i, row in rows.items()
+            if any(c is not old for c, old in zip(row, self.cells[i], strict=True))
+        }
         names: dict[int, str] = {}
         lines = []
         for n, x in enumerate(self._shared([c for row in changed.values() for c in row])):

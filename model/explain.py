@@ -55,7 +55,8 @@ def explain(concrete: Concrete, states: list[State], inv_name: str) -> str:
         for r in reqs:
             if val(last, "leaked", (r,)):
                 bad = [
-                    p for p in pages
+                    p
+                    for p in pages
                     if val(last, "owns", (r, p))
                     and not (val(last, "holds", (p, r)) and val(last, "filled", (p,)))
                 ]

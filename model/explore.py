@@ -37,7 +37,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 from typing import Any
 
 import networkx as nx
@@ -102,7 +101,8 @@ def explore(
 
     ``graph``: also build the state graph (networkx ``DiGraph``: nodes are state ids in
     discovery order with attributes ``state``, ``depth``, ``violated``, ``deadlock``;
-    edges carry ``actions``, the instances leading there), for ``--dot``/``--graphml``.
+    edges carry ``actions``, the instances leading there; ``graph["protocol"]``), for
+    ``--dot``/``--graphml``. Ids rather than ``State`` nodes keep exports readable.
     """
     start = time.perf_counter()
     inst = Instance(protocol, sizes)
@@ -112,6 +112,7 @@ def explore(
         if s not in protocol.symmetric:
             raise ValueError(f"sort {s!r} is not symmetric in {protocol.name}")
     canon = _canonicaliser(concrete, sym)
+    same = getattr(canon, "same", _always)
     succ = concrete.successor_data
     violated_fn = concrete.violated
     names = tuple(i.name for i in protocol.safety)
@@ -173,7 +174,8 @@ def explore(
         moved = False
         for action, nxt in succ(data):
             transitions += 1
-            nxt = canon(nxt)
+            if not same(data, nxt):
+                nxt = canon(nxt)
             nid = ids.get(nxt)
             if nid is None:
                 nid = add(nxt, sid, action)
@@ -198,6 +200,7 @@ def explore(
     g = None
     if graph:
         g = _graph(datas, parent, dist, edges, bad, set(deadlocked), violated_fn)
+        g.graph["protocol"] = protocol
     return ExploreResult(
         variant=variant,
         sizes=dict(sizes),
@@ -225,7 +228,7 @@ def explore(
 def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any], Any]:
     """The function mapping ``State.data`` to its orbit's representative."""
     if not sorts:
-        return lambda d: d
+        return _identity
     if len(sorts) > 1:
         raise ValueError("symmetry reduction supports one sort at a time")
     (sort,) = sorts
@@ -243,37 +246,52 @@ def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any]
         cells = inst.cells(v)
         per = [[j for j, args in enumerate(cells) if args[k] == e] for e in range(n)]
         columns.append((i, per))
-    key_of = [
-        [(i, j) for i, per in columns for j in per[e]] for e in range(n)
-    ]
-    # Each element's key is the tuple of its cells, in the same order for every element.
-    src = ["def key(d):"]
-    for e in range(n):
-        cells = ", ".join(f"d[{i}][{j}]" for i, j in key_of[e])
-        src.append(f"    k{e} = ({cells},)")
-    src.append(f"    return ({', '.join(f'k{e}' for e in range(n))},)")
+    # Each element's key: its cells, in the same order for every element; slices where
+    # the sort's argument comes first or last (C speed), single reads otherwise.
+    parts: list[list[str]] = [[] for _ in range(n)]
+    for i, v in enumerate(concrete.protocol.vars):
+        if sort not in v.args:
+            continue
+        k = v.args.index(sort)
+        width = len(concrete._cells[v.name]) // n
+        for e in range(n):
+            if len(v.args) == 1:
+                parts[e].append(f"d[{i}][{e}]")
+            elif k == len(v.args) - 1:
+                parts[e].append(f"d[{i}][{e}::{n}]")
+            elif k == 0:
+                parts[e].append(f"d[{i}][{e * width}:{(e + 1) * width}]")
+            else:
+                cells = dict(columns)[i][e]
+                parts[e].append("(" + "".join(f"d[{i}][{j}], " for j in cells) + ")")
+    src = ["def key(d):", f"    return [{', '.join('(' + ', '.join(p) + ',)' for p in parts)}]"]
     scope: dict[str, Any] = {}
-    exec(compile("\n".join(src), f"<kvproof:canon:{sort}>", "exec"), scope)
+    exec(compile("\n".join(src), f"<kvproof:key:{sort}>", "exec"), scope)
     keys = scope["key"]
     identity = tuple(range(n))
     movers: dict[tuple[int, ...], Callable[[Any], Any]] = {}
     nvars = len(concrete.protocol.vars)
 
     def mover(perm: tuple[int, ...]) -> Callable[[Any], Any]:
-        """New element ``e`` takes old element ``perm[e]``'s cells."""
-        getters: list[Any] = [None] * nvars
+        """New element ``e`` takes old element ``perm[e]``'s cells (generated code)."""
+        getters = {}
         for i, per in columns:
-            size = len(concrete._cells[concrete.protocol.vars[i].name])
-            index = list(range(size))
+            index = list(range(len(concrete._cells[concrete.protocol.vars[i].name])))
             for e in range(n):
                 for j_new, j_old in zip(per[e], per[perm[e]], strict=True):
                     index[j_new] = j_old
-            getters[i] = itemgetter(*index) if size > 1 else (lambda row: row)
-
-        def move(d: Any) -> Any:
-            return tuple(row if g is None else g(row) for row, g in zip(d, getters, strict=True))
-
-        return move
+            getters[i] = index
+        parts = []
+        for i in range(nvars):
+            if i in getters:
+                parts.append("(" + "".join(f"r{i}[{j}], " for j in getters[i]) + ")")
+            else:
+                parts.append(f"d[{i}]")
+        unpack = [f"    r{i} = d[{i}]" for i in getters]
+        src = ["def move(d):", *unpack, f"    return ({', '.join(parts)},)"]
+        scope: dict[str, Any] = {}
+        exec(compile("\n".join(src), f"<kvproof:move:{sort}>", "exec"), scope)
+        return scope["move"]  # type: ignore[no-any-return]
 
     def canon(d: Any) -> Any:
         k = keys(d)
@@ -285,7 +303,20 @@ def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any]
             move = movers[perm] = mover(perm)
         return move(d)
 
+    # The key reads only the sort's rows: a successor that left them equal to those of a
+    # canonical parent is canonical already (most steps touch few rows).
+    same = " and ".join(f"d[{i}] == p[{i}]" for i, _ in columns)
+    exec(compile(f"def same(p, d):\n    return {same}", "<kvproof:same>", "exec"), scope)
+    canon.same = scope["same"]  # type: ignore[attr-defined]
     return canon
+
+
+def _identity(d: Any) -> Any:
+    return d
+
+
+def _always(p: Any, d: Any) -> bool:
+    return True
 
 
 # -- traces and graph ------------------------------------------------------------------------
@@ -320,8 +351,9 @@ def _trace(
         action, state = next((o for o in options if o[0] == recorded), options[0])
         steps.append(action)
     init = initial_assignment(concrete, State(datas[nid]))
-    trace = Trace(variant, dict(sizes), init, tuple(steps), violated=violated,
-                  meta={"source": "explore"})
+    trace = Trace(
+        variant, dict(sizes), init, tuple(steps), violated=violated, meta={"source": "explore"}
+    )
     states = replay(trace, concrete)
     if violated is not None and violated not in concrete.violated(states[-1]):
         raise ReplayError(f"explore: the trace for {violated} does not end in a violation")

@@ -116,9 +116,7 @@ def build_handoff(sw: Switches) -> Protocol:
                     lambda q: s.and_(s.ne(q, p), s.dst(r, q), s.not_(s.posted(r, q))),
                 )
             )
-        s.require(
-            s.implies(placeholder(s, r), s.forall("Page", lambda q: s.not_(s.posted(r, q))))
-        )
+        s.require(s.implies(placeholder(s, r), s.forall("Page", lambda q: s.not_(s.posted(r, q)))))
         s.set("posted", (r, p), True)
         s.set("inflight", (r, p), True)
 
@@ -155,7 +153,9 @@ def build_handoff(sw: Switches) -> Protocol:
         s.require(no_inflight(s, r))
         abort_wins = False if sw.success_overwrites_abort else s.pend(r)
         # KVPoll: Failed always overwrites; #33507: Success overwrote the pending abort.
-        s.set("poll", (r,), s.ite(s.or_(s.eq(s.poll(r), "failed"), abort_wins), "failed", "success"))
+        s.set(
+            "poll", (r,), s.ite(s.or_(s.eq(s.poll(r), "failed"), abort_wins), "failed", "success")
+        )
 
     def fail(s: Any, r: Any) -> None:
         # Mooncake: the batch reports FAILED; writes already posted may still land.

@@ -173,8 +173,12 @@ class Prover:
 
         def done(**kw: Any) -> ProofResult:
             return ProofResult(
-                self.protocol.name, seconds=time.perf_counter() - start,
-                conjuncts=names, queries=self.queries, cores=cores, **kw,
+                self.protocol.name,
+                seconds=time.perf_counter() - start,
+                conjuncts=names,
+                queries=self.queries,
+                cores=cores,
+                **kw,
             )
 
         # (1) init => each conjunct

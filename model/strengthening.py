@@ -85,7 +85,9 @@ def strengthening(sw: Switches) -> tuple[Invariant, ...]:
         ),
         Invariant(
             "sender_while_held",
-            all_r(lambda s, r: s.implies(can_post(s, r), s.isin(s.dphase(r), "transfer", "draining"))),
+            all_r(
+                lambda s, r: s.implies(can_post(s, r), s.isin(s.dphase(r), "transfer", "draining"))
+            ),
             safety=False,
         ),
         Invariant(

@@ -50,11 +50,7 @@ def initial_assignment(concrete: Concrete, state: State) -> dict[str, dict[tuple
     """The rigid / free-init part of a state, as a trace's ``init``."""
     proto = concrete.protocol
     values = concrete.as_dict(state)
-    return {
-        v.name: values[v.name]
-        for v in proto.vars
-        if v.rigid or v.name in proto.free_init
-    }
+    return {v.name: values[v.name] for v in proto.vars if v.rigid or v.name in proto.free_init}
 
 
 def instance_of(trace: Trace, protocol: Any) -> Instance:

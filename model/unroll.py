@@ -114,9 +114,7 @@ class Unroller:
         self.states.append(post)
         self.choices.append((act, [e[0] for e in enabled]))
 
-    def _break_symmetry(
-        self, k: int, sels: list[Any], chosen: list[ActionInstance]
-    ) -> None:
+    def _break_symmetry(self, k: int, sels: list[Any], chosen: list[ActionInstance]) -> None:
         if not self.symmetric:
             return
         before = self.touched[k]
@@ -130,7 +128,9 @@ class Unroller:
                     if e > 0 and (e - 1) not in mine:
                         prev = before[(sort, e - 1)]
                         if prev is not True:
-                            self.solver.add(z3.Implies(sel, prev) if prev is not False else z3.Not(sel))
+                            self.solver.add(
+                                z3.Implies(sel, prev) if prev is not False else z3.Not(sel)
+                            )
         for key, value in after.items():
             if not isinstance(value, bool):
                 fresh = z3.Bool(f"touched:{key[0]}{key[1]}@{k + 1}")
@@ -152,7 +152,9 @@ class Unroller:
         return out
 
     # -- reading a model -----------------------------------------------------------------
-    def trace_from_model(self, model: z3.ModelRef, length: int) -> tuple[dict, list[ActionInstance]]:
+    def trace_from_model(
+        self, model: z3.ModelRef, length: int
+    ) -> tuple[dict, list[ActionInstance]]:
         init: dict[str, dict[tuple[int, ...], Any]] = {}
         for v in self.protocol.vars:
             if not (v.rigid or v.name in self.protocol.free_init):

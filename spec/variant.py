@@ -9,7 +9,7 @@ naming the file and the key, never a silent default.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -118,11 +118,17 @@ _TOP_KEYS = {
 }
 _OPTIONAL = {"counterpart", "bmc_depth"}
 
+# The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
+# function of the parsed switches (a user protocol names its invariants once, in its DSL).
+InvariantNames = Collection[str] | Callable[[Any], Collection[str]] | None
 
-def _check_table(
-    data: Mapping[str, Any], cls: type, path: Path, table: str
-) -> dict[str, Any]:
+
+def _check_table(data: Mapping[str, Any], cls: type, path: Path, table: str) -> dict[str, Any]:
     want = {f.name: f.type for f in fields(cls)}
+    # A user protocol's switches dataclass lists its enumerated values in ``CHOICES``.
+    choices: Mapping[str, tuple[str, ...]] = (
+        CHOICES if cls is Switches else getattr(cls, "CHOICES", {})
+    )
     for key in data:
         if key not in want:
             raise KvproofInputError(f"unknown key '{table}.{key}'", str(path))
@@ -141,12 +147,11 @@ def _check_table(
                 raise KvproofInputError(
                     f"'{table}.{name}' must be a positive integer, got {value!r}", str(path)
                 )
-        elif name in CHOICES:
-            if value not in CHOICES[name]:
-                allowed = ", ".join(CHOICES[name])
-                raise KvproofInputError(
-                    f"'{table}.{name}' must be one of {allowed}, got {value!r}", str(path)
-                )
+        elif name in choices and value not in choices[name]:
+            allowed = ", ".join(choices[name])
+            raise KvproofInputError(
+                f"'{table}.{name}' must be one of {allowed}, got {value!r}", str(path)
+            )
         out[name] = value
     return out
 
@@ -160,8 +165,18 @@ def _sizes(data: Any, path: Path, table: str) -> Sizes:
     return sizes
 
 
-def parse_variant(text: str, path: Path) -> Variant:
-    """Parse and validate one variant file's text."""
+def parse_variant(
+    text: str,
+    path: Path,
+    switches_type: type = Switches,
+    invariants: InvariantNames = None,
+) -> Variant:
+    """Parse and validate one variant file's text.
+
+    ``switches_type`` and ``invariants`` let a user protocol (``--protocol``) have its own
+    variants: its own frozen switches dataclass (enumerated values in a ``CHOICES`` class
+    attribute) and its own invariant names. The defaults are kvproof's handoff.
+    """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -176,19 +191,18 @@ def parse_variant(text: str, path: Path) -> Variant:
             raise KvproofInputError(f"missing key '{key}'", str(path))
         if not isinstance(data[key], typ):
             raise KvproofInputError(f"'{key}' must be a {typ.__name__}", str(path))
-    switches = Switches(**_check_table(data["switches"], Switches, path, "switches"))
+    switches = switches_type(**_check_table(data["switches"], switches_type, path, "switches"))
+    names = _invariant_names(invariants, switches)
     expect = data["expect"]
     for inv, verdict in expect.items():
-        if inv not in INVARIANTS:
-            known = ", ".join(INVARIANTS)
-            raise KvproofInputError(
-                f"unknown invariant 'expect.{inv}' (known: {known})", str(path)
-            )
+        if inv not in names:
+            known = ", ".join(names)
+            raise KvproofInputError(f"unknown invariant 'expect.{inv}' (known: {known})", str(path))
         if verdict not in VERDICTS:
             raise KvproofInputError(
                 f"'expect.{inv}' must be 'holds' or 'violated', got {verdict!r}", str(path)
             )
-    for inv in INVARIANTS:
+    for inv in names:
         if inv not in expect:
             raise KvproofInputError(f"missing key 'expect.{inv}'", str(path))
     sources = data["sources"]
@@ -210,18 +224,28 @@ def parse_variant(text: str, path: Path) -> Variant:
     )
 
 
+def _invariant_names(invariants: InvariantNames, switches: Any) -> tuple[str, ...]:
+    if invariants is None:
+        return tuple(INVARIANTS)
+    if callable(invariants):
+        return tuple(invariants(switches))
+    return tuple(invariants)
+
+
 def _depth(value: object, path: Path) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 64:
         raise KvproofInputError(f"'bmc_depth' must be an integer 1..64, got {value!r}", str(path))
     return value
 
 
-def load_variant_file(path: Path) -> Variant:
+def load_variant_file(
+    path: Path, switches_type: type = Switches, invariants: InvariantNames = None
+) -> Variant:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise KvproofInputError(f"cannot read variant: {exc.strerror}", str(path)) from None
-    variant = parse_variant(text, path)
+    variant = parse_variant(text, path, switches_type, invariants)
     if variant.name != path.stem:
         raise KvproofInputError(
             f"'name' is {variant.name!r} but the file is named {path.stem!r}", str(path)
@@ -229,20 +253,27 @@ def load_variant_file(path: Path) -> Variant:
     return variant
 
 
-def list_variants(folder: Path = VARIANTS_DIR) -> list[Variant]:
+def list_variants(
+    folder: Path = VARIANTS_DIR, switches_type: type = Switches, invariants: InvariantNames = None
+) -> list[Variant]:
     """Every variant in ``folder``, sorted by name."""
-    return [load_variant_file(p) for p in sorted(folder.glob("*.toml"))]
+    return [load_variant_file(p, switches_type, invariants) for p in sorted(folder.glob("*.toml"))]
 
 
-def load_variant(name_or_path: str, folder: Path = VARIANTS_DIR) -> Variant:
+def load_variant(
+    name_or_path: str,
+    folder: Path = VARIANTS_DIR,
+    switches_type: type = Switches,
+    invariants: InvariantNames = None,
+) -> Variant:
     """A variant by name (from ``folder``) or by the path of a ``.toml`` file."""
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml":
         if not candidate.exists():
             raise KvproofInputError("no such variant file", name_or_path)
-        return load_variant_file(candidate)
+        return load_variant_file(candidate, switches_type, invariants)
     path = folder / f"{name_or_path}.toml"
     if not path.exists():
         known = ", ".join(p.stem for p in sorted(folder.glob("*.toml")))
         raise KvproofInputError(f"no such variant (known: {known})", name_or_path)
-    return load_variant_file(path)
+    return load_variant_file(path, switches_type, invariants)

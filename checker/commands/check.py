@@ -21,47 +21,52 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--requests", type=int, default=3, help="requests (default 3)")
     parser.add_argument("--pages", type=int, default=6, help="decode pages (default 6)")
     parser.add_argument(
-        "--invariant", action="append", metavar="NAME", help="check only this invariant (repeatable)"
+        "--invariant",
+        action="append",
+        metavar="NAME",
+        help="check only this invariant (repeatable)",
     )
     parser.add_argument("--prove", action="store_true", help="also prove for all sizes")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--out", type=Path, help="write traces (.jsonl and .itf.json) here")
     parser.add_argument("--junit", type=Path, help="write a JUnit XML report")
     parser.add_argument("--sarif", type=Path, help="write a SARIF report")
-    parser.add_argument(
-        "--protocol", help="user protocol factory 'module:attr' (see README)"
-    )
+    parser.add_argument("--protocol", help="user protocol factory 'module:attr' (see README)")
     parser.add_argument(
         "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console  # noqa: PLC0415
+    from rich.console import Console
 
-    from kvproof.checker import check_report, checking  # noqa: PLC0415
-    from kvproof.checker.protocols import load_factory, resolve_variants  # noqa: PLC0415
-    from kvproof.spec.errors import KvproofInputError  # noqa: PLC0415
+    from kvproof.checker import check_report, checking
+    from kvproof.checker.protocols import load_protocol, resolve_variants
+    from kvproof.spec.errors import KvproofInputError
 
     if (args.depth is not None and args.depth < 0) or args.requests < 1 or args.pages < 1:
         raise KvproofInputError("--depth must be >= 0, --requests and --pages >= 1")
     if not args.variants and not args.all:
         raise KvproofInputError("name at least one VARIANT, or --all")
-    factory = load_factory(args.protocol) if args.protocol else None
-    variants = resolve_variants(args.variants, args.all, args.variants_dir)
+    user = load_protocol(args.protocol) if args.protocol else None
+    factory = user.factory if user else None
+    variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     console = Console(stderr=args.json)
     checks = []
     results = []
     for variant in variants:
         with console.status(f"checking {variant.name} ..."):
             check = checking.check_variant(
-                variant, requests=args.requests, pages=args.pages,
+                variant,
+                requests=args.requests,
+                pages=args.pages,
                 depth=args.depth if args.depth is not None else variant.bmc_depth,
-                factory=factory, invariants=args.invariant,
+                factory=factory,
+                invariants=args.invariant,
             )
             # --all proves every fixed variant: "holds" must mean "for all sizes" there.
             if args.prove or (args.all and not variant.buggy):
-                from kvproof.model.induction import prove  # noqa: PLC0415
+                from kvproof.model.induction import prove
 
                 check = checking.VariantCheck(
                     check.variant, check.protocol, check.bmc, prove(check.protocol)
@@ -79,11 +84,11 @@ def run(args: argparse.Namespace) -> int:
         json.dump(results if (args.all or len(results) > 1) else results[0], sys.stdout, indent=2)
         print()
     if args.junit:
-        from kvproof.checker.gate import write_junit  # noqa: PLC0415
+        from kvproof.checker.gate import write_junit
 
         write_junit(checks, args.junit)
     if args.sarif:
-        from kvproof.checker.gate import write_sarif  # noqa: PLC0415
+        from kvproof.checker.gate import write_sarif
 
         write_sarif(checks, args.sarif)
     if args.all:
@@ -92,8 +97,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]
-    from kvproof.checker.itf import write_itf  # noqa: PLC0415
-    from kvproof.checker.tracefile import write_jsonl  # noqa: PLC0415
+    from kvproof.checker.itf import write_itf
+    from kvproof.checker.tracefile import write_jsonl
 
     out.mkdir(parents=True, exist_ok=True)
     for r in check.bmc.results:

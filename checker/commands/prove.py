@@ -13,7 +13,9 @@ from pathlib import Path
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variants", nargs="*", metavar="VARIANT", help="name or .toml path")
     parser.add_argument("--all", action="store_true", help="every fixed variant")
-    parser.add_argument("--cores", action="store_true", help="show which conjuncts each step needed")
+    parser.add_argument(
+        "--cores", action="store_true", help="show which conjuncts each step needed"
+    )
     parser.add_argument("--timeout", type=int, default=60, help="seconds per solver query")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
@@ -21,18 +23,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console  # noqa: PLC0415
+    from rich.console import Console
 
-    from kvproof.checker.protocols import load_factory, resolve_variants  # noqa: PLC0415
-    from kvproof.checker.proof_report import render_proof  # noqa: PLC0415
-    from kvproof.model.handoff import build_handoff  # noqa: PLC0415
-    from kvproof.model.induction import prove  # noqa: PLC0415
-    from kvproof.spec.errors import KvproofInputError  # noqa: PLC0415
+    from kvproof.checker.proof_report import render_proof
+    from kvproof.checker.protocols import load_protocol, resolve_variants
+    from kvproof.model.handoff import build_handoff
+    from kvproof.model.induction import prove
+    from kvproof.spec.errors import KvproofInputError
 
     if not args.variants and not args.all:
         raise KvproofInputError("name at least one VARIANT, or --all")
-    factory = load_factory(args.protocol) if args.protocol else build_handoff
-    variants = resolve_variants(args.variants, args.all, args.variants_dir)
+    user = load_protocol(args.protocol) if args.protocol else None
+    factory = user.factory if user else build_handoff
+    variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     if args.all:
         variants = [v for v in variants if not v.buggy]
     console = Console(stderr=args.json)

@@ -125,10 +125,7 @@ def print_report(report: Any, console: Any = None) -> None:
                 why.append(f"canary of tenant {', '.join(f.foreign_canaries)}")
             if not f.tokens_match:
                 why.append("tokens differ from the single-node engine")
-            console.print(
-                f"[bold red]LEAK[/] {who} got 200: {text!r} "
-                f"({'; '.join(why)})"
-            )
+            console.print(f"[bold red]LEAK[/] {who} got 200: {text!r} ({'; '.join(why)})")
             for sp in f.stale_pages:
                 console.print(f"  table[{sp.index}] page {sp.page}: {sp.describe()}")
         else:

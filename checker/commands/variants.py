@@ -11,21 +11,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console  # noqa: PLC0415
-    from rich.table import Table  # noqa: PLC0415
+    from rich.console import Console
+    from rich.table import Table
 
-    from kvproof.spec.variant import list_variants  # noqa: PLC0415
+    from kvproof.spec.variant import list_variants
 
     variants = list_variants()
     if args.json:
-        print(json.dumps([
-            {
-                "name": v.name, "engine": v.engine, "version": v.version, "buggy": v.buggy,
-                "summary": v.summary, "sources": list(v.sources), "expect": dict(v.expect),
-                "counterpart": v.counterpart,
-            }
-            for v in variants
-        ], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": v.name,
+                        "engine": v.engine,
+                        "version": v.version,
+                        "buggy": v.buggy,
+                        "summary": v.summary,
+                        "sources": list(v.sources),
+                        "expect": dict(v.expect),
+                        "counterpart": v.counterpart,
+                    }
+                    for v in variants
+                ],
+                indent=2,
+            )
+        )
         return 0
     table = Table(title="kvproof variants")
     for col in ("variant", "kind", "expected violations", "source"):

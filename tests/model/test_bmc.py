@@ -38,7 +38,8 @@ def test_incident_counterexample_replays_and_tells_the_story() -> None:
     assert concrete.value(last, "resp", (r,)) == "ok"
     # ... and reads a page whose bytes are not its own: another request's stale KV.
     stale = [
-        p for p in range(SIZES["Page"])
+        p
+        for p in range(SIZES["Page"])
         if concrete.value(last, "owns", (r, p)) and not concrete.value(last, "holds", (p, r))
     ]
     assert stale
@@ -84,6 +85,7 @@ def test_check_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     iso = next(i for i in data["invariants"] if i["name"] == "isolation")
     assert iso["trace"][-1]["action"] == "commit"
     assert "200" in iso["explanation"] and "earlier request" in iso["explanation"]
-    code = main(["check", "sglang-0.5.22-pd", "--depth", "8", "--json", "--requests", "2",
-                 "--pages", "3"])
+    code = main(
+        ["check", "sglang-0.5.22-pd", "--depth", "8", "--json", "--requests", "2", "--pages", "3"]
+    )
     assert code == 0

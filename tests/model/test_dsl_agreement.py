@@ -96,8 +96,7 @@ def test_invariants_agree(data, variant: str) -> None:  # type: ignore[no-untype
     logic = Z3Logic(dict(SIZES), enums, enum_as_bv=True)
     cells = {
         v.name: [
-            logic.lift(x, sort=logic.sort_of(v.kind))
-            for x in state.data[inst.var_index[v.name]]
+            logic.lift(x, sort=logic.sort_of(v.kind)) for x in state.data[inst.var_index[v.name]]
         ]
         for v in protocol.vars
     }

@@ -39,19 +39,31 @@ def test_catalog_loads_with_sources_and_expectations() -> None:
 @pytest.mark.parametrize(
     ("edit", "needle"),
     [
-        (lambda t: t.replace("page_tags = false", "page_tags = false\nturbo = true"),
-         "unknown key 'switches.turbo'"),
-        (lambda t: t.replace('release = "immediate"', 'release = "never"'),
-         "'switches.release' must be one of"),
-        (lambda t: t.replace("page_tags = false", 'page_tags = "no"'),
-         "'switches.page_tags' must be true or false"),
+        (
+            lambda t: t.replace("page_tags = false", "page_tags = false\nturbo = true"),
+            "unknown key 'switches.turbo'",
+        ),
+        (
+            lambda t: t.replace('release = "immediate"', 'release = "never"'),
+            "'switches.release' must be one of",
+        ),
+        (
+            lambda t: t.replace("page_tags = false", 'page_tags = "no"'),
+            "'switches.page_tags' must be true or false",
+        ),
         (lambda t: t.replace("page_tags = false\n", ""), "missing key 'switches.page_tags'"),
-        (lambda t: t.replace('one_owner = "holds"', 'one_owner = "maybe"'),
-         "'expect.one_owner' must be 'holds' or 'violated'"),
-        (lambda t: t.replace('one_owner = "holds"', 'one_owner = "holds"\nliveness = "holds"'),
-         "unknown invariant 'expect.liveness'"),
-        (lambda t: t.replace("page_size = 64", "page_size = -1"),
-         "'deployment.page_size' must be a positive integer"),
+        (
+            lambda t: t.replace('one_owner = "holds"', 'one_owner = "maybe"'),
+            "'expect.one_owner' must be 'holds' or 'violated'",
+        ),
+        (
+            lambda t: t.replace('one_owner = "holds"', 'one_owner = "holds"\nliveness = "holds"'),
+            "unknown invariant 'expect.liveness'",
+        ),
+        (
+            lambda t: t.replace("page_size = 64", "page_size = -1"),
+            "'deployment.page_size' must be a positive integer",
+        ),
         (lambda t: t + "\n[[", "malformed TOML"),
         (lambda t: t.replace('name = "sglang-0.5.19-pd"', 'name = "other"'), "file is named"),
     ],
@@ -64,11 +76,15 @@ def test_bad_variant_names_file_and_key(tmp_path: Path, edit, needle: str) -> No
     assert str(path) in str(info.value)
 
 
-def test_cli_bad_input_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_input_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["check", "no-such-variant"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no such variant" in err and "Traceback" not in err
-    bad = _write(tmp_path, INCIDENT.read_text().replace("page_tags = false", "page_tags = false\nx = 1"))
+    bad = _write(
+        tmp_path, INCIDENT.read_text().replace("page_tags = false", "page_tags = false\nx = 1")
+    )
     assert main(["check", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "switches.x" in err and str(bad) in err

@@ -1,0 +1,304 @@
+"""Explicit-state search of a small instance: state counts, shortest counterexamples, deadlocks.
+
+``kvproof explore VARIANT --requests N --pages M``: breadth-first search of every reachable
+state (TLC style, pages reduced by symmetry), per invariant a shortest counterexample
+(replayed), deadlocks (requests stuck holding pages), and optionally the state graph as
+DOT or GraphML. The slow baseline next to ``kvproof check`` (BMC) and ``kvproof prove``.
+Exit 0 no violation, 1 a violation, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("variant", metavar="VARIANT", help="variant name or .toml path")
+    parser.add_argument("--requests", type=int, default=2, help="requests (default 2)")
+    parser.add_argument("--pages", type=int, default=3, help="decode pages (default 3)")
+    parser.add_argument("--max-states", type=int, metavar="N", help="stop after N states")
+    parser.add_argument("--max-seconds", type=float, metavar="S", help="stop after S seconds")
+    parser.add_argument(
+        "--no-symmetry", action="store_true", help="do not reduce states under page permutations"
+    )
+    parser.add_argument(
+        "--stop-at-violation",
+        action="store_true",
+        help="do not expand violating states (TLC): shortest traces without earlier violations",
+    )
+    parser.add_argument("--dot", metavar="FILE", help="write the state graph as Graphviz DOT")
+    parser.add_argument("--graphml", metavar="FILE", help="write the state graph as GraphML")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kvproof.model.explore import explore
+    from kvproof.model.handoff import build_handoff
+    from kvproof.spec.errors import KvproofInputError
+    from kvproof.spec.variant import load_variant
+
+    variant = load_variant(args.variant)
+    for flag, value in (("--requests", args.requests), ("--pages", args.pages)):
+        if value < 1:
+            raise KvproofInputError(f"must be at least 1, got {value}", flag)
+    if args.max_states is not None and args.max_states < 1:
+        raise KvproofInputError(f"must be at least 1, got {args.max_states}", "--max-states")
+    for flag, path in (("--dot", args.dot), ("--graphml", args.graphml)):
+        if path and not Path(path).resolve().parent.is_dir():
+            raise KvproofInputError("no such folder", f"{flag} {path}")
+    protocol = build_handoff(variant.switches)
+    sizes = {"Req": args.requests, "Page": args.pages}
+    kwargs: dict[str, Any] = dict(
+        variant=variant.name,
+        symmetry=() if args.no_symmetry else ("Page",),
+        stop_at_violation=args.stop_at_violation,
+        max_states=args.max_states,
+        max_seconds=args.max_seconds,
+        graph=bool(args.dot or args.graphml),
+    )
+    if args.json:
+        result = explore(protocol, sizes, **kwargs)
+    else:
+        result = _with_progress(protocol, sizes, kwargs)
+    if args.dot:
+        Path(args.dot).write_text(to_dot(result), encoding="utf-8")
+    if args.graphml:
+        import networkx as nx
+
+        nx.write_graphml(graphml_graph(result), args.graphml)
+    if args.json:
+        print(json.dumps(as_json(result, protocol), indent=2))
+    else:
+        _print_rich(result, protocol)
+    return 1 if result.violated else 0
+
+
+def _with_progress(protocol: Any, sizes: dict[str, int], kwargs: dict[str, Any]) -> Any:
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from kvproof.model.explore import explore
+
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), transient=True
+    ) as bar:
+        task = bar.add_task("exploring")
+
+        def progress(states: int, depth: int, left: int) -> None:
+            bar.update(task, description=f"{states:,} states, depth {depth}, {left:,} left")
+
+        return explore(protocol, sizes, progress=progress, **kwargs)
+
+
+# -- rendering -------------------------------------------------------------------------------
+
+
+def _describe(concrete: Any, var: str, args: tuple[int, ...]) -> str:
+    return str(concrete.inst.describe(var, args))
+
+
+def _steps(trace: Any, protocol: Any) -> list[dict[str, Any]]:
+    """One row per step: the action, its arguments, the cells it changed."""
+    from kvproof.model.concrete import Concrete
+    from kvproof.model.instance import Instance, element_name
+    from kvproof.model.trace import replay
+
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    states = replay(trace, concrete)
+    rows = []
+    for k, step in enumerate(trace.steps):
+        params = protocol.action(step.action).params
+        rows.append(
+            {
+                "step": k + 1,
+                "action": step.action,
+                "args": [element_name(s, a) for s, a in zip(params, step.args, strict=True)],
+                "changes": [
+                    f"{_describe(concrete, var, a)}: {old} -> {new}"
+                    for var, a, old, new in concrete.diff(states[k], states[k + 1])
+                ],
+                "violated": concrete.violated(states[k + 1]),
+            }
+        )
+    return rows
+
+
+def _initial(trace: Any, protocol: Any) -> list[str]:
+    """The initial state's free choices that are not defaults (e.g. over_p(r0))."""
+    from kvproof.model.instance import Instance
+
+    inst = Instance(protocol, trace.sizes)
+    return [
+        inst.describe(var, args)
+        for var, cells in trace.init.items()
+        for args, value in cells.items()
+        if value != protocol.var(var).default
+    ]
+
+
+def as_json(result: Any, protocol: Any) -> dict[str, Any]:
+    def trace(t: Any) -> dict[str, Any] | None:
+        if t is None:
+            return None
+        return {"length": len(t), "initial": _initial(t, protocol), "steps": _steps(t, protocol)}
+
+    return {
+        "variant": result.variant,
+        "sizes": result.sizes,
+        "states": result.states,
+        "transitions": result.transitions,
+        "initial_states": result.initial,
+        "diameter": result.diameter,
+        "terminal": result.terminal,
+        "deadlocks": result.deadlocks,
+        "truncated": result.truncated,
+        "symmetry": list(result.symmetry),
+        "stop_at_violation": result.stop_at_violation,
+        "seconds": round(result.seconds, 3),
+        "invariants": {
+            name: {
+                "verdict": "holds" if result.holds(name) else "violated",
+                "shortest": result.shortest(name),
+                "violating_states": result.violating[name],
+                "counterexample": trace(result.counterexamples.get(name)),
+            }
+            for name in result.invariants
+        },
+        "deadlock": trace(result.deadlock),
+    }
+
+
+def _print_rich(result: Any, protocol: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    sizes = f"{result.sizes['Req']} requests, {result.sizes['Page']} pages"
+    counts = Table(title=f"explore {result.variant}: {sizes}")
+    counts.add_column("measure")
+    counts.add_column("value", justify="right")
+    reduction = ", ".join(result.symmetry) or "none"
+    for name, value in (
+        ("states", f"{result.states:,}"),
+        ("transitions", f"{result.transitions:,}"),
+        ("initial states", f"{result.initial:,}"),
+        ("diameter (BFS depth)", str(result.diameter)),
+        ("terminal states", f"{result.terminal:,}"),
+        ("deadlocks", f"{result.deadlocks:,}"),
+        ("symmetry reduction", reduction),
+        ("seconds", f"{result.seconds:.2f}"),
+    ):
+        counts.add_row(name, value)
+    console.print(counts)
+    if result.truncated:
+        console.print(
+            "[yellow]truncated[/]: the state or time budget ran out; counts are lower "
+            "bounds and 'holds' means 'not violated in the explored part'"
+        )
+    verdicts = Table(title="invariants")
+    for col in ("invariant", "verdict", "shortest", "violating states"):
+        verdicts.add_column(col)
+    for name in result.invariants:
+        ok = result.holds(name)
+        verdicts.add_row(
+            name,
+            "[green]holds[/]" if ok else "[bold red]violated[/]",
+            "-" if ok else str(result.shortest(name)),
+            f"{result.violating[name]:,}",
+        )
+    console.print(verdicts)
+    if result.counterexamples:
+        name, trace = min(result.counterexamples.items(), key=lambda kv: len(kv[1]))
+        _print_trace(
+            console, f"shortest counterexample: {name} ({len(trace)} steps)", trace, protocol
+        )
+    if result.deadlock is not None:
+        _print_trace(
+            console, f"a deadlock ({result.deadlocks:,} in all)", result.deadlock, protocol
+        )
+
+
+def _print_trace(console: Any, title: str, trace: Any, protocol: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    initial = ", ".join(_initial(trace, protocol)) or "defaults only"
+    table = Table(title=title, caption=f"initial: {initial}")
+    for col in ("#", "action", "args", "changes"):
+        table.add_column(col)
+    for row in _steps(trace, protocol):
+        changes = escape("; ".join(row["changes"])) or "-"
+        if row["violated"]:
+            changes += f"  [bold red]violates {', '.join(row['violated'])}[/]"
+        table.add_row(str(row["step"]), row["action"], ", ".join(row["args"]), changes)
+    console.print(table)
+
+
+# -- graph export ----------------------------------------------------------------------------
+
+
+def _state_text(concrete: Any, state: Any) -> str:
+    """The cells that differ from their defaults, e.g. ``dphase(r0)=queued owns(r0, p1)``."""
+    out = []
+    for var, cells in concrete.as_dict(state).items():
+        default = concrete.protocol.var(var).default
+        for args, value in cells.items():
+            if value != default:
+                name = concrete.inst.describe(var, args)
+                out.append(name if value is True else f"{name}={value}")
+    return " ".join(out)
+
+
+def graphml_graph(result: Any) -> Any:
+    """The state graph with plain attributes only (GraphML takes str, int, float, bool)."""
+    import networkx as nx
+
+    from kvproof.model.concrete import Concrete
+    from kvproof.model.instance import Instance
+
+    g = result.graph
+    if g is None:
+        raise ValueError("explore ran without graph=True")
+    concrete = Concrete(Instance(g.graph["protocol"], result.sizes))
+    out = nx.DiGraph()
+    for n, data in g.nodes(data=True):
+        out.add_node(
+            n,
+            depth=data["depth"],
+            initial=data["initial"],
+            violated=",".join(data["violated"]),
+            deadlock=data["deadlock"],
+            state=_state_text(concrete, data["state"]),
+        )
+    for a, b, data in g.edges(data=True):
+        out.add_edge(a, b, label="; ".join(str(x) for x in data["actions"]))
+    return out
+
+
+def to_dot(result: Any) -> str:
+    """Graphviz DOT text: edges labelled with actions, violating states red, deadlocks orange."""
+    g = result.graph
+    if g is None:
+        raise ValueError("explore ran without graph=True")
+
+    def q(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    lines = [f"digraph {q(result.variant or 'explore')} {{", "  node [shape=circle];"]
+    for n, data in g.nodes(data=True):
+        label = str(n) + ("\\n" + ",".join(data["violated"]) if data["violated"] else "")
+        attrs = [f"label={q(label)}"]
+        if data["violated"]:
+            attrs += ["color=red", "fontcolor=red"]
+        elif data["deadlock"]:
+            attrs += ["color=orange"]
+        if data["initial"]:
+            attrs.append("shape=doublecircle")
+        lines.append(f"  {n} [{', '.join(attrs)}];")
+    for a, b, data in g.edges(data=True):
+        label = "; ".join(str(x) for x in data["actions"])
+        lines.append(f"  {a} -> {b} [label={q(label)}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,124 @@
+"""Fuzz a variant: model-guided random walks on the engine, shrunk to a minimal trace.
+
+``kvproof fuzz VARIANT [--traces N] [--seed S] [--faults] [--workers W]``: each walk is a
+run of the model forced on the reference engine (with ``--faults``: transfer failures,
+disconnects, aborts, timeouts, lease expiries, reordered writes, duplicate status
+messages), checked after every step. The first finding (divergence, leak or invariant
+violation) is shrunk by Hypothesis, saved as a trace in ``--out`` and printed as a
+``kvproof replay`` command. Exit 1 on a finding, 0 when every walk was clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("variant", help="variant name or .toml path")
+    parser.add_argument("--traces", type=int, default=200, help="walks to run (200)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--faults", action="store_true", help="inject environment faults")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="processes (default: CPUs, max 4)"
+    )
+    parser.add_argument("--requests", type=int, default=2, help="requests per walk (2)")
+    parser.add_argument("--pages", type=int, default=3, help="decode pages per walk (3)")
+    parser.add_argument("--out", default="kvproof-out", help="folder for a failing trace")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.table import Table
+
+    from kvproof.checker.fuzz import default_workers, fuzz
+    from kvproof.checker.tracefile import write_jsonl
+    from kvproof.model.handoff import build_handoff
+    from kvproof.spec.errors import KvproofInputError
+    from kvproof.spec.variant import load_variant
+
+    for name in ("traces", "requests", "pages"):
+        if getattr(args, name) < 1:
+            raise KvproofInputError("must be >= 1", f"--{name}")
+    workers = args.workers if args.workers is not None else default_workers()
+    if workers < 1:
+        raise KvproofInputError("must be >= 1", "--workers")
+    variant = load_variant(args.variant)
+    sizes = {"Req": args.requests, "Page": args.pages}
+    console = Console(stderr=args.json)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=args.json,
+    ) as progress:
+        task = progress.add_task(f"fuzz {variant.name}", total=args.traces)
+        result = fuzz(
+            variant,
+            traces=args.traces,
+            seed=args.seed,
+            faults=args.faults,
+            workers=workers,
+            sizes=sizes,
+            on_batch=lambda st: progress.advance(task, st.traces),
+        )
+    s = result.stats
+    saved = None
+    if result.finding is not None:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        saved = out / f"{variant.name}.fuzz-{args.seed}.jsonl"
+        write_jsonl(result.finding.trace, saved, protocol=build_handoff(variant.switches))
+    row = {
+        "variant": variant.name,
+        "traces": s.traces,
+        "steps": s.steps,
+        "faults_injected": s.faults,
+        "divergences": s.divergences,
+        "leaks": s.leaks,
+        "violations": s.violations,
+        "seconds": round(s.seconds, 2),
+        "seconds_to_first_finding": None
+        if s.first_finding_s is None
+        else round(s.first_finding_s, 2),
+        "workers": workers,
+        "seed": args.seed,
+        "faults": args.faults,
+    }
+    if args.json:
+        f = result.finding
+        row["finding"] = (
+            None
+            if f is None
+            else {
+                "kind": f.kind,
+                "detail": f.detail,
+                "steps": [str(x) for x in f.trace.steps],
+                "trace": str(saved),
+                "replay": f"kvproof replay {saved}",
+            }
+        )
+        print(json.dumps(row, indent=2))
+        return result.exit_code
+    table = Table(title=f"fuzz {variant.name}" + (" with faults" if args.faults else ""))
+    cols = ("traces", "steps", "faults_injected", "divergences", "leaks", "violations", "seconds")
+    for c in cols:
+        table.add_column(c.replace("_", " "), justify="right")
+    table.add_row(*(str(row[c]) for c in cols))
+    console.print(table)
+    f = result.finding
+    if f is None:
+        console.print(f"[green]no finding[/] in {s.traces} traces")
+        return 0
+    console.print(f"[bold red]{f.kind.upper()}[/]: {f.detail}")  # type: ignore[union-attr]
+    console.print(
+        f"shrunk trace ({len(f.trace.steps)} steps): " + ", ".join(map(str, f.trace.steps))
+    )
+    console.print(f"saved: {saved}\nreplay: kvproof replay {saved}")
+    return 1

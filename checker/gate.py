@@ -1,0 +1,287 @@
+"""``kvproof check --all`` as a CI gate: JUnit XML for test dashboards, SARIF for code scanning.
+
+Both reports say the same thing as the exit code: a variant's verdict for an invariant
+either matches the variant's ``[expect]`` table or it does not (and a fixed variant's proof
+either holds for all sizes or it does not).
+
+- JUnit: one test suite per variant, one test case per invariant and one per fixed
+  variant's proof. A mismatch is a ``<failure>`` whose text is the readable counterexample
+  (initial facts, the steps with what each changed, and why the last state is bad); an
+  expected violation passes and carries the same text in ``<system-out>``.
+- SARIF 2.1.0: one result per mismatch (level ``error``) and per expected violation (level
+  ``note``), pointing at the variant file's ``[expect]`` line for that invariant; rule id =
+  invariant name (``proof`` for a failed proof).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from kvproof import __version__
+from kvproof.checker.checking import VariantCheck, to_json
+from kvproof.model.explain import change_text
+from kvproof.spec.invariants import INVARIANTS
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+PROOF_RULE = "proof"
+
+
+# -- what each check says, as text --------------------------------------------------------
+
+
+def trace_text(entry: dict[str, Any]) -> str:
+    """The long form of one invariant's counterexample (a ``to_json`` invariant entry)."""
+    lines = []
+    if entry.get("initial"):
+        lines.append("initially: " + "; ".join(entry["initial"]))
+    for row in entry.get("trace", []):
+        shown = [c for c in row["changes"] if c["var"] != "posted"]
+        lines.append(f"{row['step']:>3}. {row['label']:<18} " + "; ".join(map(change_text, shown)))
+    if entry.get("explanation"):
+        lines.append(f"why: {entry['explanation']}")
+    return "\n".join(lines)
+
+
+def trace_short(entry: dict[str, Any]) -> str:
+    """The short form: ``arrive(r0) -> alloc(r0, p0) -> ...``."""
+    return " -> ".join(row["label"] for row in entry.get("trace", []))
+
+
+def _verdict_line(data: dict[str, Any], entry: dict[str, Any]) -> str:
+    sizes = data["sizes"]
+    got = entry["verdict"]
+    if got == "violated":
+        kind = "" if entry["primary"] else ", runs through an earlier violation"
+        got = f"violated ({entry['shortest']}-step counterexample{kind})"
+    else:
+        got = f"holds up to depth {entry['depth']}"
+    return (
+        f"{data['variant']}: {entry['name']} expected {entry['expected'] or '-'}, got {got}; "
+        f"BMC with {sizes.get('Req')} requests, {sizes.get('Page')} pages"
+    )
+
+
+def _proof_text(proof: dict[str, Any]) -> str:
+    lines = [proof["summary"]]
+    cti = proof.get("cti")
+    if cti:
+        sizes = ", ".join(f"{v} {k}" for k, v in cti["sizes"].items())
+        lines.append(f"counterexample to induction ({cti['query']}, {sizes}):")
+        lines += [f"  pre: {cell}" for cell in cti.get("pre", [])]
+        if "action" in cti:
+            lines.append(f"  action: {cti['action']}")
+            lines += [f"  changes: {c}" for c in cti.get("changes", [])]
+        lines.append(f"  fails: {cti['conjunct']}")
+    return "\n".join(lines)
+
+
+def _statement(check: VariantCheck, name: str) -> str:
+    info = INVARIANTS.get(name)
+    if info is not None and check.protocol.name == "handoff":
+        return info.statement
+    try:
+        doc = check.protocol.invariant(name).doc
+    except KeyError:
+        doc = ""
+    return doc or (info.statement if info else f"the protocol's invariant {name}")
+
+
+# -- JUnit --------------------------------------------------------------------------------
+
+
+def write_junit(checks: list[VariantCheck], path: Path) -> None:
+    root = ET.Element("testsuites", name="kvproof check")
+    total = failed = 0
+    seconds = 0.0
+    for check in checks:
+        data = to_json(check)
+        suite = ET.SubElement(root, "testsuite", name=check.variant.name)
+        uri, base = _relative(check.variant.path)
+        file = uri if base is not None else str(check.variant.path)
+        cases = failures = 0
+        suite_seconds = 0.0
+        for entry in data["invariants"]:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"kvproof.{check.variant.name}",
+                name=entry["name"],
+                time=f"{entry['seconds']:.3f}",
+                file=file,
+            )
+            cases += 1
+            suite_seconds += entry["seconds"]
+            text = _verdict_line(data, entry)
+            if entry["verdict"] == "violated":
+                text += "\n" + trace_text(entry)
+            if not entry["matches"]:
+                failures += 1
+                failure = ET.SubElement(
+                    case, "failure", message=_verdict_line(data, entry), type="mismatch"
+                )
+                failure.text = text
+            elif entry["verdict"] == "violated":
+                ET.SubElement(case, "system-out").text = text
+        proof = data.get("proof")
+        if proof is not None and not check.variant.buggy:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                classname=f"kvproof.{check.variant.name}",
+                name="proof (all sizes)",
+                time=f"{proof['seconds']:.3f}",
+                file=file,
+            )
+            cases += 1
+            suite_seconds += proof["seconds"]
+            if not proof["proved"]:
+                failures += 1
+                failure = ET.SubElement(
+                    case, "failure", message=f"not proved: {proof['summary']}", type="proof"
+                )
+                failure.text = _proof_text(proof)
+        suite.set("tests", str(cases))
+        suite.set("failures", str(failures))
+        suite.set("errors", "0")
+        suite.set("time", f"{suite_seconds:.3f}")
+        total += cases
+        failed += failures
+        seconds += suite_seconds
+    root.set("tests", str(total))
+    root.set("failures", str(failed))
+    root.set("errors", "0")
+    root.set("time", f"{seconds:.3f}")
+    ET.indent(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+# -- SARIF --------------------------------------------------------------------------------
+
+
+def write_sarif(checks: list[VariantCheck], path: Path) -> None:
+    rules: dict[str, dict[str, Any]] = {}
+    results: list[dict[str, Any]] = []
+    roots: set[Path] = set()
+
+    def rule_index(rule_id: str, text: str) -> int:
+        if rule_id not in rules:
+            rules[rule_id] = {
+                "id": rule_id,
+                "name": rule_id,
+                "shortDescription": {"text": text},
+                "fullDescription": {"text": text},
+                "help": {"text": f"{text}. Run `kvproof check` on the variant to see the trace."},
+            }
+        return list(rules).index(rule_id)
+
+    for check in checks:
+        data = to_json(check)
+        uri, root = _relative(check.variant.path)
+        if root is not None:
+            roots.add(root)
+        lines = _expect_lines(check.variant.path)
+        for entry in data["invariants"]:
+            if entry["matches"] and entry["verdict"] == "holds":
+                continue
+            name = entry["name"]
+            message = _verdict_line(data, entry)
+            if entry["verdict"] == "violated":
+                message += f". Why: {entry['explanation']} Trace: {trace_short(entry)}"
+            results.append(
+                {
+                    "ruleId": name,
+                    "ruleIndex": rule_index(name, _statement(check, name)),
+                    "level": "error" if not entry["matches"] else "note",
+                    "message": {"text": message},
+                    "locations": [_location(uri, root, lines.get(name, lines[""]))],
+                    "properties": {
+                        "variant": check.variant.name,
+                        "expected": entry["expected"],
+                        "verdict": entry["verdict"],
+                        "matches": entry["matches"],
+                        "shortest": entry.get("shortest"),
+                    },
+                }
+            )
+        proof = data.get("proof")
+        if proof is not None and not check.variant.buggy and not proof["proved"]:
+            text = "a fixed variant is proved safe for all numbers of requests and pages"
+            results.append(
+                {
+                    "ruleId": PROOF_RULE,
+                    "ruleIndex": rule_index(PROOF_RULE, text),
+                    "level": "error",
+                    "message": {
+                        "text": f"{check.variant.name}: not proved: "
+                        + "; ".join(line.strip() for line in _proof_text(proof).splitlines())
+                    },
+                    "locations": [_location(uri, root, lines[""])],
+                    "properties": {"variant": check.variant.name},
+                }
+            )
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "kvproof",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": list(rules.values()),
+            }
+        },
+        "results": results,
+    }
+    if len(roots) == 1:
+        run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": roots.pop().as_uri() + "/"}}
+    sarif = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(sarif, indent=2) + "\n", encoding="utf-8")
+
+
+def _location(uri: str, root: Path | None, line: int) -> dict[str, Any]:
+    artifact: dict[str, Any] = {"uri": uri}
+    if root is not None:
+        artifact["uriBaseId"] = "%SRCROOT%"
+    return {"physicalLocation": {"artifactLocation": artifact, "region": {"startLine": line}}}
+
+
+def _relative(path: Path) -> tuple[str, Path | None]:
+    """The variant file's URI relative to its repository root (code scanning needs that),
+    else relative to the working directory, else an absolute ``file:`` URI."""
+    path = path.resolve()
+    for parent in path.parents:
+        if (parent / ".git").exists():
+            return path.relative_to(parent).as_posix(), parent
+    cwd = Path.cwd().resolve()
+    if path.is_relative_to(cwd):
+        return path.relative_to(cwd).as_posix(), cwd
+    return path.as_uri(), None
+
+
+_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\"-]+)\s*\]")
+_KEY = re.compile(r"^\s*\"?([A-Za-z0-9_-]+)\"?\s*=")
+
+
+def _expect_lines(path: Path) -> dict[str, int]:
+    """Line numbers (1-based) of each key of the ``[expect]`` table; ``""``: the header."""
+    lines = {"": 1}
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return lines
+    table = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _TABLE.match(line)
+        if header:
+            table = header.group(1).strip('"')
+            if table == "expect":
+                lines[""] = number
+            continue
+        key = _KEY.match(line)
+        if key and table == "expect":
+            lines.setdefault(key.group(1), number)
+    return lines

@@ -1,0 +1,93 @@
+"""Replay of every stored counterexample: the leak on the buggy engine, none on the fixed;
+and a deliberately broken engine is caught even where the model says the variant holds."""
+
+from __future__ import annotations
+
+import types
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from kvproof.checker.cli import main
+from kvproof.checker.corpus import TRACES_DIR, load
+from kvproof.checker.replay import replay_trace
+from kvproof.checker.tracefile import read_jsonl
+from kvproof.refimpl.cluster import Cluster
+from kvproof.spec.variant import load_variant
+
+TRACES = load()
+INCIDENT = TRACES_DIR / "sglang-0.5.19-pd.isolation.jsonl"
+
+
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_buggy_variant_leaks_on_the_engine(name: str) -> None:
+    trace = TRACES[name]
+    report = replay_trace(trace, load_variant(trace.variant), max_new_tokens=8)
+    assert report.divergence is None, report.divergence
+    assert report.not_enabled is None
+    assert trace.violated in {inv for _, inv in report.engine_violations}
+    assert report.exit_code == 1
+
+
+@pytest.mark.parametrize("name", sorted(TRACES))
+def test_fixed_counterpart_does_not_leak(name: str) -> None:
+    trace = TRACES[name]
+    fixed = load_variant(load_variant(trace.variant).counterpart or "sglang-0.5.22-pd")
+    report = replay_trace(trace, fixed, max_new_tokens=8)
+    assert report.divergence is None, report.divergence
+    assert not report.leak and report.exit_code == 0
+
+
+def test_cli_incident_buggy_and_fixed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", str(INCIDENT)]) == 1
+    out = capsys.readouterr().out
+    assert "LEAK" in out and "CANARY-W" in out
+    assert main(["replay", str(INCIDENT), "--variant", "sglang-0.5.22-pd"]) == 0
+    out = capsys.readouterr().out
+    assert "not enabled" in out and "rejected" in out and "no leak" in out
+
+
+def test_cli_bad_trace_is_exit_2(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"kvproof_trace": 1}\n')
+    assert main(["replay", str(bad)]) == 2
+    assert f"{bad}:1" in capsys.readouterr().err
+
+
+def skip_length_check(variant: Any, **kw: Any) -> Cluster:
+    """An engine whose decode skips the commit check (the written length) that its variant
+    says it performs."""
+    c = Cluster(variant, **kw)
+    sw = replace(c.handoff.sw, written_length_check=False)
+    original = type(c.handoff)._do_commit
+
+    def commit(self: Any, ev: Any) -> None:
+        real, self.sw = self.sw, sw
+        try:
+            original(self, ev)
+        finally:
+            self.sw = real
+
+    c.handoff._do_commit = types.MethodType(commit, c.handoff)  # type: ignore[method-assign]
+    return c
+
+
+def test_broken_engine_is_caught_where_the_model_holds() -> None:
+    # 0.5.19 with the written-length check: the model refuses the placeholder's short
+    # transfer at commit (no leak); an engine that skips the check leaks.
+    base = load_variant("sglang-0.5.19-pd")
+    checked = replace(
+        base,
+        name="sglang-0.5.19-pd+length-check",
+        switches=replace(base.switches, written_length_check=True),
+    )
+    trace = read_jsonl(INCIDENT)
+    honest = replay_trace(trace, checked, max_new_tokens=8)
+    assert honest.divergence is None and "isolation" not in dict(
+        (n, s) for s, n in honest.model_violations
+    )
+    broken = replay_trace(trace, checked, engine=skip_length_check, max_new_tokens=8)
+    assert broken.divergence is not None and broken.divergence.action == "commit(0)"
+    assert {m.var for m in broken.divergence.mismatches} >= {"dphase", "resp"}
+    assert broken.exit_code == 1
