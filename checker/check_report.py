@@ -22,8 +22,9 @@ def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | N
     for inv in data["invariants"]:
         if inv["verdict"] == "holds":
             continue
+        number = f"{inv['number']} " if inv["number"] is not None else ""
         title = (
-            f"[red]VIOLATED[/] invariant {inv['number']} [bold]{inv['name']}[/]: "
+            f"[red]VIOLATED[/] invariant {number}[bold]{inv['name']}[/]: "
             f"{inv['statement']} ({inv['shortest']}-step shortest"
             + ("" if inv["primary"] else ", runs through an earlier violation")
             + ")"
@@ -54,7 +55,7 @@ def verdict_table(data: dict[str, Any]) -> Table:
         color = "green" if got == "holds" else "red"
         depth = str(inv["shortest"]) if got == "violated" else f"<= {inv['depth']}"
         table.add_row(
-            str(inv["number"]),
+            str(inv["number"] or "-"),
             inv["name"],
             inv["expected"] or "-",
             f"[{color}]{got}[/]",

@@ -136,7 +136,7 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "name": r.invariant,
             "number": info.number if info else None,
-            "statement": info.statement if info else "",
+            "statement": info.statement if info else _doc(check.protocol, r.invariant),
             "verdict": "holds" if r.holds else "violated",
             "expected": check.variant.expect.get(r.invariant),
             "matches": check.matches(r.invariant),
@@ -159,3 +159,10 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     start = time.perf_counter()
     value = fn()
     return value, time.perf_counter() - start
+
+
+def _doc(protocol: Protocol, name: str) -> str:
+    try:
+        return protocol.invariant(name).doc
+    except KeyError:
+        return ""

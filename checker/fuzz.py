@@ -211,7 +211,9 @@ def _pick(ls: Lockstep, cands: list[ActionInstance], choice: int) -> ActionInsta
     a fault every step or two would cut most requests short before the interesting part."""
     faults = [c for c in cands if _is_fault(ls, c)]
     progress = [c for c in cands if c not in faults]
-    pool = faults if (choice % FAULT_ODDS == FAULT_ODDS - 1 and faults) or not progress else progress
+    pool = (
+        faults if (choice % FAULT_ODDS == FAULT_ODDS - 1 and faults) or not progress else progress
+    )
     return pool[(choice // FAULT_ODDS) % len(pool)]
 
 
