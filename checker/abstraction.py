@@ -7,9 +7,6 @@ cells where model and engine disagree, skipping the cells that carry no meaning:
 - ``over_p``/``over_d`` before ``arrive``: rigid in the model, decided at arrival by the engine;
 - ``filled`` of a page nobody owns on either side: the flag only means something for the
   current allocation (``alloc`` resets it), and the warm-up left it set on free pages;
-- ``pend`` of a request rejected at ``arrive``: the model sets it from ``over_p`` even when
-  decode rejects the request, the engine returns before (never read again: every action that
-  reads ``pend`` needs prefill waiting or active).
 """
 
 from __future__ import annotations
@@ -82,8 +79,6 @@ def compare(concrete: Concrete, model: State, engine: State) -> list[Mismatch]:
             if var in ("over_p", "over_d") and e["dphase"][args] == "idle":
                 continue
             if var == "filled" and not owned(args[0]):
-                continue
-            if var == "pend" and m["resp"][args] == e["resp"][args] == "rejected":
                 continue
             out.append(Mismatch(var, args, mv, ev))
     return out

@@ -83,7 +83,7 @@ def build_handoff(sw: Switches) -> Protocol:
         s.set("dphase", (r,), s.ite(rej, "done", "queued"))
         s.set("pphase", (r,), s.ite(rej, "stopped", "waiting"))
         s.set("resp", (r,), s.ite(rej, "rejected", "none"))
-        s.set("pend", (r,), False if sw.honor_pending_reject else s.over_p(r))
+        s.set("pend", (r,), False if sw.honor_pending_reject else s.and_(s.over_p(r), s.not_(rej)))
         s.set("src_ok", (r,), s.not_(rej))
 
     def alloc(s: Any, r: Any, p: Any) -> None:
@@ -144,11 +144,28 @@ def build_handoff(sw: Switches) -> Protocol:
         else:
             s.require(s.eq(s.dphase(r), "transfer"))
             s.require(s.eq(s.poll(r), "transferring"))
-        complete = s.ite(
-            short(s, r),
-            s.exists("Page", lambda q: s.posted(r, q)),
-            s.forall("Page", lambda q: s.implies(s.dst(r, q), s.posted(r, q))),
-        )
+        every_page = s.forall("Page", lambda q: s.implies(s.dst(r, q), s.posted(r, q)))
+        if sw.decode_reserve == "plus_one":
+            # The sender wrote every page it has (at least one: a prompt has a token):
+            # all of decode's pages but one.
+            complete: Any = s.and_(
+                s.exists("Page", lambda q: s.posted(r, q)),
+                s.exists(
+                    "Page",
+                    lambda q: s.and_(
+                        s.dst(r, q),
+                        s.not_(s.posted(r, q)),
+                        s.forall(
+                            "Page",
+                            lambda x: s.implies(s.and_(s.dst(r, x), s.ne(x, q)), s.posted(r, x)),
+                        ),
+                    ),
+                ),
+            )
+        else:  # a placeholder's single page, or the whole table
+            complete = s.ite(
+                placeholder(s, r), s.exists("Page", lambda q: s.posted(r, q)), every_page
+            )
         s.require(complete)
         s.require(no_inflight(s, r))
         abort_wins = False if sw.success_overwrites_abort else s.pend(r)

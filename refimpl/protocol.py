@@ -123,8 +123,9 @@ class Handoff:
             case "post":
                 if self.push:
                     ok = p.phase == "active" and self.prefill.can_compute(p)
-                else:  # pull: decode reads prefill's blocks while receiving
-                    ok = d.phase == "transfer" and p.computed
+                else:  # pull: decode reads prefill's blocks until the transfer concluded
+                    # (success or failed): a NIXL read is never started after that.
+                    ok = d.phase == "transfer" and p.computed and req.poll == "transferring"
                 return ok and ev.page in self._targets(r) and ev.page not in p.posted
             case "land":
                 return (r, ev.page) in self.transfer.in_flight

@@ -37,11 +37,6 @@ def test_guarded_release_has_no_finding() -> None:
     assert result.finding is None, result.finding and result.finding.detail
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="model/handoff.py's pull-mode post requires poll = transferring (9fae06a); "
-    "refimpl/protocol.py's can('post') does not, so after fail(r) the engine still posts",
-)
 def test_pull_fixed_has_no_finding() -> None:
     result = fuzz(load_variant("vllm-nixl-fixed"), traces=300, faults=True, seed=0)
     assert result.finding is None, result.finding and result.finding.detail
