@@ -105,5 +105,5 @@ def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]
         if r.trace is None:
             continue
         stem = out / f"{check.variant.name}.{r.invariant}"
-        write_jsonl(r.trace, stem.with_suffix(".jsonl"), protocol=check.protocol)
+        write_jsonl(r.trace, Path(f"{stem}.jsonl"), protocol=check.protocol)
         write_itf(r.trace, Path(f"{stem}.itf.json"), check.protocol)

@@ -89,3 +89,21 @@ def test_check_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
         ["check", "sglang-0.5.22-pd", "--depth", "8", "--json", "--requests", "2", "--pages", "3"]
     )
     assert code == 0
+
+
+def test_check_out_writes_every_trace_in_both_formats(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from kvproof.checker.itf import read_itf
+    from kvproof.checker.tracefile import read_jsonl
+
+    code = main(
+        ["check", "sglang-0.5.19-pd", "--requests", "2", "--pages", "3", "--out", str(tmp_path)]
+    )
+    assert code == 1
+    protocol = build_handoff(load_variant("sglang-0.5.19-pd").switches)
+    concrete = Concrete(Instance(protocol, SIZES))
+    for inv in ("isolation", "no_stray_write", "reject_final"):
+        a = read_jsonl(tmp_path / f"sglang-0.5.19-pd.{inv}.jsonl")
+        b = read_itf(tmp_path / f"sglang-0.5.19-pd.{inv}.itf.json", protocol)
+        assert a.steps == b.steps and a.violated == inv
+        states = replay(a, concrete)
+        assert inv in concrete.violated(states[-1])
