@@ -1,12 +1,27 @@
-"""Decode throughput of the reference engine with and without guards, in one run.
+"""Decode throughput of the reference engine with and without guards, and what the guards cost.
 
 Guards = per-page owner tags checked by the guarded decode kernel before every read, plus
 the per-transfer Adler-32 checked at commit (SGLang #39500). Plain = sglang-0.5.22-pd.
-Both run the same seeded workload (same interleaving), alternating A/B over several trials;
-decode time is the time spent in ``commit`` (checksum + first read) and ``step`` events.
-Prints one JSON object. Goal: guards cost at most 1% of decode tokens/s.
+Both run the same seeded workload (same interleaving, same tokens). Runs alternate
+plain/guarded in ABBA order over ``--trials`` pairs, so drift of a shared, noisy machine
+hits both sides alike; each pair gives one overhead figure and the report gives their
+median with the spread (min, quartiles, max), never a single best run.
 
-    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 5]
+Decode time is the time spent in ``commit`` (checksum + first read) and ``step`` events.
+Inside the guarded runs the two guard components are timed where they run:
+
+* ``tag_check``: the owner-tag compare of the guarded kernel (``tag_mismatch``), once per
+  decode read (commit's first read and every step), per step;
+* ``adler32``: the decode-side checksum of the received pages, once per transfer.
+
+Those timers cost time themselves, so they run in extra instrumented guarded runs
+(``--component-trials``), never in the A/B pairs the overhead comes from.
+
+``unattributed`` is the median overhead minus both components' share: the remaining cost
+of the guarded path (guard setup, the masked attention) plus noise. Prints one JSON
+object. Goal: guards cost at most 1% of decode tokens/s.
+
+    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 15]
 """
 
 from __future__ import annotations
@@ -17,86 +32,165 @@ import json
 import random
 import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
+import kvproof.kernels.api as kernels_api
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import Variant, load_variant
 
 
-def decode_rate(variant: Variant, args: argparse.Namespace) -> tuple[float, int]:
-    """(decode tokens/s, tokens) for one run of the workload."""
+@dataclasses.dataclass
+class Run:
+    decode_s: float = 0.0  # time in commit + step events
+    tokens: tuple[tuple[int, ...], ...] = ()
+    reads: int = 0  # decode reads (commit's first read + steps)
+    tag_check_s: float = 0.0
+    tag_checks: int = 0
+    adler_s: float = 0.0
+    transfers: int = 0
+
+    @property
+    def decode_tokens(self) -> int:
+        return sum(len(t) - 1 for t in self.tokens)  # the first token is prefill's
+
+    @property
+    def rate(self) -> float:
+        return self.decode_tokens / self.decode_s
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = False) -> Run:
+    """One run of the workload, timing decode; ``components``: also time the guard
+    components (their timers add overhead, so these runs are kept out of the A/B)."""
     c = Cluster(variant, model=args.model, device=args.device, seed=args.seed)
     h = c.handoff
-    spent = [0.0]
+    run = Run()
 
-    def timed(fn):  # type: ignore[no-untyped-def]
-        def wrapper(ev):  # type: ignore[no-untyped-def]
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
+    def timed(fn: Callable[..., Any], field: str, count: str | None = None) -> Callable[..., Any]:
+        def wrapper(*a: Any, **kw: Any) -> Any:
+            _sync(args.device)
             t0 = time.perf_counter()
-            fn(ev)
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
-            spent[0] += time.perf_counter() - t0
+            out = fn(*a, **kw)
+            _sync(args.device)
+            setattr(run, field, getattr(run, field) + time.perf_counter() - t0)
+            if count:
+                setattr(run, count, getattr(run, count) + 1)
+            return out
 
         return wrapper
 
-    h._do_commit = timed(h._do_commit)  # type: ignore[method-assign]
-    h._do_step = timed(h._do_step)  # type: ignore[method-assign]
-    rng = random.Random(args.seed)
-    p_max = c.limits[0].max_req_input_len
-    for i in range(args.requests):
-        n = rng.randint(p_max // 2, p_max)
-        c.submit(f"t{i}", [rng.randrange(1, 256) for _ in range(n)], args.new_tokens)
-    c.run()
-    tokens = sum(len(c.response(r.rid).tokens) - 1 for r in c.requests)  # first is prefill's
-    assert all(c.response(r.rid).status == 200 for r in c.requests)
-    return tokens / spent[0], tokens
+    h._do_commit = timed(h._do_commit, "decode_s")  # type: ignore[method-assign]
+    h._do_step = timed(h._do_step, "decode_s")  # type: ignore[method-assign]
+    original_check = kernels_api.tag_mismatch
+    if components:
+        h.decode.checksum = timed(h.decode.checksum, "adler_s", "transfers")  # type: ignore[method-assign]
+        step = h.decode.step
+
+        def counted_step(*a: Any, **kw: Any) -> Any:
+            run.reads += 1
+            return step(*a, **kw)
+
+        h.decode.step = counted_step  # type: ignore[method-assign]
+        kernels_api.tag_mismatch = timed(original_check, "tag_check_s", "tag_checks")
+    try:
+        rng = random.Random(args.seed)
+        p_max = c.limits[0].max_req_input_len
+        for i in range(args.requests):
+            n = rng.randint(p_max // 2, p_max)
+            c.submit(f"t{i}", [rng.randrange(1, 256) for _ in range(n)], args.new_tokens)
+        c.run()
+    finally:
+        kernels_api.tag_mismatch = original_check
+    responses = [c.response(r.rid) for r in c.requests]
+    assert all(r.status == 200 for r in responses), [r.reason for r in responses]
+    run.tokens = tuple(r.tokens for r in responses)
+    return run
+
+
+def spread(values: list[float], digits: int = 2) -> dict[str, float]:
+    q = statistics.quantiles(values, n=4, method="inclusive") if len(values) > 1 else values * 3
+    return {
+        "median": round(statistics.median(values), digits),
+        "min": round(min(values), digits),
+        "q1": round(q[0], digits),
+        "q3": round(q[2], digits),
+        "max": round(max(values), digits),
+    }
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--model", default="tiny", choices=["tiny", "echo"])
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--requests", type=int, default=8)
     ap.add_argument("--new-tokens", type=int, default=48)
-    ap.add_argument("--trials", type=int, default=9)
+    ap.add_argument("--trials", type=int, default=15, help="plain/guarded pairs (ABBA order)")
+    ap.add_argument("--component-trials", type=int, default=5, help="instrumented runs")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     plain = load_variant("sglang-0.5.22-pd")
     sw = dataclasses.replace(plain.switches, page_tags=True, transfer_checksum=True)
     guarded = dataclasses.replace(plain, name="sglang-0.5.22-pd+guards", switches=sw)
-    decode_rate(plain, args)  # warm-up (allocator, kernels, caches)
-    rates: dict[str, list[float]] = {"plain": [], "guarded": []}
-    tokens = 0
+    run_once(plain, args)  # warm-up (allocator, kernels, caches)
+    run_once(guarded, args)
+    pairs: list[tuple[Run, Run]] = []
+    parts: list[tuple[Run, Run]] = []  # (plain, instrumented guarded) for the components
     for trial in range(args.trials):
-        order = [("plain", plain), ("guarded", guarded)]
-        for label, v in order if trial % 2 == 0 else order[::-1]:
-            rate, tokens = decode_rate(v, args)
-            rates[label].append(rate)
-    ratios = [g / p for g, p in zip(rates["guarded"], rates["plain"], strict=True)]
-    overhead = 100.0 * (1.0 - statistics.median(ratios))
-    print(
-        json.dumps(
-            {
-                "benchmark": "engine_decode_guards",
-                "model": args.model,
-                "device": args.device,
-                "requests": args.requests,
-                "decode_tokens_per_run": tokens,
-                "trials": args.trials,
-                "plain_tokens_per_s": round(statistics.median(rates["plain"]), 1),
-                "guarded_tokens_per_s": round(statistics.median(rates["guarded"]), 1),
-                "guard_overhead_pct": round(overhead, 2),
-                "goal_pct": 1.0,
-                "meets_goal": overhead <= 1.0,
-                "guards": ["page_tags (guarded decode kernel)", "transfer_checksum (Adler-32)"],
+        if trial % 2 == 0:
+            p, g = run_once(plain, args), run_once(guarded, args)
+        else:
+            g, p = run_once(guarded, args), run_once(plain, args)
+        assert p.tokens == g.tokens, "guards changed the tokens"
+        pairs.append((p, g))
+        if trial < args.component_trials:
+            parts.append((p, run_once(guarded, args, components=True)))
+    overhead = [100.0 * (1.0 - g.rate / p.rate) for p, g in pairs]
+    # Components, as a share of the plain decode time of the adjacent plain run.
+    tag_share = [100.0 * g.tag_check_s / p.decode_s for p, g in parts]
+    adler_share = [100.0 * g.adler_s / p.decode_s for p, g in parts]
+    g0 = parts[0][1]
+    med = statistics.median
+    result = {
+        "benchmark": "engine_decode_guards",
+        "model": args.model,
+        "device": args.device,
+        "torch_threads": torch.get_num_threads(),
+        "requests": args.requests,
+        "decode_tokens_per_run": pairs[0][0].decode_tokens,
+        "decode_reads_per_run": g0.reads,
+        "transfers_per_run": g0.transfers,
+        "trials": args.trials,
+        "component_trials": len(parts),
+        "order": "ABBA (plain/guarded alternate first)",
+        "plain_tokens_per_s": spread([p.rate for p, _ in pairs], 1),
+        "guarded_tokens_per_s": spread([g.rate for _, g in pairs], 1),
+        "guard_overhead_pct": spread(overhead),
+        "components": {
+            "tag_check": {
+                "us_per_read": spread([1e6 * g.tag_check_s / g.tag_checks for _, g in parts]),
+                "checks_per_run": g0.tag_checks,
+                "share_of_plain_decode_pct": spread(tag_share),
             },
-            indent=2,
-        )
-    )
+            "adler32": {
+                "ms_per_transfer": spread([1e3 * g.adler_s / g.transfers for _, g in parts], 3),
+                "transfers_per_run": g0.transfers,
+                "share_of_plain_decode_pct": spread(adler_share),
+            },
+            "unattributed_pct": round(med(overhead) - med(tag_share) - med(adler_share), 2),
+        },
+        "goal_pct": 1.0,
+        "meets_goal": med(overhead) <= 1.0,
+        "guards": ["page_tags (guarded decode kernel)", "transfer_checksum (Adler-32)"],
+    }
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,11 @@ calls run with caches flushed first (a serving step does not find its KV in cach
 check runs warm (the scheduler has just written the table). Progress lines go to stderr.
 
     python benchmarks/kernels.py --quick              # < 30 s on 2 CPU cores
+    python benchmarks/kernels.py --threads 1          # reproducible on a shared host
+
+On a busy shared CPU host prefer ``--threads 1``: the paged path issues ~6 intra-op parallel
+regions per sequence (SDPA one per call), and each waits at a barrier for a thread the OS
+has lent to a neighbour, so 2-thread ratios there swing by 10x between runs.
     python benchmarks/kernels.py --device cuda --backend triton --dtype bfloat16
 """
 
@@ -152,6 +157,19 @@ def measure(
     }
 
 
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return f"{line.split(':', 1)[1].strip()} ({os.cpu_count()} CPUs)"
+    except OSError:
+        pass
+    return platform.machine()
+
+
 def summarize(rows: list[dict[str, object]]) -> dict[str, object]:
     def stat(key: str, keep: Callable[[dict[str, object]], bool]) -> dict[str, float]:
         vals = [float(r[key]) for r in rows if keep(r)]  # type: ignore[arg-type]
@@ -183,13 +201,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--num-kv-heads", type=int, default=8)
     parser.add_argument("--head-dim", type=int, default=128)
     parser.add_argument("--max-kv-gb", type=float, default=4.5, help="skip larger configs")
-    parser.add_argument("--seconds-per-config", type=float, default=1.0)
+    parser.add_argument(
+        "--seconds-per-config", type=float, default=None, help="default 1.0 (--quick: 0.3)"
+    )
     parser.add_argument("--min-reps", type=int, default=5)
     parser.add_argument("--max-reps", type=int, default=15)
     parser.add_argument("--threads", type=int, default=0, help="intra-op threads; 0: default")
     parser.add_argument("--flush-mib", type=int, default=0, help="0: 64 on CPU, 256 on CUDA")
     args = parser.parse_args(argv)
 
+    if args.seconds_per_config is None:
+        args.seconds_per_config = 0.3 if args.quick else 1.0
     if args.threads:
         torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -220,9 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "benchmark": "paged_decode vs contiguous SDPA (equal bytes)",
         "device": str(device),
-        "device_name": torch.cuda.get_device_name(device)
-        if device.type == "cuda"
-        else platform.processor() or platform.machine(),
+        "device_name": _device_name(device),
         "threads": torch.get_num_threads(),
         "torch": torch.__version__,
         "backend": args.backend,

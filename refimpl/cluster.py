@@ -69,6 +69,7 @@ class Cluster:
             seed=seed + 100,
             debug=debug,
             chunk_size=chunk_size,
+            checksum=variant.switches.transfer_checksum,
         )
         decode = DecodeNode(
             self.model,
@@ -116,12 +117,11 @@ class Cluster:
 
     # -- events ----------------------------------------------------------------------------
     def enabled(self) -> list[Event]:
-        """Every event the engine could perform now, environment events included."""
-        seen: dict[Event, None] = {}
-        for ev in self.handoff.candidates():
-            if ev not in seen and self.handoff.can(ev):
-                seen[ev] = None
-        return list(seen)
+        """Every event the engine could perform now, environment events included: for
+        each request in id order its own events (``alloc`` for every free page while it
+        reserves), then each in-flight write's ``land``. Costs time in the live requests
+        (and the output), not in every request ever submitted."""
+        return self.handoff.enabled()
 
     def apply(self, event: Event) -> None:
         if not self.handoff.can(event):

@@ -108,6 +108,7 @@ class DecodeNode:
         for page in req.tail:
             self.tail_alloc.free(page)
         req.table, req.tail = [], []
+        self.tags.forget(req.rid)
 
     def checksum(self, req: DecodeReq) -> tuple[int, ...]:
         return self.pool.checksum(req.table)
@@ -136,7 +137,10 @@ class DecodeNode:
             page = self.tail_alloc.alloc(req.rid)
             self.tags.stamp(page, req.rid)  # decode writes these slots itself
             req.tail.append(page)
-        guard = Guard(self.tags.tags, self.tags.tag_of(req.rid)) if guarded else None
+        guard = None
+        if guarded:
+            expected = self.tags.expected(req.rid)
+            guard = Guard(self.tags.tags, self.tags.tag_of(req.rid), expected)
         logits = self.model.decode(
             self.pool, req.tokens[-1], pos, req.table + req.tail, len(req.tokens), guard
         )

@@ -79,7 +79,7 @@ class EchoModel:
         if guard is None:
             out = paged_decode(q, pool.layer(0), table, lens, scale=1.0)
         else:
-            expected = torch.tensor([guard.expected], dtype=torch.int64, device=self.device)
+            expected = guard.expected_tags(self.device)
             out, err = paged_decode_guarded(
                 q, pool.layer(0), table, lens, guard.page_tags, expected, scale=1.0
             )

@@ -31,6 +31,13 @@ class Guard:
 
     page_tags: torch.Tensor  # int64 [num_pages]
     expected: int
+    # ``expected`` as an int64 [1] tensor on the pool's device, if the caller keeps one.
+    expected_tensor: torch.Tensor | None = None
+
+    def expected_tags(self, device: torch.device) -> torch.Tensor:
+        if self.expected_tensor is not None:
+            return self.expected_tensor
+        return torch.tensor([self.expected], dtype=torch.int64, device=device)
 
 
 class Model(Protocol):

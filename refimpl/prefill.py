@@ -48,6 +48,7 @@ class PrefillNode:
         seed: int,
         debug: bool,
         chunk_size: int,
+        checksum: bool = True,
     ) -> None:
         spec = model.spec
         geom = PoolGeometry(spec.num_layers, num_pages, page_size, spec.num_kv_heads, spec.head_dim)
@@ -57,6 +58,7 @@ class PrefillNode:
         self.limits = limits
         self.page_size = page_size
         self.chunk_size = chunk_size
+        self.checksum = checksum  # only senders whose decode checks it (transfer_checksum)
 
     def pages_for(self, req: PrefillReq) -> int:
         return -(-len(req.tokens) // self.page_size)
@@ -79,7 +81,8 @@ class PrefillNode:
         for i, page in enumerate(req.pages):
             self.pool.writer[page] = req.rid
             self.pool.valid[page] = min(self.page_size, len(req.tokens) - i * self.page_size)
-        req.checksum = self.pool.checksum(req.pages)  # SGLang #39500: over the sent pages
+        if self.checksum:  # SGLang #39500: over the sent pages, sent in the aux row
+            req.checksum = self.pool.checksum(req.pages)
         req.computed = True
         req.held = True
 

@@ -31,6 +31,11 @@ class Handoff:
         self.requests: list[Request] = []
         self.p: list[PrefillReq] = []
         self.d: list[DecodeReq] = []
+        # Requests that may still have an event (ascending rid): enabled() and settle()
+        # walk these only. A request leaves for good once it can never move again.
+        self._live: dict[int, None] = {}
+        self._known = 0  # requests already entered in _live
+        self._alloc_events: dict[int, list[Event]] = {}  # rid -> alloc(rid, page) by page
 
     # -- helpers ---------------------------------------------------------------------------
     def sender_pages(self, r: int) -> int:
@@ -49,29 +54,63 @@ class Handoff:
     def _all_posted(self, r: int) -> bool:
         return all(page in self.p[r].posted for page in self._targets(r))
 
+    def _sync(self) -> None:
+        """Enter requests appended since the last call (``Cluster.submit``) as live."""
+        for r in range(self._known, len(self.requests)):
+            self._live[r] = None
+        self._known = len(self.requests)
+
+    def _retired(self, r: int) -> bool:
+        """``r`` can never have an event again: decode is done, prefill neither waits nor
+        sends nor holds pages, no write of it is in flight and no lease can expire. Every
+        one of these is final (phases only move forward, ``src_ok`` only goes off)."""
+        req, p, d = self.requests[r], self.p[r], self.d[r]
+        return (
+            req.arrived
+            and d.phase == "done"
+            and p.phase not in ("waiting", "active")
+            and not p.held
+            and not (not self.push and self.sw.prefill_hold == "lease" and p.src_ok)
+            and not self._inflight(r)
+        )
+
     def _free_decode(self, r: int) -> None:
         self.decode.release(self.d[r])
         self.d[r].phase = "done"
 
     def settle(self) -> None:
-        """P's own bookkeeping after each event: release drained requests, start waiting
-        prefills when pages free up. Not protocol events: the model sees decode's pages."""
-        for r, p in enumerate(self.p):
-            if not p.held or self._inflight(r):
-                continue
-            if self.push:
-                finished = p.phase in ("sent", "stopped")
-            else:  # until_read: P keeps its blocks until decode's reads completed
-                finished = self.requests[r].poll in ("success", "failed") or self.d[r].phase in (
-                    "running",
-                    "draining",
-                    "done",
-                )
-            if finished:
-                self.prefill.release(p)
-        for p in self.p:
-            if p.phase in ("waiting", "active") and not p.computed and self.prefill.can_compute(p):
+        """P's own bookkeeping after each event: release drained requests, start prefills
+        whose bootstrap completed. Not protocol events: the model sees decode's pages.
+
+        Prefill computes a request only once decode has sent (``send``): push waits for the
+        destination indices, pull computes at ``send`` itself. SGLang's prefill keeps a
+        request in its ``PrefillBootstrapQueue`` "whose bootstrap (handshake and
+        preallocation) has not finished" and moves it to the waiting queue (the forward
+        pass) only once ``KVPoll`` says ``WaitingForInput`` (``pop_bootstrapped``);
+        computing earlier is opt-in (``optimistic_prefill_attempts``, 0 by default).
+        Computing eagerly instead filled P's pool with prompts decode had no pages for
+        while decode's pages sat reserved by requests whose prefill could not start: a
+        burst of requests deadlocked (tests/refimpl/test_burst.py).
+        """
+        self._sync()
+        for r in list(self._live):
+            p = self.p[r]
+            if p.held and not self._inflight(r):
+                if self.push:
+                    finished = p.phase in ("sent", "stopped")
+                else:  # until_read: P keeps its blocks until decode's reads completed
+                    finished = self.requests[r].poll in ("success", "failed") or self.d[
+                        r
+                    ].phase in ("running", "draining", "done")
+                if finished:
+                    self.prefill.release(p)
+        for r in list(self._live):
+            p = self.p[r]
+            if p.phase == "active" and not p.computed and self.prefill.can_compute(p):
                 self._compute(p)
+            if self._retired(r):
+                del self._live[r]
+                self._alloc_events.pop(r, None)
 
     def _compute(self, p: PrefillReq) -> None:
         if p.computed:
@@ -82,7 +121,8 @@ class Handoff:
 
     # -- enumeration -----------------------------------------------------------------------
     def candidates(self) -> Iterator[Event]:
-        """Every event worth testing with ``can``: a superset of the enabled ones."""
+        """Every event worth testing with ``can``, for every request ever submitted: a
+        superset of the enabled ones. The brute-force reference for ``enabled()``."""
         free = self.decode.alloc.free_pages()
         for r in range(len(self.requests)):
             for name in ("arrive", "send", "p_abort", "done", "fail", "commit", "step"):
@@ -96,6 +136,61 @@ class Handoff:
                     yield Event("post", r, page)
         for t in self.transfer.in_flight.values():
             yield Event("land", t.rid, t.page)
+
+    def enabled(self) -> list[Event]:
+        """Every enabled event, in the order of ``candidates()`` (requests by id, then the
+        in-flight writes), walking the live requests only. Each request is offered only
+        the events its phases allow (every guard of ``can`` requires one of them), then
+        ``can`` decides; ``alloc`` lists every free page for a request still reserving
+        (exactly ``can``'s condition), from one pass over the free list."""
+        self._sync()
+        free: list[int] | None = None
+        push, lease = self.push, self.sw.prefill_hold == "lease"
+        out: list[Event] = []
+        for r in self._live:
+            req, p, d = self.requests[r], self.p[r], self.d[r]
+            if not req.arrived:
+                out.append(Event("arrive", r))
+                continue
+            dp, pp = d.phase, p.phase
+            p_open = pp in ("waiting", "active")
+            sending = pp == "active" if push else dp == "transfer"
+            names: list[str] = []
+            if dp == "queued":
+                names.append("send")
+            if push and p_open:
+                names.append("p_abort")
+            if sending:
+                names += ("done", "fail")
+            if dp == "transfer":
+                names.append("commit")
+            elif dp == "running":
+                names += ("step", "finish")
+            if dp in ("queued", "transfer", "running"):
+                names.append("abort")
+            if push and p_open:
+                names.append("abort_seen")
+            if dp == "draining":
+                names += ("ack", "timeout")
+            if lease and not push:
+                names.append("expire")
+            out += [ev for ev in map(Event, names, [r] * len(names)) if self.can(ev)]
+            if dp == "queued" and len(d.table) < d.reserve:
+                if free is None:
+                    alloc = self.decode.alloc
+                    free = [page for page in alloc.free_pages() if alloc.is_free(page)]
+                events = self._alloc_events.get(r)
+                if events is None:
+                    events = [Event("alloc", r, page) for page in range(self.decode.num_pages)]
+                    self._alloc_events[r] = events
+                out += [events[page] for page in free]
+            elif dp != "queued":
+                self._alloc_events.pop(r, None)
+            if sending:
+                posts = (Event("post", r, page) for page in dict.fromkeys(self._targets(r)))
+                out += [ev for ev in posts if self.can(ev)]
+        out += [Event("land", t.rid, t.page) for t in self.transfer.in_flight.values()]
+        return out
 
     # -- guards ----------------------------------------------------------------------------
     def can(self, ev: Event) -> bool:

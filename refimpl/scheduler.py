@@ -5,6 +5,19 @@ policies of real engines: the allocator's own choice of page (the most recently 
 one reservation at a time (so two half-allocated requests cannot deadlock the pool).
 Writes complete in posting order unless the plan reorders them. When nothing can progress
 (a lost message, a full pool) the environment moves: a drain timeout, or the client gives up.
+
+``Scheduler`` is public: a driver that steps the engine itself (``checker/serve``: timed
+events, its own notion of live requests) asks it for the policy's choice::
+
+    sched = Scheduler(cluster, faults=NO_FAULTS)
+    ev = sched.pick(enabled)  # progress, else (nothing progresses) the environment
+    if ev is not None:
+        cluster.apply(ev)
+
+``pick``, ``progress`` and ``environment`` only choose; they never apply. ``enabled`` may
+be any subset of ``cluster.enabled()`` (e.g. the events of live requests whose time has
+come, ``alloc`` offered for the allocator's top page only); with ``NO_FAULTS`` the
+scheduler keeps no per-event memory, so a long-lived driver does not grow it.
 """
 
 from __future__ import annotations
@@ -12,6 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvproof.refimpl.events import Event
+from kvproof.refimpl.faults import FaultPlan
 
 if TYPE_CHECKING:
     from kvproof.refimpl.cluster import Cluster
@@ -21,19 +35,31 @@ STATUS_MESSAGES = ("done", "ack")
 
 
 def run_until_quiet(cluster: Cluster, max_events: int) -> None:
-    sched = _Scheduler(cluster)
+    sched = Scheduler(cluster)
     for _ in range(max_events):
         if not sched.step():
             return
 
 
-class _Scheduler:
-    def __init__(self, cluster: Cluster) -> None:
+class Scheduler:
+    """The engine's seeded scheduling policy (``cluster.rng``) with fault injection.
+
+    ``faults`` defaults to the cluster's plan; pass ``NO_FAULTS`` for the policy alone.
+    """
+
+    def __init__(self, cluster: Cluster, *, faults: FaultPlan | None = None) -> None:
         self.c = cluster
         self.rng = cluster.rng
-        self.plan = cluster.faults
+        self.plan = cluster.faults if faults is None else faults
         self.schedule = list(self.plan.schedule)
+        # Status messages already drawn lost or delivered (only when the plan loses any).
         self.lost: dict[Event, bool] = {}
+
+    def pick(self, enabled: list[Event]) -> Event | None:
+        """The policy's next event among ``enabled``: a progress event, else (nothing can
+        progress: a lost message, a full pool) an environment one; ``None`` if neither.
+        No fault is injected and nothing is applied."""
+        return self.progress(enabled) or self.environment(enabled)
 
     def _note(self, kind: str, ev: Event) -> None:
         self.c.fault_log.append((kind, ev))
@@ -47,7 +73,7 @@ class _Scheduler:
             self._note("scheduled", ev)
             self.c.apply(ev)
             return True
-        ev = self._fault(enabled) or self._progress(enabled) or self._environment(enabled)
+        ev = self._fault(enabled) or self.progress(enabled) or self.environment(enabled)
         if ev is None:
             return False
         self.c.apply(ev)
@@ -78,7 +104,9 @@ class _Scheduler:
                     return ev
         return None
 
-    def _progress(self, enabled: list[Event]) -> Event | None:
+    def progress(self, enabled: list[Event]) -> Event | None:
+        """The policy's choice among the events that move requests forward (the plan's
+        lost/delayed/reordered completions applied), or ``None``."""
         h = self.c.handoff
         cands: list[Event] = []
         allocs = self._alloc_choice(enabled)
@@ -98,10 +126,11 @@ class _Scheduler:
             if e.name in ("arrive", "send", "post", "commit", "abort_seen"):
                 cands.append(e)
             elif e.name in STATUS_MESSAGES:
+                if not self.plan.lost_status:
+                    cands.append(e)  # nothing is ever lost: nothing to remember
+                    continue
                 if e not in self.lost:
-                    self.lost[e] = bool(self.plan.lost_status) and (
-                        self.rng.random() < self.plan.lost_status
-                    )
+                    self.lost[e] = self.rng.random() < self.plan.lost_status
                     if self.lost[e]:
                         self._note("lost", e)
                 if not self.lost[e]:
@@ -136,7 +165,7 @@ class _Scheduler:
         free = h.decode.alloc.free_count
         return [Event("alloc", r, top) for r in queued if h.d[r].reserve <= free]
 
-    def _environment(self, enabled: list[Event]) -> Event | None:
+    def environment(self, enabled: list[Event]) -> Event | None:
         """Nothing can progress: a lost message or a full pool. The environment moves."""
         h = self.c.handoff
         timeouts = [e for e in enabled if e.name == "timeout"]

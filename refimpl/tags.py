@@ -20,12 +20,28 @@ class PageTags:
         self.tags = torch.full((num_pages,), NO_TAG, dtype=torch.int64, device=device)
         self._next_generation = 1
         self.generation: dict[int, int] = {}  # rid -> generation of its current reservation
+        # rid -> its current tag as a 1-element tensor on the pool's device: built once per
+        # reservation, not per guarded decode step (no per-step host-to-device copy).
+        self._expected: dict[int, torch.Tensor] = {}
 
     def new_generation(self, rid: int) -> int:
         gen = self._next_generation
         self._next_generation += 1
         self.generation[rid] = gen
+        self._expected.pop(rid, None)
         return gen
+
+    def expected(self, rid: int) -> torch.Tensor:
+        """``int64 [1]`` tensor holding ``tag_of(rid)``, cached for the reservation."""
+        t = self._expected.get(rid)
+        if t is None:
+            t = torch.tensor([self.tag_of(rid)], dtype=torch.int64, device=self.tags.device)
+            self._expected[rid] = t
+        return t
+
+    def forget(self, rid: int) -> None:
+        """The reservation ended: drop the cached tensor (the generation stays known)."""
+        self._expected.pop(rid, None)
 
     def tag_of(self, rid: int | None) -> int:
         if rid is None or rid not in self.generation:

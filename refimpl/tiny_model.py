@@ -96,7 +96,7 @@ class TinyModel:
                 if guard is None or i > 0:
                     attn = paged_decode(q, kv, table, lens)
                 else:
-                    expected = torch.tensor([guard.expected], dtype=torch.int64, device=self.device)
+                    expected = guard.expected_tags(self.device)
                     attn, err = paged_decode_guarded(q, kv, table, lens, guard.page_tags, expected)
                     if bool(err[0]):
                         return None

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
-from kvproof.refimpl.scheduler import _Scheduler
+from kvproof.refimpl.faults import NO_FAULTS
+from kvproof.refimpl.scheduler import Scheduler
 
 REQUEST_EVENTS = (
     "arrive",
@@ -54,15 +55,15 @@ def live_enabled(cluster: Cluster, rids: Iterable[int]) -> list[Event]:
 
 
 class Policy:
-    """The engine scheduler's choice among enabled events, without its fault injection."""
+    """The engine scheduler's choice among enabled events, without its fault injection
+    (``refimpl.scheduler.Scheduler`` with ``NO_FAULTS``: it keeps no per-event memory)."""
 
     def __init__(self, cluster: Cluster) -> None:
-        self._sched = _Scheduler(cluster)
+        self._sched = Scheduler(cluster, faults=NO_FAULTS)
 
     def progress(self, enabled: list[Event]) -> Event | None:
-        self._sched.lost.clear()  # no faults here: nothing is ever lost; keep it bounded
-        return self._sched._progress(enabled)
+        return self._sched.progress(enabled)
 
     def environment(self, enabled: list[Event]) -> Event | None:
         """Nothing can progress: a drain timeout (deferred_timeout) or a stuck client."""
-        return self._sched._environment(enabled)
+        return self._sched.environment(enabled)
