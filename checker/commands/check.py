@@ -26,7 +26,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="check only this invariant (repeatable)",
     )
-    parser.add_argument("--prove", action="store_true", help="also prove for all sizes")
+    parser.add_argument(
+        "--prove",
+        action="store_true",
+        help="also prove buggy variants (fixed ones are proved by default)",
+    )
+    parser.add_argument("--no-prove", action="store_true", help="BMC only, no unbounded proof")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--out", type=Path, help="write traces (.jsonl and .itf.json) here")
     parser.add_argument("--junit", type=Path, help="write a JUnit XML report")
@@ -64,8 +69,10 @@ def run(args: argparse.Namespace) -> int:
                 factory=factory,
                 invariants=args.invariant,
             )
-            # --all proves every fixed variant: "holds" must mean "for all sizes" there.
-            if args.prove or (args.all and not variant.buggy):
+            # A fixed variant is proved for all sizes too ("BMC + proof where available"):
+            # "holds to depth 12" is not what an engine team needs to hear.
+            fixed = not variant.buggy and bool(check.protocol.strengthening)
+            if not args.no_prove and (args.prove or fixed):
                 from kvproof.model.induction import prove
 
                 check = checking.VariantCheck(
