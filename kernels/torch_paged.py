@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from kvproof.kernels.layout import PoolShape, pages_needed
+from kvproof.kernels.layout import PoolShape
 
 # 4 MiB of K (and 4 MiB of V) per chunk: 1,024 tokens of 8 heads x 128 fp32. On the 2-core
 # EPYC dev box 1-8 MiB chunks ran 1.5-2x faster than gathering the whole sequence at once
@@ -98,15 +98,25 @@ def _gather(
     kv_pool: torch.Tensor, pages: torch.Tensor, t0: int, t1: int, work: _Workspace
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """K and V of tokens ``[t0, t1)`` (``t0`` on a page boundary) as ``[t1 - t0, H, D]``
-    fp32 views of the workspace, gathered by one ``index_select`` (one thread-pool
-    barrier, not two); the tail of the last page is sliced off, never read by the math."""
-    page_size = kv_pool.shape[2]
+    fp32 views of the workspace; the tail of the last page is sliced off, never read.
+
+    One ``index_select`` over dim 0 of the pool seen as ``[2 * num_pages, ...]`` (K pages,
+    then V pages): one thread-pool barrier instead of two, and unlike a select over dim 1
+    it splits across threads (2 threads: 0.45 vs 0.9 ms for 64 pages of 64 KiB).
+    """
+    page_size, num_pages = kv_pool.shape[2], kv_pool.shape[1]
     ids = pages[t0 // page_size : (t1 + page_size - 1) // page_size]
-    dims = (2, ids.shape[0], *kv_pool.shape[2:])
-    numel = 2 * ids.shape[0] * kv_pool[0, 0].numel()
-    kv = torch.index_select(kv_pool, 1, ids, out=work.kv[:numel].view(dims))
+    n = ids.shape[0]
+    dims = (2, n, *kv_pool.shape[2:])
+    buf = work.kv[: 2 * n * kv_pool[0, 0].numel()]
+    if kv_pool.stride(0) == num_pages * kv_pool.stride(1):  # K and V halves stack as rows
+        both = torch.cat((ids, ids + num_pages))
+        kv = torch.index_select(kv_pool.flatten(0, 1), 0, both, out=buf.view(2 * n, *dims[2:]))
+        kv = kv.view(dims)
+    else:
+        kv = torch.index_select(kv_pool, 1, ids, out=buf.view(dims))
     if work.kv32 is not None:  # fp16/bf16: the math runs in fp32
-        kv = work.kv32[:numel].view(dims).copy_(kv)
+        kv = work.kv32[: buf.numel()].view(dims).copy_(kv)
     kv = kv.flatten(1, 2)[:, : t1 - t0]
     return kv[0], kv[1]
 
@@ -207,8 +217,8 @@ def torch_extend(
     out = torch.empty_like(q)
     kv_lens = [p + starts[s + 1] - starts[s] for s, p in enumerate(prefixes)]
     table = page_table.to(torch.int64)  # int64 before stride math: ids > 32,768 are real
-    needed = pages_needed(torch.tensor(kv_lens, dtype=torch.int64), shape.page_size)
-    work = _workspace(kv_pool, shape, int(needed.max()) if len(kv_lens) else 1)
+    needed = [(n + shape.page_size - 1) // shape.page_size for n in kv_lens]
+    work = _workspace(kv_pool, shape, max(needed, default=1))
     for s, prefix in enumerate(prefixes):
         start, end = starts[s], starts[s + 1]
         if end == start:
@@ -216,7 +226,7 @@ def torch_extend(
         if skips[s]:
             out[start:end] = 0
             continue
-        pages = table[s, : int(needed[s])]
+        pages = table[s, : needed[s]]
         _attend_sequence(
             q[start:end], prefix, kv_pool, pages, kv_lens[s], scale, work, out[start:end]
         )

@@ -100,3 +100,16 @@ def test_random_batches(lens, page_size, kv_heads, group, seed) -> None:
     q = random_queries(len(lens), kv_heads * group, 8, torch.float32, seed=seed + 1)
     fast, ref = _both(case, q)
     torch.testing.assert_close(fast, ref, atol=1e-5, rtol=1e-5)
+
+
+def test_pool_view_whose_k_and_v_halves_do_not_stack() -> None:
+    """A pool that is a page-range view of a bigger pool (K and V halves not adjacent)."""
+    case = build_case([21, 9], page_size=4, seed=11)
+    bigger = torch.full((2, case.kv_pool.shape[1] + 5, *case.kv_pool.shape[2:]), float("nan"))
+    bigger[:, : case.kv_pool.shape[1]] = case.kv_pool
+    view = bigger[:, : case.kv_pool.shape[1]]
+    assert view.stride(0) != view.shape[1] * view.stride(1)
+    q = random_queries(2, 4, 16, torch.float32)
+    fast = paged_decode(q, view, case.page_table, case.kv_lens, backend="torch")
+    ref = paged_decode(q, case.kv_pool, case.page_table, case.kv_lens, backend="reference")
+    torch.testing.assert_close(fast, ref, atol=1e-5, rtol=1e-5)
