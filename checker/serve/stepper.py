@@ -14,25 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from kvproof.refimpl.cluster import Cluster
-from kvproof.refimpl.events import Event
+from kvproof.refimpl.events import EVENT_NAMES, PAGE_EVENTS, Event
 from kvproof.refimpl.faults import NO_FAULTS
 from kvproof.refimpl.scheduler import Scheduler
 
-REQUEST_EVENTS = (
-    "arrive",
-    "send",
-    "p_abort",
-    "done",
-    "fail",
-    "commit",
-    "step",
-    "finish",
-    "abort",
-    "abort_seen",
-    "ack",
-    "timeout",
-    "expire",
-)
+REQUEST_EVENTS = tuple(n for n in EVENT_NAMES if n not in PAGE_EVENTS)
 
 
 def live_enabled(cluster: Cluster, rids: Iterable[int]) -> list[Event]:
