@@ -10,8 +10,10 @@ median with the spread (min, quartiles, max), never a single best run.
 Decode time is the time spent in ``commit`` (checksum + first read) and ``step`` events.
 Inside the guarded runs the two guard components are timed where they run:
 
-* ``tag_check``: the owner-tag compare of the guarded kernel (``tag_mismatch``), once per
-  decode read (commit's first read and every step), per step;
+* ``tag_check``: the owner-tag compare of the guarded kernel (``tag_mismatch``), run only
+  by reads whose pages or tags changed since the request's last passed check, plus the
+  test that decides it (``PageTags.unchanged``), run by every decode read (commit's first
+  read and every step); reported per check and amortised per read;
 * ``adler32``: the decode-side checksum of the received pages, once per transfer.
 
 Those timers cost time themselves, so they run in extra instrumented guarded runs
@@ -49,6 +51,7 @@ class Run:
     reads: int = 0  # decode reads (commit's first read + steps)
     tag_check_s: float = 0.0
     tag_checks: int = 0
+    tag_lookup_s: float = 0.0  # PageTags.unchanged: may this read reuse a passed check?
     adler_s: float = 0.0
     transfers: int = 0
 
@@ -98,6 +101,8 @@ def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = F
             return step(*a, **kw)
 
         h.decode.step = counted_step  # type: ignore[method-assign]
+        tags = h.decode.tags
+        tags.unchanged = timed(tags.unchanged, "tag_lookup_s")  # type: ignore[method-assign]
         kernels_api.tag_mismatch = timed(original_check, "tag_check_s", "tag_checks")
     try:
         rng = random.Random(args.seed)
@@ -166,7 +171,7 @@ def main() -> None:
             parts.append((p, run_once(guarded, args, components=True)))
     overhead = [100.0 * (1.0 - g.rate / p.rate) for p, g in pairs]
     # Components, as a share of the plain decode time of the adjacent plain run.
-    tag_share = [100.0 * g.tag_check_s / p.decode_s for p, g in parts]
+    tag_share = [100.0 * (g.tag_check_s + g.tag_lookup_s) / p.decode_s for p, g in parts]
     adler_share = [100.0 * g.adler_s / p.decode_s for p, g in parts]
     g0 = parts[0][1]
     med = statistics.median
@@ -187,8 +192,17 @@ def main() -> None:
         "guard_overhead_pct": spread(overhead),
         "components": {
             "tag_check": {
-                "us_per_read": spread([1e6 * g.tag_check_s / g.tag_checks for _, g in parts]),
+                "us_per_check": spread(
+                    [1e6 * g.tag_check_s / max(1, g.tag_checks) for _, g in parts]
+                ),
                 "checks_per_run": g0.tag_checks,
+                "reads_per_run": g0.reads,
+                # the cache test alone, its timer's own call overhead included
+                "lookup_us_per_read": spread([1e6 * g.tag_lookup_s / g.reads for _, g in parts]),
+                # every read: the cache test, plus its share of the checks that did run
+                "us_per_read": spread(
+                    [1e6 * (g.tag_check_s + g.tag_lookup_s) / g.reads for _, g in parts]
+                ),
                 "share_of_plain_decode_pct": spread(tag_share),
             },
             "adler32": {

@@ -137,11 +137,18 @@ class DecodeNode:
             page = self.tail_alloc.alloc(req.rid)
             self.tags.stamp(page, req.rid)  # decode writes these slots itself
             req.tail.append(page)
+        pages = req.table + req.tail
+        read = pages[: pos // self.page_size + 1]  # the pages the kernel reads (and checks)
         guard = None
-        if guarded:
+        # A read over the same pages, none of whose tags was written since this request's
+        # last passed check, would pass again: skip the guarded kernel (and its host sync).
+        if guarded and not self.tags.unchanged(req.rid, read):
             expected = self.tags.expected(req.rid)
             guard = Guard(self.tags.tags, self.tags.tag_of(req.rid), expected)
-        logits = self.model.decode(
-            self.pool, req.tokens[-1], pos, req.table + req.tail, len(req.tokens), guard
-        )
-        return None if logits is None else int(logits.argmax())
+        version = self.tags.version
+        logits = self.model.decode(self.pool, req.tokens[-1], pos, pages, len(req.tokens), guard)
+        if logits is None:
+            return None
+        if guard is not None:
+            self.tags.passed(req.rid, read, version)
+        return int(logits.argmax())

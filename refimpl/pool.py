@@ -12,11 +12,12 @@ never reads it to decide anything; ``Cluster.view()`` and the leak oracle do.
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 import torch
 
-from kvproof.kernels import page_checksum
+from kvproof.kernels import KernelInputError, page_checksum
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,12 @@ class KVPool:
     def __init__(self, geometry: PoolGeometry, *, device: str = "cpu", seed: int = 0) -> None:
         self.geometry = geometry
         self.page_size = geometry.page_size
+        self.num_layers = geometry.num_layers
         gen = torch.Generator().manual_seed(seed)
         self.data = torch.randn(geometry.shape, generator=gen).to(device)
         self._gen = gen
+        # CPU pools: the raw bytes as a numpy view (shared storage, no copy) for zlib.
+        self._bytes = None if self.data.is_cuda else self.data.view(torch.uint8).numpy()
         # None: bytes from outside this cluster (boot leftovers, other traffic).
         self.writer: list[int | None] = [None] * geometry.num_pages
         self.valid: list[int] = [0] * geometry.num_pages
@@ -77,4 +81,18 @@ class KVPool:
         """Adler-32 of the pages, one per layer (SGLang #39500 checks it at commit)."""
         if not pages:
             return ()
-        return tuple(page_checksum(self.layer(i), pages) for i in range(self.geometry.num_layers))
+        if self._bytes is None:  # on the device: only the 32-bit sums cross to the host
+            return tuple(page_checksum(self.layer(i), pages) for i in range(self.num_layers))
+        # On CPU there is no copy to avoid: zlib's Adler-32 runs over each page's K then V
+        # block in place, chained page by page; the same bytes, in the same order, as
+        # page_checksum's contract (its torch version costs ~20x more on small pages).
+        if min(pages) < 0 or max(pages) >= self.geometry.num_pages:  # numpy would wrap -1
+            raise KernelInputError(f"page ids must lie in [0, {self.geometry.num_pages})")
+        out = []
+        for layer in self._bytes:
+            k, v = layer[0], layer[1]
+            a = 1
+            for page in pages:
+                a = zlib.adler32(v[page], zlib.adler32(k[page], a))
+            out.append(a)
+        return tuple(out)

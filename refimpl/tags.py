@@ -4,9 +4,19 @@ A tag ``make_tag(rid, generation)`` travels with the bytes: a landing write stam
 the request whose KV it carries, in that request's reservation generation. Decode's guarded
 kernel compares every page's tag with the reader's before reading; a late write from an
 earlier owner, or a page nobody wrote since the allocation, carries a foreign tag.
+
+The check is a pure function of the tags of the pages read and the reader's tag, so a read
+may reuse the reader's last passed check when neither changed since. Every tag write goes
+through ``stamp``, which bumps ``version`` and records it as the page's last write; a
+passed check records the pages it covered and the version it saw. A late RDMA write into
+one of those pages (the attack the guard exists for) stamps it, so the next read re-runs
+the guarded kernel and trips. The tensor's own version counter backs this up: an in-place
+torch write that bypassed ``stamp`` invalidates every passed check.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import torch
 
@@ -17,18 +27,28 @@ NO_TAG = -1
 
 class PageTags:
     def __init__(self, num_pages: int, *, device: str | torch.device = "cpu") -> None:
-        self.tags = torch.full((num_pages,), NO_TAG, dtype=torch.int64, device=device)
+        # A normal (not inference) tensor even when built under inference_mode: only those
+        # keep the version counter that ``unchanged`` reads.
+        with torch.inference_mode(False):
+            self.tags = torch.full((num_pages,), NO_TAG, dtype=torch.int64, device=device)
         self._next_generation = 1
         self.generation: dict[int, int] = {}  # rid -> generation of its current reservation
         # rid -> its current tag as a 1-element tensor on the pool's device: built once per
         # reservation, not per guarded decode step (no per-step host-to-device copy).
         self._expected: dict[int, torch.Tensor] = {}
+        self.version = 0  # bumped by every tag write
+        self._written_at = [0] * num_pages  # page -> version of its last tag write
+        self._all_written_at = 0  # version of the last write we could not place (see above)
+        self._tensor_version = self.tags._version
+        # rid -> (pages read, version) of its last check that passed
+        self._passed: dict[int, tuple[tuple[int, ...], int]] = {}
 
     def new_generation(self, rid: int) -> int:
         gen = self._next_generation
         self._next_generation += 1
         self.generation[rid] = gen
         self._expected.pop(rid, None)
+        self._passed.pop(rid, None)  # its tag changed: no earlier check says anything
         return gen
 
     def expected(self, rid: int) -> torch.Tensor:
@@ -40,8 +60,9 @@ class PageTags:
         return t
 
     def forget(self, rid: int) -> None:
-        """The reservation ended: drop the cached tensor (the generation stays known)."""
+        """The reservation ended: drop the cached tensor and check (the generation stays)."""
         self._expected.pop(rid, None)
+        self._passed.pop(rid, None)
 
     def tag_of(self, rid: int | None) -> int:
         if rid is None or rid not in self.generation:
@@ -50,3 +71,28 @@ class PageTags:
 
     def stamp(self, page: int, rid: int | None) -> None:
         self.tags[page] = self.tag_of(rid)
+        self.version += 1
+        self._written_at[page] = self.version
+        self._tensor_version = self.tags._version
+
+    def unchanged(self, rid: int, pages: Sequence[int]) -> bool:
+        """True when ``rid`` passed a check over exactly ``pages`` (the ones a read uses)
+        and no tag among them was written since: the check would pass again."""
+        if self.tags._version != self._tensor_version:  # written behind stamp()'s back
+            self.version += 1
+            self._all_written_at = self.version
+            self._tensor_version = self.tags._version
+        passed = self._passed.get(rid)
+        if passed is None:
+            return False
+        seen_pages, seen = passed
+        if len(seen_pages) != len(pages) or seen < self._all_written_at:
+            return False
+        if seen == self.version:  # no tag anywhere written since: only the pages matter
+            return all(a == b for a, b in zip(seen_pages, pages, strict=True))
+        written_at = self._written_at
+        return all(a == b and written_at[a] <= seen for a, b in zip(seen_pages, pages, strict=True))
+
+    def passed(self, rid: int, pages: Sequence[int], version: int) -> None:
+        """``rid``'s guarded read over ``pages``, with tags as of ``version``, passed."""
+        self._passed[rid] = (tuple(pages), version)

@@ -82,3 +82,95 @@ def test_without_guards_the_tampered_read_is_a_leak(small: Sizes) -> None:
     c.run()
     (finding,) = [f for f in audit(c) if f.rid == rid]
     assert finding.leak and finding.stale_pages[0].writer == 0
+
+
+def count_guarded_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count calls of the tag-checking kernel by the tiny model (one per checked read)."""
+    import kvproof.refimpl.tiny_model as tiny_model
+
+    calls = [0]
+    kernel = tiny_model.paged_decode_guarded
+
+    def spy(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        return kernel(*args, **kwargs)
+
+    monkeypatch.setattr(tiny_model, "paged_decode_guarded", spy)
+    return calls
+
+
+def test_an_unchanged_request_reuses_its_passed_check(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
+    calls = count_guarded_reads(monkeypatch)
+    d = c.handoff.d[rid]
+    c.apply(Event("commit", rid))
+    assert calls[0] == 1 and c.response(rid).status == 200
+    tail = list(d.tail)
+    for _ in range(3):
+        c.apply(Event("step", rid))
+    assert d.tail == tail  # same pages read, no tag written: the first check still holds
+    assert calls[0] == 1 and c.handoff.d[rid].phase == "running"
+
+
+def running_after_a_passed_check(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Cluster, int, list[int]]:
+    """Request 1 running, its last read served by a cached check; the spy counts from here."""
+    c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
+    c.apply(Event("commit", rid))
+    c.apply(Event("step", rid))
+    calls = count_guarded_reads(monkeypatch)
+    c.apply(Event("step", rid))
+    assert calls[0] == 0  # the check is cached from here on
+    return c, rid, calls
+
+
+def test_a_stray_write_after_a_passed_check_trips_the_next_read(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, rid, calls = running_after_a_passed_check(small, monkeypatch)
+    # A late write of request 0 (no cancel in the transfer engine) lands in rid's page.
+    victim = c.handoff.d[rid].table[1]
+    src = next(p for p, w in enumerate(c.prefill.pool.writer) if w not in (rid, None))
+    c.handoff.transfer.post(0, victim, src, c.prefill.pool)
+    c.handoff.transfer.land(0, victim, c.prefill.pool, c.decode)
+    c.apply(Event("step", rid))
+    assert calls[0] == 1  # the kernel-level guard ran again, and it is what tripped
+    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+
+
+def test_a_tag_written_around_stamp_after_a_passed_check_trips(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, rid, calls = running_after_a_passed_check(small, monkeypatch)
+    c.decode.tags.tags[c.handoff.d[rid].table[0]] = 12345  # not through stamp()
+    c.apply(Event("step", rid))
+    assert calls[0] == 1
+    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+
+
+def test_a_table_tampered_after_a_passed_check_trips_the_next_read(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, rid, calls = running_after_a_passed_check(small, monkeypatch)
+    tamper(c, rid)  # no tag write at all: the pages read changed
+    c.apply(Event("step", rid))
+    assert calls[0] == 1
+    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+
+
+def test_the_cpu_checksum_is_zlib_over_the_page_bytes() -> None:
+    import zlib
+
+    from kvproof.kernels import KernelInputError, page_checksum
+    from kvproof.refimpl.pool import KVPool, PoolGeometry
+
+    pool = KVPool(PoolGeometry(2, 6, 8, 2, 16), seed=3)
+    pages = [4, 0, 4, 2]
+    want = tuple(page_checksum(pool.layer(i), pages) for i in range(2))
+    raw = b"".join(pool.data[0, kv, p].numpy().tobytes() for p in pages for kv in (0, 1))
+    assert pool.checksum(pages) == want and want[0] == zlib.adler32(raw)
+    with pytest.raises(KernelInputError):
+        pool.checksum([0, -1])
