@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -153,12 +152,6 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
     if check.proof is not None:
         out["proof"] = check.proof.to_json()
     return out
-
-
-def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
 
 
 def _doc(protocol: Protocol, name: str) -> str:

@@ -10,7 +10,6 @@ import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 from kvproof.model.dsl import Action, Protocol, Var
 
@@ -79,7 +78,3 @@ def _prefix(sort: str) -> str:
 
 def element_name(sort: str, index: int) -> str:
     return f"{_prefix(sort)}{index}"
-
-
-def default_value(var: Var) -> Any:
-    return var.default

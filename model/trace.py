@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvproof.model.concrete import Concrete, State
-from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.instance import ActionInstance
 
 
 class ReplayError(RuntimeError):
@@ -51,7 +51,3 @@ def initial_assignment(concrete: Concrete, state: State) -> dict[str, dict[tuple
     proto = concrete.protocol
     values = concrete.as_dict(state)
     return {v.name: values[v.name] for v in proto.vars if v.rigid or v.name in proto.free_init}
-
-
-def instance_of(trace: Trace, protocol: Any) -> Instance:
-    return Instance(protocol, trace.sizes)
