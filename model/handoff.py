@@ -137,14 +137,17 @@ def build_handoff(sw: Switches) -> Protocol:
         s.require(s.not_(s.pend(r)))
         s.set("pend", (r,), True)
 
-    def done(s: Any, r: Any) -> None:
+    def conclude(s: Any, r: Any, prefill_after: str) -> None:
+        """The sender ends the transfer: prefill in push mode, decode in pull mode."""
         if push:
             s.require(s.eq(s.pphase(r), "active"))
-            s.set("pphase", (r,), "sent")
+            s.set("pphase", (r,), prefill_after)
         else:
             s.require(s.eq(s.dphase(r), "transfer"))
             s.require(s.eq(s.poll(r), "transferring"))
-        every_page = s.forall("Page", lambda q: s.implies(s.dst(r, q), s.posted(r, q)))
+
+    def done(s: Any, r: Any) -> None:
+        conclude(s, r, "sent")
         if sw.decode_reserve == "plus_one":
             # The sender wrote every page it has (at least one: a prompt has a token):
             # all of decode's pages but one.
@@ -163,6 +166,7 @@ def build_handoff(sw: Switches) -> Protocol:
                 ),
             )
         else:  # a placeholder's single page, or the whole table
+            every_page = s.forall("Page", lambda q: s.implies(s.dst(r, q), s.posted(r, q)))
             complete = s.ite(
                 placeholder(s, r), s.exists("Page", lambda q: s.posted(r, q)), every_page
             )
@@ -176,12 +180,7 @@ def build_handoff(sw: Switches) -> Protocol:
 
     def fail(s: Any, r: Any) -> None:
         # Mooncake: the batch reports FAILED; writes already posted may still land.
-        if push:
-            s.require(s.eq(s.pphase(r), "active"))
-            s.set("pphase", (r,), "stopped")
-        else:
-            s.require(s.eq(s.dphase(r), "transfer"))
-            s.require(s.eq(s.poll(r), "transferring"))
+        conclude(s, r, "stopped")
         s.set("poll", (r,), "failed")
 
     def commit(s: Any, r: Any) -> None:
