@@ -3,9 +3,9 @@
 HTTP handlers never touch the engine: they ``submit`` a ``Ticket`` and read its updates
 from an asyncio queue; a client that goes away calls ``abort``, which becomes the engine's
 ``abort`` event (spec/handoff.md E12) at the next step. Requests are admitted while the
-pools can hold their reservations (the engine's own queues deadlock when a flood of
-requests fills prefill's pool with computed prompts decode has no pages for), then their
-events interleave, one at a time, in the engine scheduler's order: continuous batching.
+pools can hold their reservations (admission control, as a router in front of a real
+deployment does; the rest wait in this queue, not in the engine's), then their events
+interleave, one at a time, in the engine scheduler's order: continuous batching.
 
 Status codes come from the engine only; this module adds no check of its own.
 """
