@@ -125,13 +125,13 @@ def _fail(path: Path, line: int, message: str) -> KvproofInputError:
     return KvproofInputError(message, f"{path}:{line}")
 
 
-def read_jsonl(path: Path) -> Trace:
-    """Read a trace written by ``write_jsonl`` (or by hand); strict, with line numbers."""
+def read_json_lines(path: Path, what: str = "trace") -> list[tuple[int, Any]]:
+    """(line number, value) of every non-blank line of a JSON Lines file; strict."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise KvproofInputError(f"cannot read trace: {exc.strerror}", str(path)) from None
+        raise KvproofInputError(f"cannot read {what}: {exc.strerror}", str(path)) from None
     rows: list[tuple[int, Any]] = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -140,6 +140,13 @@ def read_jsonl(path: Path) -> Trace:
             rows.append((n, json.loads(line)))
         except json.JSONDecodeError as exc:
             raise _fail(path, n, f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    return rows
+
+
+def read_jsonl(path: Path) -> Trace:
+    """Read a trace written by ``write_jsonl`` (or by hand); strict, with line numbers."""
+    path = Path(path)
+    rows = read_json_lines(path)
     if not rows:
         raise KvproofInputError("empty trace file", str(path))
     n, header = rows[0]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kvproof.checker.tracefile import read_json_lines
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
@@ -83,20 +84,10 @@ def write_event_log(cluster: Any, path: Path) -> None:
 
 def read_event_log(path: Path) -> EventLog:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KvproofInputError(f"cannot read log: {exc.strerror}", str(path)) from None
     header: dict[str, Any] | None = None
     events: list[LogEvent] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for n, row in read_json_lines(path, "log"):
         where = f"{path}:{n}"
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise KvproofInputError(f"malformed JSON: {exc.msg}", where) from None
         if not isinstance(row, dict):
             raise KvproofInputError("each line must be an object", where)
         if header is None:
