@@ -32,15 +32,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dot", metavar="FILE", help="write the state graph as Graphviz DOT")
     parser.add_argument("--graphml", metavar="FILE", help="write the state graph as GraphML")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
+    parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvproof.checker.protocols import load_protocol, resolve_variants
     from kvproof.model.explore import explore
     from kvproof.model.handoff import build_handoff
     from kvproof.spec.errors import KvproofInputError
-    from kvproof.spec.variant import load_variant
 
-    variant = load_variant(args.variant)
+    user = load_protocol(args.protocol) if args.protocol else None
+    (variant,) = resolve_variants([args.variant], False, args.variants_dir, user)
     for flag, value in (("--requests", args.requests), ("--pages", args.pages)):
         if value < 1:
             raise KvproofInputError(f"must be at least 1, got {value}", flag)
@@ -49,11 +52,17 @@ def run(args: argparse.Namespace) -> int:
     for flag, path in (("--dot", args.dot), ("--graphml", args.graphml)):
         if path and not Path(path).resolve().parent.is_dir():
             raise KvproofInputError("no such folder", f"{flag} {path}")
-    protocol = build_handoff(variant.switches)
+    protocol = (user.factory if user else build_handoff)(variant.switches)
+    if set(protocol.sorts) != {"Req", "Page"}:
+        raise KvproofInputError(
+            f"--requests/--pages size the sorts Req and Page; this protocol's sorts are "
+            f"{', '.join(protocol.sorts)}",
+            "--protocol",
+        )
     sizes = {"Req": args.requests, "Page": args.pages}
     kwargs: dict[str, Any] = dict(
         variant=variant.name,
-        symmetry=() if args.no_symmetry else ("Page",),
+        symmetry=() if args.no_symmetry or "Page" not in protocol.symmetric else ("Page",),
         stop_at_violation=args.stop_at_violation,
         max_states=args.max_states,
         max_seconds=args.max_seconds,

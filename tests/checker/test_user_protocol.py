@@ -88,3 +88,13 @@ def test_bad_protocol_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--all", "--protocol", "builtins:repr"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and "cannot import" in err[0] and "not a kvproof Protocol" in err[1]
+
+
+def test_explore_takes_the_user_protocol(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["--protocol", BY_FILE, "--variants-dir", str(VARIANTS), "--json"]
+    size = ["--requests", "1", "--pages", "2"]
+    assert main(["explore", "early-free-unposted", *size, *base]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["variant"] == "early-free-unposted" and data["states"] > 0
+    assert main(["explore", "deferred-ack", *size, *base]) == 0
+    assert json.loads(capsys.readouterr().out)["variant"] == "deferred-ack"
