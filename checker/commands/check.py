@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -38,14 +39,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sarif", type=Path, help="write a SARIF report")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr' (see README)")
     parser.add_argument(
+        "--workers", type=int, help="processes for several variants (default: one per core)"
+    )
+    parser.add_argument(
         "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"
     )
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from kvproof.checker import check_report, checking
+    from kvproof.checker.check_pool import CheckJob, run_jobs
     from kvproof.checker.protocols import load_protocol, resolve_variants
     from kvproof.spec.errors import KvproofInputError
 
@@ -57,28 +70,36 @@ def run(args: argparse.Namespace) -> int:
     factory = user.factory if user else None
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     console = Console(stderr=args.json)
-    checks = []
+    prove = "never" if args.no_prove else ("always" if args.prove else "auto")
+    jobs = [
+        CheckJob(
+            variant,
+            args.requests,
+            args.pages,
+            args.depth if args.depth is not None else variant.bmc_depth,
+            tuple(args.invariant) if args.invariant else None,
+            prove,
+        )
+        for variant in variants
+    ]
+    workers = args.workers if args.workers is not None else min(os.cpu_count() or 1, len(jobs))
+    if workers < 1:
+        raise KvproofInputError("must be at least 1", "--workers")
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task("checking variants", total=len(jobs))
+        checks = run_jobs(
+            jobs, workers=workers, factory=factory, on_done=lambda c: progress.advance(task)
+        )
     results = []
-    for variant in variants:
-        with console.status(f"checking {variant.name} ..."):
-            check = checking.check_variant(
-                variant,
-                requests=args.requests,
-                pages=args.pages,
-                depth=args.depth if args.depth is not None else variant.bmc_depth,
-                factory=factory,
-                invariants=args.invariant,
-            )
-            # A fixed variant is proved for all sizes too ("BMC + proof where available"):
-            # "holds to depth 12" is not what an engine team needs to hear.
-            fixed = not variant.buggy and bool(check.protocol.strengthening)
-            if not args.no_prove and (args.prove or fixed):
-                from kvproof.model.induction import prove
-
-                check = checking.VariantCheck(
-                    check.variant, check.protocol, check.bmc, prove(check.protocol)
-                )
-        checks.append(check)
+    for check in checks:
         data = checking.to_json(check)
         results.append(data)
         if not args.json and not args.all:
