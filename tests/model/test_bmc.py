@@ -107,3 +107,19 @@ def test_check_out_writes_every_trace_in_both_formats(tmp_path) -> None:  # type
         assert a.steps == b.steps and a.violated == inv
         states = replay(a, concrete)
         assert inv in concrete.violated(states[-1])
+
+
+def test_check_never_imports_torch() -> None:
+    """DESIGN: the model path starts fast; `kvproof check` must not load torch."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, io, contextlib\n"
+        "from kvproof.checker.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['check', 'sglang-0.5.19-pd', '--requests', '2', '--pages', '2', '--depth', '8'])\n"
+        "print('torch' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
