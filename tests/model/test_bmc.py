@@ -118,7 +118,8 @@ def test_check_never_imports_torch() -> None:
         "import sys, io, contextlib\n"
         "from kvproof.checker.cli import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
-        "    main(['check', 'sglang-0.5.19-pd', '--requests', '2', '--pages', '2', '--depth', '8'])\n"
+        "    main(['check', 'sglang-0.5.19-pd', '--requests', '2', '--pages', '2',"
+        " '--depth', '8'])\n"
         "print('torch' in sys.modules)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
