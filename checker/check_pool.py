@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.checking import ProtocolFactory, VariantCheck, check_variant
+from kvproof.checker.checking import ProtocolFactory, VariantCheck, check_variant, protocol_for
 from kvproof.spec.variant import Variant
 
 
@@ -77,11 +77,6 @@ def run_jobs(
         return out
     global _FACTORY
     _FACTORY = factory
-    build = factory
-    if build is None:
-        from kvproof.model.handoff import build_handoff
-
-        build = build_handoff
     results: dict[int, VariantCheck] = {}
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
@@ -89,7 +84,7 @@ def run_jobs(
         for fut in as_completed(futures):
             i = futures[fut]
             bmc, proof = fut.result()
-            protocol = build(jobs[i].variant.switches)
+            protocol = protocol_for(jobs[i].variant, factory)
             if proof is not None and proof.cti is not None:
                 proof = dataclasses.replace(
                     proof, cti=dataclasses.replace(proof.cti, protocol=protocol)

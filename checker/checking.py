@@ -48,6 +48,15 @@ class VariantCheck:
         return not self.bmc.holds or (self.proof is not None and not self.proof.proved)
 
 
+def protocol_for(variant: Variant, factory: ProtocolFactory | None = None) -> Protocol:
+    """The protocol a variant's switches configure: kvproof's handoff unless ``factory``."""
+    if factory is None:
+        from kvproof.model.handoff import build_handoff
+
+        factory = build_handoff
+    return factory(variant.switches)
+
+
 def check_variant(
     variant: Variant,
     *,
@@ -58,11 +67,7 @@ def check_variant(
     on_depth: Callable[[int], None] | None = None,
     invariants: list[str] | None = None,
 ) -> VariantCheck:
-    if factory is None:
-        from kvproof.model.handoff import build_handoff
-
-        factory = build_handoff
-    protocol = factory(variant.switches)
+    protocol = protocol_for(variant, factory)
     known = {i.name for i in protocol.safety}
     for name in invariants or ():
         if name not in known:

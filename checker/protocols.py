@@ -80,11 +80,6 @@ def load_protocol(spec: str) -> UserProtocol:
     return UserProtocol(spec, factory, switches_type, invariants, Path(folder) if folder else None)
 
 
-def load_factory(spec: str) -> Callable[[Any], Any]:
-    """``module:attr`` -> a callable taking a variant's switches and returning a Protocol."""
-    return load_protocol(spec).factory
-
-
 def resolve_variants(
     names: Sequence[str],
     every: bool,

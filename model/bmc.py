@@ -77,7 +77,6 @@ def bmc(
     plain: dict[str, InvariantResult] = {}
     best: dict[str, InvariantResult] = {}
     clean_lits: list[z3.BoolRef] = []
-    inv_start = {i.name: start for i in invs}
 
     def clean_upto(k: int) -> None:
         """Literals c_j -> every invariant holds at state j, for j < k."""
@@ -144,7 +143,7 @@ def bmc(
                     trace,
                     shortest=k,
                     primary=is_primary,
-                    seconds=time.perf_counter() - inv_start[name],
+                    seconds=time.perf_counter() - start,
                 )
                 if is_primary or not primary:
                     best[name] = plain[name]
@@ -158,7 +157,7 @@ def bmc(
                     trace,
                     shortest=plain[name].shortest,
                     primary=True,
-                    seconds=time.perf_counter() - inv_start[name],
+                    seconds=time.perf_counter() - start,
                 )
         if len(best) == len(names) or k >= depth:
             break

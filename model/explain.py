@@ -50,8 +50,7 @@ def explain(concrete: Concrete, states: list[State], inv_name: str) -> str:
     info = INVARIANTS.get(inv_name)
     names = {v.name for v in concrete.protocol.vars}
     if not {"leaked", "stray", "owns", "holds", "resp"} <= names:
-        info = None  # a user protocol: its own vocabulary, its own doc
-        return concrete.protocol.invariant(inv_name).doc or f"{inv_name} is violated"
+        return _doc(concrete, inv_name)  # a user protocol: its own vocabulary, its own doc
     reqs = range(concrete.inst.sizes["Req"])
     pages = range(concrete.inst.sizes["Page"])
     val = concrete.value
@@ -93,7 +92,8 @@ def explain(concrete: Concrete, states: list[State], inv_name: str) -> str:
             owners = [r for r in reqs if val(last, "owns", (r, p))]
             if len(owners) > 1:
                 return f"p{p} is owned by {', '.join(f'r{r}' for r in owners)} at once."
-    if info:
-        return info.statement
-    doc = concrete.protocol.invariant(inv_name).doc
-    return doc or f"{inv_name} is violated"
+    return info.statement if info else _doc(concrete, inv_name)
+
+
+def _doc(concrete: Concrete, inv_name: str) -> str:
+    return concrete.protocol.invariant(inv_name).doc or f"{inv_name} is violated"

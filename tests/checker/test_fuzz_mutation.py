@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -67,14 +66,9 @@ def test_cli_finding_is_saved_and_replays(
 
 
 def test_broken_engine_is_found_by_fuzz() -> None:
-    from test_replay_corpus import skip_length_check  # the same broken engine
+    # the same broken engine and variant as the replay test
+    from test_replay_corpus import length_checked_incident, skip_length_check
 
-    base = load_variant("sglang-0.5.19-pd")
-    checked = replace(
-        base,
-        name="sglang-0.5.19-pd+length-check",
-        switches=replace(base.switches, written_length_check=True),
-    )
-    result = fuzz(checked, traces=400, engine=skip_length_check, seed=0)
+    result = fuzz(length_checked_incident(), traces=400, engine=skip_length_check, seed=0)
     assert result.finding is not None and result.finding.kind == "divergence"
     assert result.finding.trace.steps[-1].action == "commit"

@@ -14,7 +14,7 @@ from kvproof.checker.corpus import TRACES_DIR, load
 from kvproof.checker.replay import replay_trace
 from kvproof.checker.tracefile import read_jsonl
 from kvproof.refimpl.cluster import Cluster
-from kvproof.spec.variant import load_variant
+from kvproof.spec.variant import Variant, load_variant
 
 TRACES = load()
 INCIDENT = TRACES_DIR / "sglang-0.5.19-pd.isolation.jsonl"
@@ -73,15 +73,19 @@ def skip_length_check(variant: Any, **kw: Any) -> Cluster:
     return c
 
 
-def test_broken_engine_is_caught_where_the_model_holds() -> None:
-    # 0.5.19 with the written-length check: the model refuses the placeholder's short
-    # transfer at commit (no leak); an engine that skips the check leaks.
+def length_checked_incident() -> Variant:
+    """0.5.19 with the written-length check: the model refuses the placeholder's short
+    transfer at commit (no leak); an engine that skips the check leaks."""
     base = load_variant("sglang-0.5.19-pd")
-    checked = replace(
+    return replace(
         base,
         name="sglang-0.5.19-pd+length-check",
         switches=replace(base.switches, written_length_check=True),
     )
+
+
+def test_broken_engine_is_caught_where_the_model_holds() -> None:
+    checked = length_checked_incident()
     trace = read_jsonl(INCIDENT)
     honest = replay_trace(trace, checked, max_new_tokens=8)
     assert honest.divergence is None and "isolation" not in dict(
