@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from kvproof.checker.fuzz import fuzz
+from kvproof.checker.conformance.fuzz import fuzz
 from kvproof.spec.variant import list_variants
 
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.fuzz import Walk, fuzz, run_walk
-from kvproof.checker.tracefile import read_jsonl
+from kvproof.checker.conformance.fuzz import fuzz
+from kvproof.checker.conformance.walk import Walk, run_walk
+from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.spec.variant import list_variants, load_variant
 
 BUGGY = [v.name for v in list_variants() if v.buggy]

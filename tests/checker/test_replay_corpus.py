@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.corpus import TRACES_DIR, load
-from kvproof.checker.replay import replay_trace
-from kvproof.checker.tracefile import read_jsonl
+from kvproof.checker.traces.corpus import TRACES_DIR, load
+from kvproof.checker.conformance.replay import replay_trace
+from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import Variant, load_variant
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kvproof.checker.corpus import TRACES_DIR, load
-from kvproof.checker.itf import read_itf, write_itf
-from kvproof.checker.tracefile import read_jsonl, write_jsonl
+from kvproof.checker.traces.corpus import TRACES_DIR, load
+from kvproof.checker.traces.itf import read_itf, write_itf
+from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import Instance

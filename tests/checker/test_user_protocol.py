@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.protocols import load_protocol, resolve_variants
+from kvproof.checker.verify.protocols import load_protocol, resolve_variants
 from kvproof.spec.errors import KvproofInputError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_protocol"

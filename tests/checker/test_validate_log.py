@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.validate import read_event_log, validate_log, write_event_log
+from kvproof.checker.conformance.validate import read_event_log, validate_log, write_event_log
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Sizes, load_variant

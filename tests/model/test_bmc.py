@@ -92,8 +92,8 @@ def test_check_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_check_out_writes_every_trace_in_both_formats(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from kvproof.checker.itf import read_itf
-    from kvproof.checker.tracefile import read_jsonl
+    from kvproof.checker.traces.itf import read_itf
+    from kvproof.checker.traces.tracefile import read_jsonl
 
     code = main(
         ["check", "sglang-0.5.19-pd", "--requests", "2", "--pages", "3", "--out", str(tmp_path)]

@@ -11,7 +11,7 @@ import networkx as nx
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.commands.explore import graphml_graph, to_dot
+from kvproof.checker.cli.explore import graphml_graph, to_dot
 from kvproof.model.bmc import bmc
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.dsl import BOOL, Action, Invariant, Protocol, Var

@@ -37,7 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.protocols import load_protocol, resolve_variants
+    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.explore import explore
     from kvproof.model.handoff import build_handoff
     from kvproof.spec.errors import KvproofInputError

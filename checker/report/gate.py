@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
-from kvproof.checker.checking import VariantCheck, to_json
+from kvproof.checker.verify.checking import VariantCheck, to_json
 from kvproof.model.explain import change_text
 from kvproof.spec.invariants import INVARIANTS
 

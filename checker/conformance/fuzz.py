@@ -22,45 +22,13 @@ import random
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from kvproof.checker.replay import Divergence, EngineFactory, Lockstep
-from kvproof.model.instance import ActionInstance
-from kvproof.model.trace import Trace
+from kvproof.checker.conformance.replay import EngineFactory
+from kvproof.checker.conformance.walk import SIZES, Walk, WalkResult, run_walk, trim, walks
 from kvproof.refimpl.cluster import Cluster
-from kvproof.refimpl.events import EVENT_NAMES
 from kvproof.spec.variant import Variant
-
-FAULT_ACTIONS = frozenset({"fail", "abort", "p_abort", "timeout", "expire"})
-# Candidate order: progress first (choice 0, what shrinking tends to, moves the run on).
-ORDER = {name: i for i, name in enumerate(EVENT_NAMES)}
-SIZES = {"Req": 2, "Page": 3}
-MAX_STEPS = 40
-MAX_NEW_TOKENS = 4
-FAULT_ODDS = 4  # one choice in four injects a fault, when one is possible
-
-
-@dataclass(frozen=True)
-class Walk:
-    over_p: tuple[bool, ...]
-    over_d: tuple[bool, ...]
-    reserve: tuple[int, ...]
-    length: int  # steps to take (the run stops earlier at quiescence or a finding)
-    choices: tuple[int, ...]  # which candidate at each step (past the end: 0)
-
-
-@dataclass
-class WalkResult:
-    trace: Trace
-    faults: int
-    kind: str | None = None  # divergence | leak | violation
-    detail: str = ""
-    divergence: Divergence | None = None
-
-    @property
-    def failed(self) -> bool:
-        return self.kind is not None
 
 
 @dataclass
@@ -91,155 +59,6 @@ class FuzzResult:
     @property
     def exit_code(self) -> int:
         return 1 if self.finding is not None else 0
-
-
-def walks(sizes: dict[str, int], variant: Variant, max_steps: int = MAX_STEPS) -> Any:
-    from hypothesis import strategies as st
-
-    n, m = sizes["Req"], sizes["Page"]
-    low = 2 if variant.switches.decode_reserve == "plus_one" else 1
-    # Over a limit one time in four: a rejected request ends at arrive, so even odds would
-    # leave most walks without a transfer.
-    over = st.integers(0, 3).map(lambda x: x == 3)
-    flags = st.lists(over, min_size=n, max_size=n).map(tuple)
-    reserve = st.lists(st.integers(low, max(low, m)), min_size=n, max_size=n).map(tuple)
-    # Half the walks run the full length; shrinking goes to the short branch, then down.
-    length = st.one_of(st.integers(0, max_steps), st.just(max_steps))
-    choice = st.integers(0, 2**16 - 1)
-    choices = st.lists(choice, min_size=max_steps, max_size=max_steps).map(tuple)
-    return st.builds(Walk, flags, flags, reserve, length, choices)
-
-
-def run_walk(
-    variant: Variant,
-    walk: Walk,
-    *,
-    sizes: dict[str, int] = SIZES,
-    faults: bool = False,
-    engine: EngineFactory = Cluster,
-    model: Any = "echo",
-    reference: Any = None,
-    forced: tuple[ActionInstance, ...] | None = None,
-) -> WalkResult:
-    """One lockstep walk; stops at the first finding. ``forced``: take these steps instead
-    of choosing (shrinking's trimming pass); a step the engine cannot take ends the run."""
-    init = {
-        "over_p": {(r,): v for r, v in enumerate(walk.over_p)},
-        "over_d": {(r,): v for r, v in enumerate(walk.over_d)},
-    }
-    ls = Lockstep(
-        variant,
-        sizes,
-        init,
-        walk.reserve,
-        engine=engine,
-        model=model,
-        max_new_tokens=MAX_NEW_TOKENS,
-    )
-    steps: list[ActionInstance] = []
-    n_faults = 0
-
-    def result(kind: str | None = None, detail: str = "", div: Divergence | None = None) -> Any:
-        meta = {"reserve": list(walk.reserve), "finding": kind, "detail": detail}
-        trace = Trace(variant.name, dict(sizes), init, tuple(steps), None, meta)
-        if kind == "violation" or kind == "leak":
-            bad = ls.model_violated() or ls.engine_violated()
-            trace = replace(trace, violated=bad[0] if bad else None)
-        return WalkResult(trace, n_faults, kind, detail, div)
-
-    div = ls.check_initial()
-    if div is not None:
-        return result("divergence", div.reason, div)
-    # Past the drawn choices the walk goes on with choice 0 (the first candidate: progress
-    # of the lowest request), so shrinking the length and the choices gives short runs.
-    for i in range(walk.length if forced is None else len(forced)):
-        cands = _candidates(ls, faults)
-        if forced is not None:
-            if forced[i] not in cands:
-                return result()
-            inst = forced[i]
-        else:
-            if not cands:
-                break
-            choice = walk.choices[i] if i < len(walk.choices) else 0
-            inst = _pick(ls, cands, choice)
-        if _is_fault(ls, inst):
-            n_faults += 1
-        status, div = ls.apply(inst)
-        steps.append(inst)
-        if status != "ok":  # the engine offered it, so "not enabled" is a divergence too
-            reason = div.reason if div else "the engine performs it, the model does not"
-            return result("divergence", f"step {len(steps)}: {inst}: {reason}", div)
-        if faults and inst.action in ("done", "ack"):
-            ls.cluster.redeliver(ls.rids.event(inst))  # a duplicate status message
-            n_faults += 1
-        bad_engine = ls.engine_violated()
-        if bad_engine:
-            return result("leak", f"engine violates {', '.join(bad_engine)} after {inst}")
-        bad_model = ls.model_violated()
-        if bad_model:
-            return result("violation", f"model violates {', '.join(bad_model)} after {inst}")
-    leaks = [f for f in ls.oracle(reference) if f.leak]
-    if leaks:
-        f = leaks[0]
-        return result("leak", f"oracle: request {f.rid - ls.rids.offset} got 200 with {f.text!r}")
-    return result()
-
-
-def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:
-    """Drop steps one at a time while the run still fails the same way (after Hypothesis's
-    shrinking, whose choice encoding keeps steps that only make room for others)."""
-    best = found
-    for r in range(len(walk.reserve)):  # first a whole request at a time
-        steps = tuple(s for s in best.trace.steps if s.args[0] != r)
-        res = run_walk(variant, walk, forced=steps, **kw)
-        if res.kind == found.kind and len(res.trace.steps) < len(best.trace.steps):
-            best = res
-    i = 0
-    while i < len(best.trace.steps):
-        steps = best.trace.steps[:i] + best.trace.steps[i + 1 :]
-        res = run_walk(variant, walk, forced=steps, **kw)
-        if res.kind == found.kind and len(res.trace.steps) < len(best.trace.steps):
-            best = res
-        else:
-            i += 1
-    return best
-
-
-def _pick(ls: Lockstep, cands: list[ActionInstance], choice: int) -> ActionInstance:
-    """One choice in FAULT_ODDS goes to a fault (when one is possible), the rest to progress:
-    a fault every step or two would cut most requests short before the interesting part."""
-    faults = [c for c in cands if _is_fault(ls, c)]
-    progress = [c for c in cands if c not in faults]
-    pool = (
-        faults if (choice % FAULT_ODDS == FAULT_ODDS - 1 and faults) or not progress else progress
-    )
-    return pool[(choice // FAULT_ODDS) % len(pool)]
-
-
-def _is_fault(ls: Lockstep, inst: ActionInstance) -> bool:
-    if inst.action in FAULT_ACTIONS:
-        return True
-    if inst.action == "land":
-        oldest = ls.cluster.handoff.transfer.oldest()
-        return oldest is not None and (oldest.rid, oldest.page) != (
-            inst.args[0] + ls.rids.offset,
-            inst.args[1],
-        )
-    return False
-
-
-def _candidates(ls: Lockstep, faults: bool) -> list[ActionInstance]:
-    h = ls.cluster.handoff
-    out = []
-    for inst in ls.engine_enabled():
-        rid = inst.args[0] + ls.rids.offset
-        if inst.action == "step" and len(h.d[rid].tokens) >= ls.max_new_tokens:
-            continue
-        if not faults and (inst.action in FAULT_ACTIONS or _is_fault(ls, inst)):
-            continue
-        out.append(inst)
-    return sorted(out, key=lambda i: (i.action in FAULT_ACTIONS, i.args, ORDER.get(i.action, 99)))
 
 
 # -- search ------------------------------------------------------------------------------

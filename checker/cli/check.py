@@ -57,9 +57,11 @@ def run(args: argparse.Namespace) -> int:
         TimeElapsedColumn,
     )
 
-    from kvproof.checker import check_report, checking
-    from kvproof.checker.check_pool import CheckJob, run_jobs
-    from kvproof.checker.protocols import load_protocol, resolve_variants
+    from kvproof.checker.report import check_report
+
+    from kvproof.checker.verify import checking
+    from kvproof.checker.verify.check_pool import CheckJob, run_jobs
+    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.spec.errors import KvproofInputError
 
     if (args.depth is not None and args.depth < 0) or args.requests < 1 or args.pages < 1:
@@ -112,11 +114,11 @@ def run(args: argparse.Namespace) -> int:
         json.dump(results if (args.all or len(results) > 1) else results[0], sys.stdout, indent=2)
         print()
     if args.junit:
-        from kvproof.checker.gate import write_junit
+        from kvproof.checker.report.gate import write_junit
 
         write_junit(checks, args.junit)
     if args.sarif:
-        from kvproof.checker.gate import write_sarif
+        from kvproof.checker.report.gate import write_sarif
 
         write_sarif(checks, args.sarif)
     if args.all:
@@ -125,8 +127,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]
-    from kvproof.checker.itf import write_itf
-    from kvproof.checker.tracefile import write_jsonl
+    from kvproof.checker.traces.itf import write_itf
+    from kvproof.checker.traces.tracefile import write_jsonl
 
     out.mkdir(parents=True, exist_ok=True)
     for r in check.bmc.results:

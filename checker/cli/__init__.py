@@ -1,6 +1,6 @@
 """The ``kvproof`` command line: a thin shell over the library.
 
-Each subcommand lives in ``kvproof.checker.commands.<name>`` and exposes
+Each subcommand lives in ``kvproof.checker.cli.<name>`` and exposes
 ``configure(parser)`` (arguments only, cheap imports) and ``run(args) -> int``.
 Heavy imports (torch, z3) happen inside ``run`` so that ``kvproof check`` never
 loads torch and ``kvproof --help`` starts instantly.
@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kvproof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
-        modname = f"kvproof.checker.commands.{name}"
+        modname = f"kvproof.checker.cli.{name}"
         if importlib.util.find_spec(modname) is None:
             continue
         module = importlib.import_module(modname)

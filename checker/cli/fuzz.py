@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
-    from kvproof.checker.fuzz import default_workers, fuzz
-    from kvproof.checker.tracefile import write_jsonl
+    from kvproof.checker.conformance.fuzz import default_workers, fuzz
+    from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.handoff import build_handoff
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant

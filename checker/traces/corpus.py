@@ -2,19 +2,19 @@
 
 ``generate()`` runs BMC on each variant and writes one ``<variant>.<invariant>.jsonl`` per
 violated invariant (with the model's states), plus the ITF rendering of the incident's
-trace. ``load()`` reads them back. ``python -m kvproof.checker.corpus`` regenerates them.
+trace. ``load()`` reads them back. ``python -m kvproof.checker.traces.corpus`` regenerates them.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from kvproof.checker.itf import write_itf
-from kvproof.checker.tracefile import read_jsonl, write_jsonl
+from kvproof.checker.traces.itf import write_itf
+from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.model.trace import Trace
 from kvproof.spec.variant import list_variants, load_variant
 
-TRACES_DIR = Path(__file__).resolve().parent.parent / "traces"
+TRACES_DIR = Path(__file__).resolve().parents[2] / "traces"
 SIZES = {"Req": 2, "Page": 2}
 DEPTH = 12
 INCIDENT = "sglang-0.5.19-pd.isolation"

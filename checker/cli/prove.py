@@ -25,8 +25,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from kvproof.checker.proof_report import render_proof
-    from kvproof.checker.protocols import load_protocol, resolve_variants
+    from kvproof.checker.report.proof_report import render_proof
+    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.handoff import build_handoff
     from kvproof.model.induction import prove
     from kvproof.spec.errors import KvproofInputError

@@ -7,7 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kvproof.checker.checking import VariantCheck, to_json
+from kvproof.checker.verify.checking import VariantCheck, to_json
 from kvproof.model.explain import change_text
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
-from kvproof.checker.tracefile import param_names
+from kvproof.checker.traces.tracefile import param_names
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.trace import ReplayError, Trace, initial_assignment, replay

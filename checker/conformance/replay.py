@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvproof.checker.abstraction import Mismatch, abstract, compare, side_by_side
-from kvproof.checker.mapping import (
+from kvproof.checker.conformance.abstraction import Mismatch, abstract, compare, side_by_side
+from kvproof.checker.conformance.mapping import (
     PAGE_SIZE,
     WARMUP_CANARY,
     WARMUP_TENANT,

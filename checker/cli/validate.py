@@ -21,7 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from kvproof.checker.validate import read_event_log, validate_log
+    from kvproof.checker.conformance.validate import read_event_log, validate_log
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
 

@@ -30,8 +30,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def load_trace(path: str, variant_name: str | None) -> Any:
     """A trace from ``.jsonl`` or ``.itf.json`` (ITF needs the variant's protocol)."""
-    from kvproof.checker.itf import read_itf
-    from kvproof.checker.tracefile import read_jsonl
+    from kvproof.checker.traces.itf import read_itf
+    from kvproof.checker.traces.tracefile import read_jsonl
     from kvproof.model.handoff import build_handoff
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
@@ -139,7 +139,7 @@ def print_report(report: Any, console: Any = None) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from kvproof.checker.replay import replay_trace
+    from kvproof.checker.conformance.replay import replay_trace
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
 
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         raise KvproofInputError("must be >= 1", "--max-new-tokens")
     trace = load_trace(args.trace, args.variant)
     variant = load_variant(args.variant or trace.variant)
-    from kvproof.checker.tracefile import check_against
+    from kvproof.checker.traces.tracefile import check_against
     from kvproof.model.handoff import build_handoff
 
     # Names and sizes must fit the trace's own protocol (a different --variant may lack an

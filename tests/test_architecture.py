@@ -1,0 +1,129 @@
+"""The import rules of ARCHITECTURE.md, checked on the AST of every source file.
+
+An AST walk sees ``import kvproof.model``, ``from kvproof import model``, ``from kvproof.model
+import x`` and relative imports alike (the string match it replaces missed the second form).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("spec", "model", "kernels", "refimpl", "checker")
+
+# Room -> rooms it may import (besides itself and the top-level ``kvproof`` for __version__).
+# A room is a top-level package, or ``checker.<subpackage>``.
+ALLOWED: dict[str, set[str]] = {
+    "spec": set(),
+    "checker": set(),
+    "model": {"spec"},
+    "kernels": {"spec"},
+    # The engine must not know the model, or differential testing proves nothing.
+    "refimpl": {"spec", "kernels"},
+    "checker.traces": {"spec", "model"},
+    "checker.verify": {"spec", "model"},
+    "checker.report": {"spec", "model", "checker.verify", "checker.traces"},
+    "checker.conformance": {
+        "spec",
+        "model",
+        "kernels",
+        "refimpl",
+        "checker.traces",
+        "checker.verify",
+    },
+    # Needs neither model nor engine: an operator runs it on a laptop.
+    "checker.audit": {"spec"},
+    "checker.probe": {"spec"},
+    "checker.serve": {"spec", "kernels", "refimpl"},
+    "checker.cli": {"*"},
+}
+
+
+def room_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "kvproof" or len(parts) < 2:
+        return None
+    if parts[1] == "checker" and len(parts) >= 3:
+        return f"checker.{parts[2]}"
+    return parts[1]
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(["kvproof", *parts])
+
+
+def imported(path: Path) -> list[str]:
+    """Absolute names of every module ``path`` imports (relative imports resolved)."""
+    mod = module_name(path)
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    out: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # ``from kvproof import model`` imports the module kvproof.model.
+            out += [base] + [f"{base}.{a.name}" for a in node.names]
+    return out
+
+
+def sources() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+def own_room(path: Path) -> str:
+    room = room_of(module_name(path))
+    assert room is not None
+    return room
+
+
+@pytest.mark.parametrize("path", sources(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_follow_the_rooms(path: Path) -> None:
+    room = own_room(path)
+    allowed = ALLOWED.get(room)
+    assert allowed is not None, f"{room} has no rule in ARCHITECTURE.md / ALLOWED"
+    if "*" in allowed:
+        return
+    for name in imported(path):
+        target = room_of(name)
+        if target is None or target == room:
+            continue
+        if name in ("kvproof", "kvproof.__version__"):
+            continue
+        # ``from kvproof.checker import x`` resolves to the room checker.x.
+        assert target in allowed, f"{path.relative_to(ROOT)} imports {name} ({room} -> {target})"
+
+
+def test_checker_has_only_subpackages() -> None:
+    loose = [p.name for p in (ROOT / "checker").glob("*.py") if p.name != "__init__.py"]
+    assert loose == []
+
+
+def test_no_source_file_over_400_lines() -> None:
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in sources()
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400
+    }
+    assert long == {}
+
+
+def test_the_rule_catches_a_from_kvproof_import(tmp_path: Path) -> None:
+    """The rule itself must see the form the old string match missed."""
+    fake = ROOT / "refimpl" / "_probe_import.py"
+    fake.write_text("from kvproof import model\n", encoding="utf-8")
+    try:
+        names = imported(fake)
+    finally:
+        fake.unlink()
+    assert "kvproof.model" in names and room_of("kvproof.model") not in ALLOWED["refimpl"]
