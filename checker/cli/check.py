@@ -58,7 +58,6 @@ def run(args: argparse.Namespace) -> int:
     )
 
     from kvproof.checker.report import check_report
-
     from kvproof.checker.verify import checking
     from kvproof.checker.verify.check_pool import CheckJob, run_jobs
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants

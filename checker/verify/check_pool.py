@@ -15,7 +15,12 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.verify.checking import ProtocolFactory, VariantCheck, check_variant, protocol_for
+from kvproof.checker.verify.checking import (
+    ProtocolFactory,
+    VariantCheck,
+    check_variant,
+    protocol_for,
+)
 from kvproof.spec.variant import Variant
 
 

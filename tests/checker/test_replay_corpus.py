@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.traces.corpus import TRACES_DIR, load
 from kvproof.checker.conformance.replay import replay_trace
+from kvproof.checker.traces.corpus import TRACES_DIR, load
 from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import Variant, load_variant
