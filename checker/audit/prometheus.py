@@ -52,9 +52,7 @@ def samples(text: str, path: str) -> Iterator[Sample]:
         yield Sample(match.group("name"), labels, float(match.group("value")), where)
 
 
-def slowest_above(
-    found: list[Sample], family: str, scale: float
-) -> tuple[float, str] | None:
+def slowest_above(found: list[Sample], family: str, scale: float) -> tuple[float, str] | None:
     """The largest bucket bound some observation exceeded, in seconds (x ``scale``).
 
     A cumulative bucket ``le=B`` counting fewer observations than ``_count`` proves at

@@ -22,8 +22,8 @@ from kvproof.checker.audit.finding import Finding, Severity
 DEFAULT_LEASE_S = 30.0
 MODES = {"NixlConnector": "pull", "NixlPullConnector": "pull", "NixlPushConnector": "push"}
 LEASE_ACTION = (
-    "Raise the lease on prefill: --kv-transfer-config '{\"kv_connector\":\"NixlConnector\","
-    "\"kv_role\":\"kv_producer\",\"kv_connector_extra_config\":{\"kv_lease_duration\":120}}' "
+    'Raise the lease on prefill: --kv-transfer-config \'{"kv_connector":"NixlConnector",'
+    '"kv_role":"kv_producer","kv_connector_extra_config":{"kv_lease_duration":120}}\' '
     "and check that decode's heartbeats reach prefill; a read after expiry answers 200 "
     "from blocks another request may own."
 )

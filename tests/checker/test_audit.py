@@ -178,11 +178,11 @@ def test_server_info_authoritative_for_version_and_pool(
     log = (FIX / "incident/prefill-0.log").read_text().replace("0.5.19", "0.5.18")
     (tmp_path / "p.log").write_text(log)
     dep = tmp_path / "d.toml"
+    info = FIX / "incident/prefill-0.server_info.json"
     dep.write_text(
-        "advertised_context = 1048576\n"
-        f'[[nodes]]\nname = "p"\nfiles = ["p.log", "{FIX / "incident/prefill-0.server_info.json"}"]\n'
+        f'advertised_context = 1048576\n[[nodes]]\nname = "p"\nfiles = ["p.log", "{info}"]\n'
     )
-    code, report = run_json([str(dep)], capsys)
+    _, report = run_json([str(dep)], capsys)
     (node,) = report["nodes"]
     assert node["version"] == "0.5.19" and node["evidence"]["version"].endswith(": version")
     assert node["evidence"]["pool_tokens"].endswith("token_capacity")
