@@ -28,6 +28,7 @@ from typing import Any
 
 from kvproof.checker.audit.facts import ROLES, Fact, FileFacts
 from kvproof.checker.audit.formats import read_facts
+from kvproof.checker.audit.redact import scrub
 from kvproof.checker.audit.settings import resolve
 from kvproof.checker.audit.textfile import read_text
 from kvproof.spec.errors import KvproofInputError
@@ -123,8 +124,9 @@ def merge(name: str, files: Sequence[FileFacts], overrides: Mapping[str, Fact]) 
 
 
 def _shown(value: object) -> str:
-    # Facts are numbers, booleans and known names (a backend, a connector), never secrets.
-    return str(value)
+    # Facts are numbers, booleans and known names (a backend, a connector), never secrets;
+    # scrubbed all the same, since an error message is output too.
+    return scrub(str(value))
 
 
 def _advertised(nodes: Sequence[Node], given: int | None, given_from: str) -> tuple[int, str]:

@@ -75,7 +75,7 @@ def _k8s(text: str, path: str) -> dict[str, tuple[object, str]]:
 def _logical(text: str) -> list[tuple[int, str]]:
     """Lines with ``\\`` continuations joined, numbered by their first line."""
     out: list[tuple[int, str]] = []
-    start, parts = 0, []
+    start, parts = 0, list[str]()
     for no, line in numbered(text):
         if not parts:
             start = no

@@ -17,6 +17,7 @@ file and key, never quoting the value (``api_key`` sits in the same dict).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -84,14 +85,34 @@ def _literal(node: ast.expr) -> tuple[bool, Any]:
         return False, None
 
 
+def _by_key(expr: str) -> dict[str, Any]:
+    """The known keys, one by one, from a repr that is not Python as a whole (a field whose
+    repr is ``<Enum.X: 'x'>`` or ``PosixPath(...)``)."""
+    out: dict[str, Any] = {}
+    for key in (*ARGS, "disaggregation_mode"):
+        pattern = rf"""['"]?\b{key}['"]?\s*[:=]\s*('[^']*'|"[^"]*"|[^,)}}\s]+)"""
+        match = re.search(pattern, expr)
+        if match is None:
+            continue
+        try:
+            out[key] = ast.literal_eval(match.group(1))
+        except (ValueError, SyntaxError):
+            continue  # not a literal: skipped, never guessed
+    return out
+
+
 def parse_logged(expr: str, where: str) -> dict[str, Any]:
     """``ServerArgs(k=v, ...)`` or ``{'k': v, ...}`` as printed in a log line -> a dict.
 
-    A line that does not parse was cut off (a truncated file): an input error at that line.
+    A line that does not end where it began was cut off (a truncated file): an input error
+    at that line. One that ends but does not parse holds a non-literal repr: read by key.
     """
+    text = expr.strip()
     try:
-        tree = ast.parse(expr.strip(), mode="eval").body
+        tree = ast.parse(text, mode="eval").body
     except SyntaxError:
+        if text.endswith(")" if text.startswith("ServerArgs(") else "}"):
+            return _by_key(text)
         raise KvproofInputError("incomplete 'server_args=' line (truncated file?)", where) from None
     out: dict[str, Any] = {}
     if isinstance(tree, ast.Call):

@@ -162,3 +162,24 @@ def test_bad_deployment_toml(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     bad.write_text('advertised_context = 10\n[[nodes]]\nname = "p"\nfiles = ["a"]\ncolour = 1\n')
     assert main(["audit", str(bad)]) == 2
     assert f"{bad}: nodes[0].colour: unknown key" in capsys.readouterr().err
+
+
+def test_newer_log_with_non_literal_values(tmp_path: Path) -> None:
+    # resolved_dict() may hold values whose repr is not Python (an enum): read key by key.
+    text = (FIX / "fixed/prefill-0.log").read_text()
+    log = tmp_path / "p.log"
+    log.write_text(
+        text.replace("'load_format': 'auto'", "'load_format': <LoadFormat.AUTO: 'auto'>")
+    )
+    got = read_facts(str(log)).facts
+    assert got["role"].value == "prefill" and got["page_size"].value == 64
+    assert got["transfer_checksum"].value is True
+
+
+def test_truncated_newer_log_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first, rest = (FIX / "fixed/prefill-0.log").read_text().split("\n", 1)
+    log = tmp_path / "p.log"
+    log.write_text(first[:400] + "\n" + rest)
+    assert main(["audit", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert f"{log}:1: incomplete 'server_args=' line" in err and "sk-kvproof" not in err
