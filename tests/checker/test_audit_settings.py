@@ -321,3 +321,18 @@ def test_json_adds_fields_only(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(old_node <= set(n) for n in report["nodes"])
     old_finding = {"id", "severity", "title", "nodes", "numbers", "action", "evidence"}
     assert all(old_finding | {"variant", "assumption"} <= set(f) for f in report["findings"])
+
+
+def test_window_on_v0520_rejects_cleanly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The incident's pools on v0.5.20: #38935 retires the pending reject, no leak (medium).
+    shutil.copytree(FIX / "incident", tmp_path / "incident")
+    shutil.copy(FIX / "incident.toml", tmp_path / "incident.toml")
+    for path in (tmp_path / "incident").iterdir():
+        path.write_text(path.read_text().replace("0.5.19", "0.5.20"))
+    code, report = run_json([str(tmp_path / "incident.toml")], capsys)
+    (window,) = report["windows"]
+    assert window["variant"] == "sglang-0.5.22-pd" and window["leaks"] is False
+    (finding,) = by_id(report, "prefill-rejects-decode-admits")
+    assert finding["severity"] == "medium" and code == 1
