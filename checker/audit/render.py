@@ -131,7 +131,7 @@ def _finding(f: Finding) -> Group:
             )
         )
     body += [Text.assemble(("seen at: ", "dim"), scrub(e)) for e in f.evidence]
-    return Group(head, Padding(Group(*body), (0, 0, 0, 2)))
+    return Group(head, Padding(Group(*body), (0, 0, 0, 2), expand=False))
 
 
 def render(report: AuditReport, console: Console, fail_on: Severity | None) -> None:
