@@ -2,7 +2,8 @@
 
 The candidates are the plain PD releases of the deployment's engine in ``spec/variants``
 (``sglang-0.5.19-pd``, ``sglang-0.5.22-pd``): the newest one not newer than the nodes'
-version models them. An unknown version is taken as the oldest (the audit cannot prove the
+version models them, except that from v0.5.20 (#38935) the admission window is the fixed
+release's. An unknown version is taken as the oldest (the audit cannot prove the
 fix is there). vLLM has no release-named variant for an admission window: its prefill
 answers the error before decode reads anything.
 """
@@ -15,6 +16,9 @@ from dataclasses import dataclass
 from kvproof.spec.variant import list_variants, load_variant
 
 FIXED_SGLANG = (0, 5, 22)  # v0.5.22 completes the admission fixes (DOMAIN.md, the incident)
+# #38935 (pending rejects retired at the disaggregation queue) shipped in v0.5.20 (seeds):
+# from there the admission window behaves like the fixed release, not like v0.5.19.
+ADMISSION_FIX = {"sglang": (0, 5, 20)}
 
 
 def parse_version(text: str | None) -> tuple[int, int, int] | None:
@@ -50,10 +54,14 @@ def match(engine: str, version: str | None) -> Match | None:
     if not releases:
         return None
     parsed = parse_version(version)
-    older = [name for v, name in releases if parsed is not None and v <= parsed]
-    name = older[-1] if older else releases[0][1]
-    variant = load_variant(name)
     fixed = next((n for _, n in releases if not load_variant(n).buggy), None)
+    floor = ADMISSION_FIX.get(engine)
+    if parsed is not None and floor is not None and parsed >= floor and fixed is not None:
+        name = fixed
+    else:
+        older = [name for v, name in releases if parsed is not None and v <= parsed]
+        name = older[-1] if older else releases[0][1]
+    variant = load_variant(name)
     return Match(
         variant=name,
         fixed=fixed if fixed != name else None,

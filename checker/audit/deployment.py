@@ -28,6 +28,8 @@ from typing import Any
 
 from kvproof.checker.audit.facts import ROLES, Fact, FileFacts
 from kvproof.checker.audit.formats import read_facts
+from kvproof.checker.audit.redact import scrub
+from kvproof.checker.audit.settings import resolve
 from kvproof.checker.audit.textfile import read_text
 from kvproof.spec.errors import KvproofInputError
 
@@ -42,8 +44,23 @@ class Node:
     context_len: int | None = None
     page_size: int | None = None
     max_req_input_len: int | None = None  # as the engine reports it (SGLang /server_info)
+    # SGLang PD settings; None = unknown (see ``settings`` for the defaults filled in)
     deferred_release: bool | None = None
     transfer_checksum: bool | None = None
+    transfer_backend: str | None = None
+    decode_radix_cache: bool | None = None
+    reserved_decode_tokens: int | None = None
+    release_timeout_s: float | None = None
+    waiting_timeout_s: float | None = None
+    bootstrap_timeout_s: float | None = None
+    heartbeat_interval_s: float | None = None
+    heartbeat_max_failure: int | None = None
+    env_exposed: bool = False
+    slowest_transfer_s: float | None = None  # some transfer took longer (metrics)
+    # vLLM NIXL connector
+    kv_connector: str | None = None
+    kv_lease_duration_s: float | None = None
+    lease_expired_reads: int = 0
     sources: tuple[str, ...] = ()
     formats: tuple[str, ...] = ()
     evidence: Mapping[str, str] = field(default_factory=dict)  # fact -> "path:line"
@@ -60,26 +77,39 @@ class Deployment:
         return tuple(n for n in self.nodes if n.role == role)
 
 
+# Where two files of one node disagree on these, the engine's own report wins: /server_info
+# is authoritative for the version and the pool (token_capacity), /metrics over the log.
+AUTHORITY = {"sglang-server-info": 0, "vllm-metrics": 1}
+AUTHORITATIVE = ("version", "pool_tokens", "max_req_input_len")
+
+
+def _rank(file: FileFacts) -> int:
+    return AUTHORITY.get(file.format, len(AUTHORITY))
+
+
 def merge(name: str, files: Sequence[FileFacts], overrides: Mapping[str, Fact]) -> Node:
-    """One node from its files; two files disagreeing on a number is an input error."""
+    """One node from its files; two files disagreeing on a setting is an input error."""
     engines = {f.engine for f in files}
     if len(engines) > 1:
         raise KvproofInputError(
             f"node '{name}' mixes engines ({', '.join(sorted(engines))})", files[0].path
         )
     facts: dict[str, Fact] = {}
-    for file in files:
+    for file in sorted(files, key=_rank):
         for key, fact in file.facts.items():
             old = facts.get(key)
-            if old is not None and old.value != fact.value and key not in overrides:
+            if old is None:
+                facts[key] = fact
+            elif old.value != fact.value and key not in overrides and key not in AUTHORITATIVE:
                 raise KvproofInputError(
-                    f"node '{name}' has {key} {old.value} at {old.where} but {fact.value} here",
+                    f"node '{name}' has {key} {_shown(old.value)} at {old.where} but "
+                    f"{_shown(fact.value)} here",
                     fact.where,
                 )
-            facts.setdefault(key, fact)
     facts.update(overrides)
     if "pool_tokens" not in facts:
         raise KvproofInputError(f"node '{name}': no file gives the KV pool size", files[0].path)
+    facts = resolve(files[0].engine, facts)
     values: dict[str, Any] = {k: f.value for k, f in facts.items()}
     return Node(
         name=name,
@@ -91,6 +121,12 @@ def merge(name: str, files: Sequence[FileFacts], overrides: Mapping[str, Fact]) 
         evidence={k: f.where for k, f in facts.items()},
         **values,
     )
+
+
+def _shown(value: object) -> str:
+    # Facts are numbers, booleans and known names (a backend, a connector), never secrets;
+    # scrubbed all the same, since an error message is output too.
+    return scrub(str(value))
 
 
 def _advertised(nodes: Sequence[Node], given: int | None, given_from: str) -> tuple[int, str]:

@@ -18,23 +18,42 @@ FIELDS = (
     "pool_tokens",  # KV pool size (tokens)
     "page_size",  # tokens per KV page / block
     "max_req_input_len",  # the longest prompt the engine admits, as it reports it
-    "deferred_release",  # decode holds aborted pages until prefill ACKs the drain
-    "transfer_checksum",  # per-transfer checksum over the request's pages (#39500)
+    # SGLang server arguments (server_args.py)
+    "transfer_checksum",  # disaggregation_enable_kv_checksum (#39500)
+    "transfer_backend",  # disaggregation_transfer_backend
+    "decode_radix_cache",  # disaggregation_decode_enable_radix_cache
+    "reserved_decode_tokens",  # num_reserved_decode_tokens
+    # SGLang environment variables (environ.py), set explicitly
+    "deferred_release",  # SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE
+    "release_timeout_s",  # SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT
+    "waiting_timeout_s",  # SGLANG_DISAGGREGATION_WAITING_TIMEOUT
+    "bootstrap_timeout_s",  # SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT
+    "heartbeat_interval_s",  # SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL
+    "heartbeat_max_failure",  # SGLANG_DISAGGREGATION_HEARTBEAT_MAX_FAILURE
+    "env_exposed",  # the file lists the environment (absent variable = default)
+    # what the metrics saw
+    "slowest_transfer_s",  # at least one KV transfer took longer than this (histogram)
+    # vLLM NIXL connector
+    "kv_connector",  # NixlConnector (= pull) | NixlPullConnector | NixlPushConnector | ...
+    "kv_lease_duration_s",  # kv_connector_extra_config.kv_lease_duration (default 30)
+    "lease_expired_reads",  # "Potentially invalid KV blocks" error lines
 )
 
 ROLES = ("prefill", "decode", "single")
 
+Value = int | float | str | bool
+
 
 @dataclass(frozen=True)
 class Fact:
-    value: int | str | bool
+    value: Value
     where: str
 
 
 @dataclass(frozen=True)
 class FileFacts:
     path: str
-    format: str  # sglang-log | sglang-server-info | vllm-log | vllm-metrics
+    format: str  # sglang-log | sglang-server-info | sglang-metrics | env-file | vllm-*
     engine: str  # sglang | vllm
     facts: Mapping[str, Fact] = field(default_factory=dict)
 

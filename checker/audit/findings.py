@@ -6,47 +6,22 @@ Rules (id: severity):
   (the incident's exact precondition, SGLang #30233), medium when the release rejects
   cleanly, low when prefill's limit is smaller but the API never sends such prompts.
 - ``pool-below-context``: high on a prefill node, medium elsewhere.
-- ``sglang-pd-version``: SGLang in PD mode below v0.5.22 (high) or of unknown version (medium).
-- ``deferred-release-disabled``: high. ``transfer-checksum-disabled``: low.
+- ``sglang-pd-version``: SGLang in PD mode below v0.5.20 (high: no #38935), v0.5.20..21
+  (low: v0.5.22 recommended) or of unknown version (medium).
 - ``page-size-mismatch``: high. ``context-mismatch``: medium (paired nodes).
+- SGLang PD settings (checksum, deferred release, release timeout, backend, decode radix
+  cache): ``sglang_rules``. vLLM NIXL lease: ``vllm_rules``.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-
-from kvproof.checker.audit import catalog
+from kvproof.checker.audit import catalog, sglang_rules, vllm_rules
 from kvproof.checker.audit.admission import input_limit
 from kvproof.checker.audit.danger import Danger
 from kvproof.checker.audit.deployment import Deployment, Node
+from kvproof.checker.audit.finding import Finding, Severity
 
-
-class Severity(enum.IntEnum):
-    INFO = 0
-    LOW = 1
-    MEDIUM = 2
-    HIGH = 3
-    CRITICAL = 4
-
-    def __str__(self) -> str:
-        return self.name.lower()
-
-    @classmethod
-    def parse(cls, text: str) -> Severity:
-        return cls[text.upper()]
-
-
-@dataclass(frozen=True)
-class Finding:
-    id: str
-    severity: Severity
-    title: str
-    nodes: tuple[str, ...]
-    numbers: Mapping[str, int | str | None]
-    action: str
-    evidence: tuple[str, ...] = field(default=())
+__all__ = ["Finding", "Severity", "evaluate"]
 
 
 def _pool_below_context(dep: Deployment) -> list[Finding]:
@@ -120,6 +95,7 @@ def _window(dep: Deployment, d: Danger) -> Finding:
         },
         action=action,
         evidence=tuple(dict.fromkeys((*d.evidence, dep.advertised_from))),
+        variant=m.variant if m else None,
     )
 
 
@@ -160,83 +136,51 @@ def _pd_nodes(dep: Deployment) -> list[Node]:
     return [n for n in dep.nodes if n.role in ("prefill", "decode")]
 
 
+# SGLang #38935 (retire pending rejects at the disaggregation queue) is in v0.5.20; v0.5.21
+# and v0.5.22 complete it, and the incident report recommends v0.5.22 or later (seeds).
+PROMPT_FIX_SGLANG = (0, 5, 20)
+VERSION_ACTION = (
+    "Run SGLang v0.5.22 or later on every prefill and decode node (admission fixes "
+    "#38935/#38704/#36988, abort acks #38961, deferred KV release on by default)."
+)
+
+
+def _version_finding(nodes: list[Node], severity: Severity, title: str, extra: str) -> Finding:
+    return Finding(
+        id="sglang-pd-version",
+        severity=severity,
+        title=title + ", ".join(f"{n.name} {n.version or '?'}" for n in nodes),
+        nodes=tuple(n.name for n in nodes),
+        numbers={n.name: n.version for n in nodes},
+        action=VERSION_ACTION + extra,
+        evidence=tuple(n.evidence["version"] for n in nodes if "version" in n.evidence),
+        variant="sglang-0.5.19-pd",
+    )
+
+
 def _version(dep: Deployment) -> list[Finding]:
-    old, unknown = [], []
+    old, partial, unknown = [], [], []
     for n in _pd_nodes(dep):
         if n.engine != "sglang":
             continue
         parsed = catalog.parse_version(n.version)
         if parsed is None:
             unknown.append(n)
-        elif parsed < catalog.FIXED_SGLANG:
+        elif parsed < PROMPT_FIX_SGLANG:
             old.append(n)
+        elif parsed < catalog.FIXED_SGLANG:
+            partial.append(n)
     out = []
-    action = (
-        "Run SGLang v0.5.22 or later on every prefill and decode node (admission fixes "
-        "#38935/#38704/#36988, abort acks #38961, deferred KV release on by default)."
-    )
     if old:
-        out.append(
-            Finding(
-                id="sglang-pd-version",
-                severity=Severity.HIGH,
-                title="SGLang in PD mode below v0.5.22: "
-                + ", ".join(f"{n.name} {n.version}" for n in old),
-                nodes=tuple(n.name for n in old),
-                numbers={n.name: n.version for n in old},
-                action=action,
-                evidence=tuple(n.evidence["version"] for n in old),
-            )
-        )
+        title = "SGLang in PD mode without the prompt-path fix (#38935, v0.5.20): "
+        out.append(_version_finding(old, Severity.HIGH, title, ""))
+    if partial:
+        title = "SGLang in PD mode below the recommended v0.5.22: "
+        out.append(_version_finding(partial, Severity.LOW, title, ""))
     if unknown:
-        out.append(
-            Finding(
-                id="sglang-pd-version",
-                severity=Severity.MEDIUM,
-                title="SGLang in PD mode, version not in the data: "
-                + ", ".join(n.name for n in unknown),
-                nodes=tuple(n.name for n in unknown),
-                numbers={n.name: None for n in unknown},
-                action=action + " Add server_info (it has 'version') or 'version' in the TOML.",
-            )
-        )
-    return out
-
-
-def _switches(dep: Deployment) -> list[Finding]:
-    out = []
-    for attr, rid, severity, title, action in (
-        (
-            "deferred_release",
-            "deferred-release-disabled",
-            Severity.HIGH,
-            "deferred KV release disabled",
-            "Enable deferred KV release on both roles (disaggregation_deferred_kv_release): decode "
-            "must hold an aborted request's pages until every prefill rank ACKs that its RDMA "
-            "writes drained (#24527, #35049).",
-        ),
-        (
-            "transfer_checksum",
-            "transfer-checksum-disabled",
-            Severity.LOW,
-            "per-transfer checksum disabled",
-            "Enable the per-transfer checksum (disaggregation_transfer_checksum, #39500: Adler-32 "
-            "over the request's pages, throughput within +-2%) to detect corrupted handoffs.",
-        ),
-    ):
-        off = [n for n in _pd_nodes(dep) if getattr(n, attr) is False]
-        if off:
-            out.append(
-                Finding(
-                    id=rid,
-                    severity=severity,
-                    title=f"{title}: " + ", ".join(n.name for n in off),
-                    nodes=tuple(n.name for n in off),
-                    numbers={n.name: False for n in off},
-                    action=action,
-                    evidence=tuple(n.evidence[attr] for n in off),
-                )
-            )
+        title = "SGLang in PD mode, version not in the data: "
+        extra = " Add /server_info (it has 'version') or 'version' in the TOML."
+        out.append(_version_finding(unknown, Severity.MEDIUM, title, extra))
     return out
 
 
@@ -278,5 +222,5 @@ def evaluate(dep: Deployment, dangers: list[Danger]) -> list[Finding]:
     """Every finding, most severe first (stable within a severity)."""
     found = [_window(dep, d) for d in dangers]
     found += _latent(dep, dangers) + _pool_below_context(dep) + _version(dep)
-    found += _switches(dep) + _pairs(dep)
+    found += sglang_rules.evaluate(dep) + vllm_rules.evaluate(dep) + _pairs(dep)
     return sorted(found, key=lambda f: -f.severity)

@@ -1,15 +1,23 @@
-"""Which of the four formats a file is, and its parser.
+"""Which format a file is, and its parser.
 
-Detection looks at content, not names: operators rename files. Order matters: metrics
-text is recognised by its ``vllm:`` samples, a vLLM log by lines only vLLM prints, an
-SGLang log by its scheduler lines, a JSON object is SGLang's ``/server_info``.
+Detection looks at content, not names: operators rename files. Order matters: a JSON
+object is SGLang's ``/server_info``; metrics text is recognised by its ``vllm:`` or
+``sglang:`` samples; a launch script or pod spec by its shape (before the logs: both
+mention sglang); a vLLM log by lines only vLLM prints; an SGLang log by its scheduler lines.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from kvproof.checker.audit import sglang_log, sglang_server_info, vllm_log, vllm_metrics
+from kvproof.checker.audit import (
+    env_file,
+    sglang_log,
+    sglang_metrics,
+    sglang_server_info,
+    vllm_log,
+    vllm_metrics,
+)
 from kvproof.checker.audit.facts import FileFacts
 from kvproof.checker.audit.textfile import numbered, read_text
 from kvproof.spec.errors import KvproofInputError
@@ -19,9 +27,15 @@ Parser = Callable[[str, str], FileFacts]
 PARSERS: dict[str, Parser] = {
     "sglang-server-info": sglang_server_info.parse,
     "vllm-metrics": vllm_metrics.parse,
+    "sglang-metrics": sglang_metrics.parse,
+    "env-file": env_file.parse,
     "vllm-log": vllm_log.parse,
     "sglang-log": sglang_log.parse,
 }
+
+
+def _metrics(lines: list[str], prefix: str) -> bool:
+    return any(line.startswith((prefix, f"# HELP {prefix}")) for line in lines)
 
 
 def detect(text: str, path: str) -> str:
@@ -31,10 +45,12 @@ def detect(text: str, path: str) -> str:
     if stripped.startswith("{"):
         return "sglang-server-info"
     lines = [line for _, line in numbered(text)]
-    if any(
-        line.startswith(vllm_metrics.MARKER) or line.startswith("# HELP vllm:") for line in lines
-    ):
+    if _metrics(lines, vllm_metrics.MARKER):
         return "vllm-metrics"
+    if _metrics(lines, sglang_metrics.MARKER):
+        return "sglang-metrics"
+    if env_file.looks_like(text):
+        return "env-file"
     if any(marker in line for line in lines for marker in vllm_log.MARKERS):
         return "vllm-log"
     if any(
@@ -46,7 +62,7 @@ def detect(text: str, path: str) -> str:
     first = next(no for no, line in numbered(text) if line.strip())
     raise KvproofInputError(
         "unrecognised format: not an SGLang or vLLM startup log, SGLang /server_info JSON, "
-        "vLLM /metrics text or deployment TOML",
+        "/metrics text, launch script or pod spec, or deployment TOML",
         f"{path}:{first}",
     )
 

@@ -1,20 +1,25 @@
-"""The audit for people: rich tables (nodes, findings), the danger window, what to do.
+"""The audit for people: each node's facts stacked, the danger window, findings, what to do.
 
-Strings from the input (node names, versions, paths) go in as ``Text``, never as markup.
+Everything wraps at the console's width (80 columns readable): a node is a heading line
+and indented ``fact value`` lines, a finding is its severity and id, then its title, what
+it rests on and where it was read. Strings from the input (node names, versions, paths)
+go in as ``Text``, never as markup, and pass ``redact.scrub``.
 """
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
-from rich.table import Table
 from rich.text import Text
 
 from kvproof.checker.audit.admission import input_limit
 from kvproof.checker.audit.danger import Danger
-from kvproof.checker.audit.findings import Severity
+from kvproof.checker.audit.deployment import Node
+from kvproof.checker.audit.findings import Finding, Severity
+from kvproof.checker.audit.redact import scrub
 from kvproof.checker.audit.report import AuditReport
+from kvproof.checker.audit.vllm_rules import lease_s, transfer_mode
 
 STYLE = {
     Severity.CRITICAL: "bold white on red",
@@ -29,23 +34,55 @@ def _num(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def _nodes(report: AuditReport) -> Table:
-    table = Table(title="Nodes", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col in ("node", "role", "engine"):
-        table.add_column(col, no_wrap=True)
-    for col in ("KV pool", "context", "max input", "page"):
-        table.add_column(col, justify="right", no_wrap=True)
-    for n in report.deployment.nodes:
-        table.add_row(
-            Text(n.name),
-            n.role,
-            Text(f"{n.engine} {n.version or '?'}"),
-            _num(n.pool_tokens),
-            _num(n.context_len),
-            _num(input_limit(n, "engine")),
-            _num(n.page_size),
-        )
-    return table
+def _flag(value: bool | None) -> str:
+    return "unknown" if value is None else ("on" if value else "off")
+
+
+def _secs(value: float | None) -> str:
+    return "-" if value is None else f"{value:g} s"
+
+
+def _facts(n: Node) -> list[tuple[str, str]]:
+    rows = [
+        ("KV pool", f"{_num(n.pool_tokens)} tokens"),
+        ("context", _num(n.context_len)),
+        ("max input", _num(input_limit(n, "engine"))),
+        ("page size", _num(n.page_size)),
+    ]
+    if n.engine == "sglang" and n.role in ("prefill", "decode"):
+        rows += [
+            ("backend", n.transfer_backend or "-"),
+            ("kv checksum", _flag(n.transfer_checksum)),
+            ("deferred release", _flag(n.deferred_release)),
+            ("release timeout", _secs(n.release_timeout_s)),
+            ("waiting timeout", _secs(n.waiting_timeout_s)),
+            ("environment", "exposed" if n.env_exposed else "not exposed"),
+        ]
+        if n.decode_radix_cache:
+            rows.append(("decode radix", "on"))
+    if n.engine == "vllm" and n.kv_connector:
+        rows += [
+            ("connector", f"{n.kv_connector} ({transfer_mode(n) or '?'})"),
+            ("lease", _secs(lease_s(n))),
+        ]
+        if n.lease_expired_reads:
+            rows.append(("expired reads", str(n.lease_expired_reads)))
+    if n.slowest_transfer_s is not None:
+        rows.append(("slowest transfer", f"> {n.slowest_transfer_s:g} s"))
+    return rows
+
+
+def _node(n: Node) -> Group:
+    head = Text.assemble(
+        (scrub(n.name), "bold"), f"  {n.role}, ", scrub(f"{n.engine} {n.version or '?'}")
+    )
+    width = max(len(k) for k, _ in _facts(n))
+    lines = [Text.assemble(f"  {k:<{width}}  ", scrub(v)) for k, v in _facts(n)]
+    return Group(head, *lines)
+
+
+def _nodes(report: AuditReport) -> Group:
+    return Group(Text("Nodes", style="bold"), *(_node(n) for n in report.deployment.nodes))
 
 
 def _danger(d: Danger) -> Panel:
@@ -77,24 +114,24 @@ def _danger(d: Danger) -> Panel:
             lines.append(f"; fixed in {d.match.fixed}")
     return Panel(
         lines,
-        title=Text(f"Danger window {d.prefill} -> {d.decode} (Z3)"),
+        title=Text(scrub(f"Danger window {d.prefill} -> {d.decode} (Z3)")),
         title_align="left",
         border_style="red" if d.match and d.match.leaks else "yellow",
     )
 
 
-def _findings(report: AuditReport) -> Table:
-    table = Table(title="Findings", title_justify="left")
-    table.add_column("severity")
-    table.add_column("finding")
-    table.add_column("evidence", overflow="fold")
-    for f in report.findings:
-        table.add_row(
-            Text(str(f.severity), style=STYLE[f.severity]),
-            Text.assemble((f.id, "bold"), "\n", f.title),
-            Text("\n".join(f.evidence)),
+def _finding(f: Finding) -> Group:
+    head = Text.assemble((f" {f.severity} ", STYLE[f.severity]), " ", (f.id, "bold"))
+    body = [Text(scrub(f.title))]
+    if f.variant or f.assumption:
+        body.append(
+            Text.assemble(
+                ("rests on: ", "dim"),
+                f"variant {f.variant or '-'}, assumption {f.assumption or '-'}",
+            )
         )
-    return table
+    body += [Text.assemble(("seen at: ", "dim"), scrub(e)) for e in f.evidence]
+    return Group(head, Padding(Group(*body), (0, 0, 0, 2), expand=False))
 
 
 def render(report: AuditReport, console: Console, fail_on: Severity | None) -> None:
@@ -102,8 +139,9 @@ def render(report: AuditReport, console: Console, fail_on: Severity | None) -> N
     console.print(
         Text.assemble(
             ("kvproof audit: ", "bold"),
-            dep.name,
-            f"  advertised context {dep.advertised_context:,} tokens ({dep.advertised_from})",
+            scrub(dep.name),
+            f"  advertised context {dep.advertised_context:,} tokens ",
+            scrub(f"({dep.advertised_from})"),
         )
     )
     console.print(_nodes(report))
@@ -113,12 +151,15 @@ def render(report: AuditReport, console: Console, fail_on: Severity | None) -> N
         console.print(
             Text(
                 "No findings: every node's pool covers the advertised context, no "
-                "prompt length is rejected by prefill yet admitted by decode.",
+                "prompt length is rejected by prefill yet admitted by decode, and the PD "
+                "settings meet the model's assumptions.",
                 style="bold green",
             )
         )
     else:
-        console.print(_findings(report))
+        console.print(Text("Findings", style="bold"))
+        for f in report.findings:
+            console.print(_finding(f))
         steps = [Text(f"{i}. {a}") for i, a in enumerate(report.recommendations(), start=1)]
         console.print(Panel(Group(*steps), title="What to do", title_align="left"))
     code = report.exit_code(fail_on)

@@ -11,8 +11,10 @@ from typing import Any
 
 from kvproof.checker.audit.admission import input_limit
 from kvproof.checker.audit.danger import Danger, dangers
-from kvproof.checker.audit.deployment import Deployment, from_files, load_deployment
+from kvproof.checker.audit.deployment import Deployment, Node, from_files, load_deployment
 from kvproof.checker.audit.findings import Finding, Severity, evaluate
+from kvproof.checker.audit.redact import scrub_all
+from kvproof.checker.audit.vllm_rules import lease_s, transfer_mode
 from kvproof.checker.audit.window import Window
 from kvproof.spec.errors import KvproofInputError
 
@@ -43,6 +45,9 @@ class AuditReport:
         return list(seen)
 
     def to_dict(self, fail_on: Severity | None = Severity.LOW) -> dict[str, Any]:
+        return scrub_all(self._dict(fail_on))
+
+    def _dict(self, fail_on: Severity | None) -> dict[str, Any]:
         dep = self.deployment
         return {
             "schema": SCHEMA,
@@ -63,6 +68,7 @@ class AuditReport:
                     "max_input_tokens": input_limit(n, "engine"),
                     "deferred_release": n.deferred_release,
                     "transfer_checksum": n.transfer_checksum,
+                    **_settings(n),
                     "sources": [
                         {"path": p, "format": f} for p, f in zip(n.sources, n.formats, strict=True)
                     ],
@@ -80,6 +86,8 @@ class AuditReport:
                     "numbers": dict(f.numbers),
                     "action": f.action,
                     "evidence": list(f.evidence),
+                    "variant": f.variant,
+                    "assumption": f.assumption,
                 }
                 for f in self.findings
             ],
@@ -88,6 +96,26 @@ class AuditReport:
             "fail_on": str(fail_on) if fail_on is not None else "never",
             "exit_code": self.exit_code(fail_on),
         }
+
+
+def _settings(n: Node) -> dict[str, Any]:
+    """Fields added to schema 1 for the PD settings (None: unknown or not this engine)."""
+    return {
+        "transfer_backend": n.transfer_backend,
+        "decode_radix_cache": n.decode_radix_cache,
+        "reserved_decode_tokens": n.reserved_decode_tokens,
+        "release_timeout_s": n.release_timeout_s,
+        "waiting_timeout_s": n.waiting_timeout_s,
+        "bootstrap_timeout_s": n.bootstrap_timeout_s,
+        "heartbeat_interval_s": n.heartbeat_interval_s,
+        "heartbeat_max_failure": n.heartbeat_max_failure,
+        "env_exposed": n.env_exposed,
+        "slowest_transfer_s": n.slowest_transfer_s,
+        "kv_connector": n.kv_connector,
+        "transfer_mode": transfer_mode(n),
+        "kv_lease_duration_s": lease_s(n),
+        "lease_expired_reads": n.lease_expired_reads,
+    }
 
 
 def _window(w: Window | None) -> dict[str, int] | None:

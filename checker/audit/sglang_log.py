@@ -5,10 +5,15 @@ Lines read (SGLang ``scheduler.py`` / ``model_runner.py``; TP ranks repeat them)
     [2026-08-20 14:03:27 TP0] KV Cache is allocated. #tokens: 681280, K size: ..., V size: ...
     [2026-08-20 14:03:41 TP0] max_total_num_tokens=681280, chunked_prefill_size=16384,
         max_prefill_tokens=16384, max_running_requests=64, context_len=1048576, ...
-    [2026-08-20 14:02:11] server_args=ServerArgs(model_path=..., page_size=64,
-        disaggregation_mode='prefill', api_key='...', ...)
 
-The ``api_key`` in ``ServerArgs(...)`` is never read.
+and the server args in either form (see ``sglang_args``)::
+
+    [2026-08-20 14:02:11] server_args=ServerArgs(model_path=..., page_size=64, ...)
+    [2026-10-21 09:14:03] server_args={'model_path': ..., 'page_size': 64, ...}
+
+SGLang itself prints no version line (the version comes from ``/server_info``); a
+``sglang ... v0.5.x`` line a wrapper printed is read when present. The ``api_key`` in the
+server args is never read.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import re
 
 from kvproof.checker.audit.facts import Fact, FileFacts
+from kvproof.checker.audit.sglang_args import arg_facts, parse_logged
 from kvproof.checker.audit.textfile import Anchor, last_line_no, numbered
 from kvproof.spec.errors import KvproofInputError
 
@@ -27,53 +33,20 @@ SCHEDULER = Anchor(
     "max_total_num_tokens=",
     re.compile(r"max_total_num_tokens=(\d+),.*\bcontext_len=(\d+)\b"),
 )
-SERVER_ARGS = Anchor(
-    "server_args=ServerArgs(...)", "ServerArgs(", re.compile(r"ServerArgs\((.*)\)")
-)
+SERVER_ARGS = re.compile(r"\bserver_args=(ServerArgs\(|\{)")
 VERSION = re.compile(r"\bsglang\W+(?:version\W+)?v?(\d+\.\d+\.\d+[\w.+-]*)", re.IGNORECASE)
 
-# Server arguments the audit reads; the two booleans are the 0.5.22-era switches.
-_ARG_KEYS = (
-    "page_size",
-    "context_length",
-    "disaggregation_mode",
-    "disaggregation_deferred_kv_release",
-    "disaggregation_transfer_checksum",
-)
-
-MARKERS = ("KV Cache is allocated", "max_total_num_tokens=", "ServerArgs(", "sglang")
-
-
-def _arg(args: str, key: str) -> str | None:
-    match = re.search(rf"\b{key}=('[^']*'|\"[^\"]*\"|[^,)]+)", args)
-    return match.group(1).strip("'\"") if match else None
+MARKERS = ("KV Cache is allocated", "max_total_num_tokens=", "server_args=", "sglang")
 
 
 def _server_args(text: str, path: str) -> dict[str, Fact]:
-    facts: dict[str, Fact] = {}
-    found = SERVER_ARGS.find_all(text, path)
-    if not found:
-        return facts
-    match, no = found[0]
-    where = f"{path}:{no}"
-    args = {k: _arg(match.group(1), k) for k in _ARG_KEYS}
-    if args["page_size"] and args["page_size"].isdigit():
-        facts["page_size"] = Fact(int(args["page_size"]), where)
-    if args["context_length"] and args["context_length"].isdigit():
-        # The scheduler's context_len (read later) is the effective one and wins.
-        facts["context_len"] = Fact(int(args["context_length"]), where)
-    mode = args["disaggregation_mode"]
-    if mode is not None:
-        if mode not in ("null", "None", "prefill", "decode"):
-            raise KvproofInputError("unknown disaggregation_mode in ServerArgs", where)
-        facts["role"] = Fact(mode if mode in ("prefill", "decode") else "single", where)
-    for key, fact in (
-        ("disaggregation_deferred_kv_release", "deferred_release"),
-        ("disaggregation_transfer_checksum", "transfer_checksum"),
-    ):
-        if args[key] in ("True", "False"):
-            facts[fact] = Fact(args[key] == "True", where)
-    return facts
+    for no, line in numbered(text):
+        match = SERVER_ARGS.search(line)
+        if match is None:
+            continue
+        where = f"{path}:{no}"
+        return arg_facts(parse_logged(line[match.start(1) :], where), where, key_where=False)
+    return {}
 
 
 def parse(text: str, path: str) -> FileFacts:
@@ -87,6 +60,7 @@ def parse(text: str, path: str) -> FileFacts:
     allocated = KV_ALLOCATED.find_all(text, path)
     if scheduler:
         # Data-parallel ranks may size their pools differently: the smallest decides.
+        # The scheduler's context_len is the effective one and wins over the argument.
         match, no = min(scheduler, key=lambda m: int(m[0].group(1)))
         facts["pool_tokens"] = Fact(int(match.group(1)), f"{path}:{no}")
         facts["context_len"] = Fact(int(match.group(2)), f"{path}:{no}")

@@ -1,10 +1,13 @@
-"""SGLang ``GET /server_info`` JSON: server args, limits and per-rank pool capacity.
+"""SGLang ``GET /server_info`` JSON: server args, limits, per-rank pool and environment.
 
-Keys read: ``version``, ``context_length``, ``page_size``, ``disaggregation_mode``,
-``max_total_num_tokens``, ``max_req_input_len``,
-``internal_states[].memory_usage.token_capacity`` and the 0.5.22-era booleans
-``disaggregation_deferred_kv_release`` / ``disaggregation_transfer_checksum``.
-The endpoint also returns ``api_key``: it is never read.
+The endpoint returns ``{**asdict(server_args), **scheduler_info, "internal_states": [...],
+"version": ...}`` (python/sglang/srt/entrypoints/http_server.py; older servers serve the
+same at ``/get_server_info``). Read: ``version``, the server args of ``sglang_args.ARGS``,
+``disaggregation_mode``, ``max_req_input_len`` (the admission limit the scheduler derived),
+``max_total_num_tokens``, ``internal_states[i].memory_usage.token_capacity`` (the KV pool,
+authoritative: the smallest rank wins) and ``internal_states[i].env_vars`` (present only
+with ``SGLANG_EXPOSE_OWN_ENV_VARS=1``; see ``sglang_env``). The endpoint also returns
+``api_key``: it is never read.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from kvproof.checker.audit import sglang_env
 from kvproof.checker.audit.facts import Fact, FileFacts
+from kvproof.checker.audit.sglang_args import arg_facts
 from kvproof.spec.errors import KvproofInputError
 
 
@@ -28,78 +33,77 @@ def load_json(text: str, path: str) -> Any:
         ) from None
 
 
-def _int(data: Mapping[str, Any], key: str, path: str) -> int | None:
+def _int(data: Mapping[str, Any], key: str, where: str) -> int | None:
     value = data.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise KvproofInputError(
-            f"must be a positive integer, got {type(value).__name__}", f"{path}: {key}"
+            f"must be a positive integer, got {type(value).__name__}", f"{where}: {key}"
         )
     return value
 
 
-def _capacity(data: Mapping[str, Any], path: str) -> tuple[int, str] | None:
-    """The smallest ``token_capacity`` over the data-parallel ranks, if reported."""
+def _states(data: Mapping[str, Any], path: str) -> list[tuple[int, Mapping[str, Any]]]:
     states = data.get("internal_states")
     if states is None:
-        return None
+        return []
     if not isinstance(states, list):
         raise KvproofInputError("must be a list", f"{path}: internal_states")
-    best: tuple[int, str] | None = None
-    for i, state in enumerate(states):
-        key = f"internal_states[{i}].memory_usage.token_capacity"
-        usage = state.get("memory_usage") if isinstance(state, dict) else None
+    return [(i, s) for i, s in enumerate(states) if isinstance(s, dict)]
+
+
+def _capacity(data: Mapping[str, Any], path: str) -> Fact | None:
+    """The smallest ``token_capacity`` over the data-parallel ranks, if reported."""
+    best: Fact | None = None
+    for i, state in _states(data, path):
+        usage = state.get("memory_usage")
         if not isinstance(usage, dict) or "token_capacity" not in usage:
             continue
-        value = _int(usage, "token_capacity", path)
-        if value is not None and (best is None or value < best[0]):
-            best = (value, f"{path}: {key}")
+        key = f"internal_states[{i}].memory_usage.token_capacity"
+        value = _int(usage, "token_capacity", f"{path}: internal_states[{i}].memory_usage")
+        if value is not None and (best is None or value < int(best.value)):
+            best = Fact(value, f"{path}: {key}")
     return best
+
+
+def _env(data: Mapping[str, Any], path: str) -> dict[str, Fact]:
+    """``env_vars`` of the first rank that lists them; ranks share one environment."""
+    for i, state in _states(data, path):
+        env = state.get("env_vars")
+        if env is None:
+            continue
+        listing = f"{path}: internal_states[{i}].env_vars"
+        if not isinstance(env, dict):
+            raise KvproofInputError("must be an object", listing)
+        return sglang_env.env_facts({k: (v, f"{listing}.{k}") for k, v in env.items()}, listing)
+    return {}
 
 
 def parse(text: str, path: str) -> FileFacts:
     data = load_json(text, path)
     if not isinstance(data, dict):
         raise KvproofInputError("server_info must be a JSON object", f"{path}:1")
-    facts: dict[str, Fact] = {}
+    facts = arg_facts(data, path, key_where=True)
     version = data.get("version")
-    if isinstance(version, str):
+    if version is not None:
+        if not isinstance(version, str):
+            raise KvproofInputError("must be a string", f"{path}: version")
         facts["version"] = Fact(version.lstrip("v"), f"{path}: version")
-    for key, fact in (
-        ("context_length", "context_len"),
-        ("page_size", "page_size"),
-        ("max_req_input_len", "max_req_input_len"),
-    ):
-        value = _int(data, key, path)
-        if value is not None:
-            facts[fact] = Fact(value, f"{path}: {key}")
-    pool = _int(data, "max_total_num_tokens", path)
+    limit = _int(data, "max_req_input_len", path)
+    if limit is not None:
+        facts["max_req_input_len"] = Fact(limit, f"{path}: max_req_input_len")
     capacity = _capacity(data, path)
-    if pool is not None:
+    pool = _int(data, "max_total_num_tokens", path)
+    if capacity is not None:
+        facts["pool_tokens"] = capacity
+    elif pool is not None:
         facts["pool_tokens"] = Fact(pool, f"{path}: max_total_num_tokens")
-    elif capacity is not None:
-        facts["pool_tokens"] = Fact(capacity[0], capacity[1])
     else:
         raise KvproofInputError(
-            "no KV pool size (neither max_total_num_tokens nor "
-            "internal_states[].memory_usage.token_capacity)",
+            "no KV pool size (neither internal_states[].memory_usage.token_capacity nor "
+            "max_total_num_tokens)",
             f"{path}: max_total_num_tokens",
         )
-    mode = data.get("disaggregation_mode")
-    if mode is not None:
-        if mode not in ("null", "prefill", "decode"):
-            raise KvproofInputError(
-                "must be 'null', 'prefill' or 'decode'", f"{path}: disaggregation_mode"
-            )
-        facts["role"] = Fact(mode if mode != "null" else "single", f"{path}: disaggregation_mode")
-    for key, fact in (
-        ("disaggregation_deferred_kv_release", "deferred_release"),
-        ("disaggregation_transfer_checksum", "transfer_checksum"),
-    ):
-        value = data.get(key)
-        if value is not None:
-            if not isinstance(value, bool):
-                raise KvproofInputError("must be true or false", f"{path}: {key}")
-            facts[fact] = Fact(value, f"{path}: {key}")
+    facts.update(_env(data, path))
     return FileFacts(path=path, format="sglang-server-info", engine="sglang", facts=facts)

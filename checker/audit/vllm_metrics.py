@@ -1,38 +1,22 @@
-"""vLLM ``/metrics`` (Prometheus text): ``vllm:cache_config_info`` gives the pool.
+"""vLLM ``/metrics`` (Prometheus text): the block pool, NIXL transfer times and expiries.
 
     vllm:cache_config_info{block_size="64",...,num_gpu_blocks="45351",...} 1.0
+    vllm:nixl_xfer_time_seconds_bucket{le="5.0",...} 1940.0
 
-pool tokens = ``num_gpu_blocks * block_size``. The context length is not exported there;
-pair the metrics with the startup log or give ``advertised_context``.
+pool tokens = ``num_gpu_blocks * block_size``. ``vllm:nixl_xfer_time_seconds`` is the NIXL
+connector's transfer-duration histogram (kv_connector/v1/nixl metrics; buckets up to 5 s).
+The context length is not exported there; pair the metrics with the startup log or give
+``advertised_context``.
 """
 
 from __future__ import annotations
 
-import re
-
 from kvproof.checker.audit.facts import Fact, FileFacts
-from kvproof.checker.audit.textfile import last_line_no, numbered
+from kvproof.checker.audit.prometheus import samples, slowest_above
+from kvproof.checker.audit.textfile import last_line_no
 from kvproof.spec.errors import KvproofInputError
 
-# name{labels} value [timestamp]; labels are checked apart, so a cut-off line is caught.
-SAMPLE = re.compile(
-    r"^(?P<name>[a-zA-Z_:][\w:]*)(?:\{(?P<labels>.*)\})?\s+"
-    r"(?P<value>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|Inf|NaN))(?:\s+-?\d+)?$"
-)
-LABEL = re.compile(r'\s*(\w+)="((?:[^"\\]|\\.)*)"\s*(?:,|$)')
 MARKER = "vllm:"
-
-
-def _labels(text: str, where: str) -> dict[str, str]:
-    labels: dict[str, str] = {}
-    pos = 0
-    while pos < len(text):
-        match = LABEL.match(text, pos)
-        if match is None:
-            raise KvproofInputError("malformed metric labels (truncated?)", where)
-        labels[match.group(1)] = match.group(2)
-        pos = match.end()
-    return labels
 
 
 def _positive(labels: dict[str, str], key: str, where: str) -> int:
@@ -44,22 +28,19 @@ def _positive(labels: dict[str, str], key: str, where: str) -> int:
 
 def parse(text: str, path: str) -> FileFacts:
     facts: dict[str, Fact] = {}
-    for no, line in numbered(text):
-        where = f"{path}:{no}"
-        if not line.strip() or line.startswith("#"):
-            continue
-        match = SAMPLE.match(line.strip())
-        if match is None:
-            raise KvproofInputError("malformed metrics line (truncated?)", where)
-        labels = _labels(match.group("labels") or "", where)
-        if match.group("name") == "vllm:cache_config_info":
-            blocks = _positive(labels, "num_gpu_blocks", where)
-            block_size = _positive(labels, "block_size", where)
-            facts["pool_tokens"] = Fact(blocks * block_size, where)
-            facts["page_size"] = Fact(block_size, where)
+    found = list(samples(text, path))
+    for s in found:
+        if s.name == "vllm:cache_config_info":
+            blocks = _positive(s.labels, "num_gpu_blocks", s.where)
+            block_size = _positive(s.labels, "block_size", s.where)
+            facts["pool_tokens"] = Fact(blocks * block_size, s.where)
+            facts["page_size"] = Fact(block_size, s.where)
     if "pool_tokens" not in facts:
         raise KvproofInputError(
             "no vllm:cache_config_info sample (truncated metrics?)",
             f"{path}:{last_line_no(text)}",
         )
+    slow = slowest_above(found, "vllm:nixl_xfer_time_seconds", 1.0)
+    if slow is not None:
+        facts["slowest_transfer_s"] = Fact(slow[0], slow[1])
     return FileFacts(path=path, format="vllm-metrics", engine="vllm", facts=facts)

@@ -132,7 +132,7 @@ def test_fail_on_threshold(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_switches_and_pair_mismatches(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "p.log").write_text(
-        (FIX / "fixed" / "prefill-0.log").read_text().replace("page_size=64", "page_size=16")
+        (FIX / "fixed" / "prefill-0.log").read_text().replace("'page_size': 64", "'page_size': 16")
     )
     dep = tmp_path / "d.toml"
     dep.write_text(
@@ -142,8 +142,16 @@ def test_switches_and_pair_mismatches(tmp_path: Path, capsys: pytest.CaptureFixt
     )
     code, report = run_json([str(dep)], capsys)
     by_id = {f["id"]: f for f in report["findings"]}
-    assert by_id["deferred-release-disabled"]["severity"] == "high"
-    assert by_id["transfer-checksum-disabled"]["severity"] == "low"
+    deferred = [f for f in report["findings"] if f["id"] == "deferred-release-disabled"]
+    # Explicitly 0 on decode; unknown on prefill (log only: no environment, no version).
+    assert {(tuple(f["nodes"]), f["severity"]) for f in deferred} == {
+        (("d",), "high"),
+        (("p",), "high"),
+    }
+    assert all(f["variant"] == "sglang-pd-early-free-abort" for f in deferred)
+    assert all(f["assumption"] == "failed_is_drained" for f in deferred)
+    # Prefill's log has the checksum on, decode's server_info has it off.
+    assert by_id["checksum-one-sided"]["severity"] == "critical"
     assert by_id["page-size-mismatch"]["numbers"] == {
         "prefill_page_size": 16,
         "decode_page_size": 64,
@@ -160,7 +168,24 @@ def test_conflicting_files_for_one_node(tmp_path: Path, capsys: pytest.CaptureFi
     )
     assert main(["audit", str(dep)]) == 2
     err = capsys.readouterr().err
-    assert "node 'p' has version 0.5.19 at " in err and "but 0.5.22 here" in err
+    # The version and pool follow /server_info; a setting two files disagree on is an error.
+    assert "node 'p' has transfer_checksum True at " in err and "but False here" in err
+
+
+def test_server_info_authoritative_for_version_and_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = (FIX / "incident/prefill-0.log").read_text().replace("0.5.19", "0.5.18")
+    (tmp_path / "p.log").write_text(log)
+    dep = tmp_path / "d.toml"
+    info = FIX / "incident/prefill-0.server_info.json"
+    dep.write_text(
+        f'advertised_context = 1048576\n[[nodes]]\nname = "p"\nfiles = ["p.log", "{info}"]\n'
+    )
+    _, report = run_json([str(dep)], capsys)
+    (node,) = report["nodes"]
+    assert node["version"] == "0.5.19" and node["evidence"]["version"].endswith(": version")
+    assert node["evidence"]["pool_tokens"].endswith("token_capacity")
 
 
 @pytest.mark.parametrize("as_json", [False, True])

@@ -1,0 +1,42 @@
+"""A finding: severity, the numbers, what to do, and the model assumption it rests on.
+
+``variant`` names the catalog variant (``spec/variants``) whose counterexample shows what
+the finding costs; ``assumption`` the environment assumption of the fixed model that the
+configuration breaks (``bounded_transfer``, ``failed_is_drained``, ``checksum_both_sides``,
+``no_shared_prefix_pages``). Either may be None where no variant or assumption applies.
+They are names, not imports: the audit needs neither model nor engine.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+class Severity(enum.IntEnum):
+    INFO = 0
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+    CRITICAL = 4
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        return cls[text.upper()]
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    severity: Severity
+    title: str
+    nodes: tuple[str, ...]
+    numbers: Mapping[str, int | float | str | bool | None]
+    action: str
+    evidence: tuple[str, ...] = field(default=())
+    variant: str | None = None
+    assumption: str | None = None
