@@ -7,6 +7,12 @@ pools can hold their reservations (admission control, as a router in front of a 
 deployment does; the rest wait in this queue, not in the engine's), then their events
 interleave, one at a time, in the engine scheduler's order: continuous batching.
 
+Timed events (``_due``) are what make a disconnect land where it does in a real deployment:
+prefill's forward pass takes ``prefill_us_per_token`` per prefilled token, each posted write
+``transfer_us_per_page`` to land, and prefill hears of an abort only between its forward
+passes. Each request's reservation goes back to admission part by part, as soon as the engine
+frees that part's pages (never later, or the runner would defer release for every variant).
+
 Status codes come from the engine only; this module adds no check of its own.
 """
 
@@ -93,10 +99,11 @@ class EngineRunner:
         self._waiting: deque[Ticket] = deque()
         self._aborts: list[Ticket] = []
         self._live: dict[int, Ticket] = {}
-        self._need: dict[int, tuple[int, int, int]] = {}
+        self._need: dict[int, list[int]] = {}  # rid -> [decode, prefill, tail] still reserved
         self._used = [0, 0, 0]
         self._arrived_at: dict[int, float] = {}
         self._posted_at: dict[tuple[int, int], float] = {}
+        self._read_at: dict[int, float] = {}  # rid -> its last decode read (commit, step)
         self._responses: Counter[str] = Counter()
         self._guard_trips = 0
         self._stray = 0
@@ -181,6 +188,9 @@ class EngineRunner:
                 ready.append(ev)
             else:
                 wake = due if wake is None else min(wake, due)
+        # The pass's writes are posted before prefill polls (see _due): abort_seen waits.
+        posting = {ev.rid for ev in ready if ev.name == "post"}
+        ready = [ev for ev in ready if ev.name != "abort_seen" or ev.rid not in posting]
         ev = self.policy.progress(ready)
         if ev is None and wake is None and ready:
             ev = self.policy.environment(ready)
@@ -198,12 +208,34 @@ class EngineRunner:
         """When a timed event may happen (simulation knobs of ``ServeConfig``)."""
         cfg = self.config
         if ev.name == "post":
-            prefilled = len(self.cluster.handoff.p[ev.rid].tokens)  # 1 for the placeholder
-            return self._arrived_at[ev.rid] + prefilled * cfg.prefill_us_per_token / 1e6
+            return self._prefill_done_at(ev.rid)
         if ev.name == "land":
             assert ev.page is not None
             return self._posted_at.get((ev.rid, ev.page), 0.0) + cfg.transfer_us_per_page / 1e6
+        if ev.name == "step":
+            return self._read_at.get(ev.rid, 0.0) + cfg.decode_us_per_token / 1e6
+        if ev.name == "abort_seen" and self._forward_running(ev.rid):
+            # Prefill polls a room's status only between forward passes: SGLang's
+            # event_loop_normal_disagg_prefill runs the batch, sends its KV
+            # (process_batch_result_disagg_prefill -> send_kv_chunk), and only then polls
+            # (process_disagg_prefill_inflight_queue sees KVPoll.Failed). A forward pass
+            # running when decode aborted still posts its writes, to the indices decode
+            # just freed: the late write of #24527/#35049 (the model's isolation trace
+            # posts after the abort too). Hearing of the abort at once, as this runner
+            # used to, meant prefill never posted after an abort.
+            return self._prefill_done_at(ev.rid)
         return 0.0
+
+    def _prefill_done_at(self, rid: int) -> float:
+        prefilled = len(self.cluster.handoff.p[rid].tokens)  # 1 for the placeholder
+        return self._arrived_at[rid] + prefilled * self.config.prefill_us_per_token / 1e6
+
+    def _forward_running(self, rid: int) -> bool:
+        """Prefill is sending ``rid`` and has pages of it still to post."""
+        h = self.cluster.handoff
+        p = h.p[rid]
+        targets = (p.dst if h.push else h.d[rid].table)[: h.sender_pages(rid)]
+        return p.phase == "active" and not set(targets) <= p.posted
 
     def _admit(self) -> None:
         c = self.cluster
@@ -227,7 +259,7 @@ class EngineRunner:
                 continue
             t.rid = rid
             self._live[rid] = t
-            self._need[rid] = need
+            self._need[rid] = list(need)
             self._used = [u + k for u, k in zip(self._used, need, strict=True)]
 
     def _apply_aborts(self) -> None:
@@ -260,9 +292,34 @@ class EngineRunner:
         elif ev.name == "post":
             assert ev.page is not None
             self._posted_at[(ev.rid, ev.page)] = now
+        elif ev.name in ("commit", "step"):
+            self._read_at[ev.rid] = now
         elif ev.name == "land" and c.decode.alloc.owner.get(ev.page) != ev.rid:
             self._stray += 1  # invariant 2 (no_stray_write) broken: oracle counter
         self._notify(ev.rid)
+        self._unreserve()
+
+    def _unreserve(self) -> None:
+        """Give admission back each part of a reservation whose pages the engine freed.
+
+        Decode's part (prompt pages and tail) goes back when decode released the request's
+        pages, prefill's part when prefill did and will compute no more. Holding them until
+        the request retires (after its last write landed) deferred release in the runner,
+        for every variant: on an early-free engine the next request was admitted only after
+        the late write had landed, so it never got the page the write hit. SGLang's decode
+        preallocates "once there is available kv" (disaggregation/decode.py, PreallocQueue):
+        the allocator's free pages, which an early free returns at once.
+        """
+        h = self.cluster.handoff
+        for rid, need in self._need.items():
+            if need[0] + need[2] and h.d[rid].phase == "done":
+                self._used[0] -= need[0]
+                self._used[2] -= need[2]
+                need[0] = need[2] = 0
+            p = h.p[rid]
+            if need[1] and not p.held and p.phase in ("sent", "stopped"):
+                self._used[1] -= need[1]
+                need[1] = 0
 
     def _notify(self, rid: int) -> None:
         t = self._live.get(rid)
@@ -303,6 +360,7 @@ class EngineRunner:
             if not t.final:  # e.g. aborted while running: tell the (gone) client anyway
                 self._push(t, Update((), True, "aborted", "client disconnected"))
                 self._responses["aborted"] += 1
-            need = self._need.pop(r)
+            need = self._need.pop(r)  # normally all returned already (_unreserve)
             self._used = [u - k for u, k in zip(self._used, need, strict=True)]
             self._arrived_at.pop(r, None)
+            self._read_at.pop(r, None)
