@@ -2,16 +2,16 @@
 
 HTTP handlers never touch the engine: they ``submit`` a ``Ticket`` and read its updates
 from an asyncio queue; a client that goes away calls ``abort``, which becomes the engine's
-``abort`` event (spec/handoff.md E12) at the next step. Requests are admitted while the
-pools can hold their reservations (admission control, as a router in front of a real
-deployment does; the rest wait in this queue, not in the engine's), then their events
+``abort`` event (spec/handoff.md E12) at the next step. Requests are admitted while
+decode's pools can hold their reservations (admission control, as a router in front of a
+real deployment does; the rest wait in this queue, not in the engine's), then their events
 interleave, one at a time, in the engine scheduler's order: continuous batching.
 
 Timed events (``_due``) are what make a disconnect land where it does in a real deployment:
 prefill's forward pass takes ``prefill_us_per_token`` per prefilled token, each posted write
 ``transfer_us_per_page`` to land, and prefill hears of an abort only between its forward
-passes. Each request's reservation goes back to admission part by part, as soon as the engine
-frees that part's pages (never later, or the runner would defer release for every variant).
+passes. A reservation goes back to admission as soon as the engine frees decode's pages
+(never later, or the runner would defer release for every variant).
 
 Status codes come from the engine only; this module adds no check of its own.
 """
@@ -86,12 +86,8 @@ class EngineRunner:
         self.config = config
         self.cluster = c = Cluster(config.variant, sizes=config.sizes, seed=config.seed)
         self.policy = Policy(c)
-        ps = c.sizes.page_size
-        self._caps = (
-            c.decode.num_pages,
-            c.sizes.prefill_pool_tokens // ps,
-            c.decode.tail_alloc.free_count,
-        )
+        self._prefill_pages = c.prefill.alloc.free_count
+        self._caps = (c.decode.num_pages, c.decode.tail_alloc.free_count)  # prompt pages, tail
         self._lock = threading.Lock()  # held while the engine steps or is read
         self._inbox: queue.SimpleQueue[tuple[str, Ticket]] = queue.SimpleQueue()
         self._wake = threading.Event()
@@ -99,8 +95,8 @@ class EngineRunner:
         self._waiting: deque[Ticket] = deque()
         self._aborts: list[Ticket] = []
         self._live: dict[int, Ticket] = {}
-        self._need: dict[int, list[int]] = {}  # rid -> [decode, prefill, tail] still reserved
-        self._used = [0, 0, 0]
+        self._need: dict[int, tuple[int, int]] = {}  # rid -> its reservation, until freed
+        self._used = [0, 0]
         self._arrived_at: dict[int, float] = {}
         self._posted_at: dict[tuple[int, int], float] = {}
         self._read_at: dict[int, float] = {}  # rid -> its last decode read (commit, step)
@@ -141,8 +137,8 @@ class EngineRunner:
                 page_size=c.sizes.page_size,
                 decode_pages=c.decode.num_pages,
                 decode_pages_in_use=c.decode.num_pages - c.decode.alloc.free_count,
-                prefill_pages=self._caps[1],
-                prefill_pages_in_use=self._caps[1] - c.prefill.alloc.free_count,
+                prefill_pages=self._prefill_pages,
+                prefill_pages_in_use=self._prefill_pages - c.prefill.alloc.free_count,
                 transfers_in_flight=len(c.handoff.transfer.in_flight),
                 requests_live=len(self._live),
                 requests_waiting=len(self._waiting),
@@ -243,9 +239,14 @@ class EngineRunner:
         while self._waiting:
             t = self._waiting[0]
             n = len(t.tokens)
+            # Decode's pages only: decode preallocates for a request while prefill is still
+            # busy with others (SGLang: PreallocQueue on decode, PrefillAdder on prefill, two
+            # pools admitted apart); the engine's prefill waits for its own pool
+            # (``can_compute``). Reserving prefill's pool here too kept every other request
+            # out while prefill computed an aborted one: none could own its freed pages
+            # before the late write landed.
             need = (
                 _pages(n, ps) + (1 if c.decode.decode_reserve == "plus_one" else 0),
-                _pages(min(n, self._caps[1] * ps), ps),
                 _pages(t.max_new_tokens + ps, ps) + 1,
             )
             fits = all(u + k <= cap for u, k, cap in zip(self._used, need, self._caps, strict=True))
@@ -259,7 +260,7 @@ class EngineRunner:
                 continue
             t.rid = rid
             self._live[rid] = t
-            self._need[rid] = list(need)
+            self._need[rid] = need
             self._used = [u + k for u, k in zip(self._used, need, strict=True)]
 
     def _apply_aborts(self) -> None:
@@ -300,26 +301,19 @@ class EngineRunner:
         self._unreserve()
 
     def _unreserve(self) -> None:
-        """Give admission back each part of a reservation whose pages the engine freed.
+        """Give admission back the reservations whose pages decode has released.
 
-        Decode's part (prompt pages and tail) goes back when decode released the request's
-        pages, prefill's part when prefill did and will compute no more. Holding them until
-        the request retires (after its last write landed) deferred release in the runner,
-        for every variant: on an early-free engine the next request was admitted only after
-        the late write had landed, so it never got the page the write hit. SGLang's decode
-        preallocates "once there is available kv" (disaggregation/decode.py, PreallocQueue):
-        the allocator's free pages, which an early free returns at once.
+        Holding them until the request retires (after its last write landed) deferred
+        release in the runner, for every variant: on an early-free engine the next request
+        was admitted only after the late write had landed, so it never got the page the
+        write hit. SGLang's decode preallocates "once there is available kv"
+        (disaggregation/decode.py, PreallocQueue): the allocator's free pages, which an
+        early free returns at once.
         """
-        h = self.cluster.handoff
-        for rid, need in self._need.items():
-            if need[0] + need[2] and h.d[rid].phase == "done":
-                self._used[0] -= need[0]
-                self._used[2] -= need[2]
-                need[0] = need[2] = 0
-            p = h.p[rid]
-            if need[1] and not p.held and p.phase in ("sent", "stopped"):
-                self._used[1] -= need[1]
-                need[1] = 0
+        d = self.cluster.handoff.d
+        for rid in [r for r in self._need if d[r].phase == "done"]:
+            need = self._need.pop(rid)
+            self._used = [u - k for u, k in zip(self._used, need, strict=True)]
 
     def _notify(self, rid: int) -> None:
         t = self._live.get(rid)
@@ -360,7 +354,8 @@ class EngineRunner:
             if not t.final:  # e.g. aborted while running: tell the (gone) client anyway
                 self._push(t, Update((), True, "aborted", "client disconnected"))
                 self._responses["aborted"] += 1
-            need = self._need.pop(r)  # normally all returned already (_unreserve)
-            self._used = [u - k for u, k in zip(self._used, need, strict=True)]
+            need = self._need.pop(r, None)  # None: returned already (_unreserve)
+            if need is not None:
+                self._used = [u - k for u, k in zip(self._used, need, strict=True)]
             self._arrived_at.pop(r, None)
             self._read_at.pop(r, None)
