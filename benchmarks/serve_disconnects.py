@@ -3,11 +3,12 @@
 The scenario of issue 12 (item 6): ``kvproof serve --variant V --transfer-us-per-page
 30000`` in its own process on a loopback port, 32 concurrent clients, each sending
 completions back to back with a client timeout drawn uniformly from 20-800 ms (seeded), for
-``--seconds``. Client ``i`` is one tenant whose prompts are its own letter repeated (1 to
-``--min-prompt`` to ``--max-prompt`` tokens, 16 answer tokens at most), so any other client's letter in a 200
-answer is a foreign canary, read where the client reads it. The server's own ground truth
-comes from ``/metrics`` (``kvproof_oracle_*``: stray writes, stale reads), read once the
-engine went quiet. Run on the buggy variant and its fixed counterpart; prints one JSON object.
+``--seconds``. Client ``i`` is one tenant whose prompts are its own letter repeated
+(``--min-prompt`` to ``--max-prompt`` tokens, 16 answer tokens at most), so any other
+client's letter in a 200 answer is a foreign canary, read where the client reads it. The
+server's own ground truth comes from ``/metrics`` (``kvproof_oracle_*``: stray writes,
+stale reads), read once the engine went quiet. Runs the buggy variant and its fixed
+counterpart; prints one JSON object.
 
     python benchmarks/serve_disconnects.py [--seconds 30] [--clients 32] [--seed 0]
 

@@ -2,7 +2,7 @@
 
 Each round, ``ABORTERS`` clients send a one-page prompt and give up (client timeout) while
 prefill's forward pass is still running, after decode has sent it their pages; once the
-server has seen every disconnect (``/metrics``), ``VICTIMS`` other tenants send a 4-token
+server has seen every disconnect (``/metrics``), ``VICTIMS`` other tenants send an 8-token
 prompt. On ``sglang-pd-early-free-abort`` decode freed the aborters'
 pages at once, the victims get them (LIFO), and prefill's late writes (posted when its pass
 ends, landing ``TRANSFER_US`` later) overwrite them while the victims decode: a stray write,
@@ -10,14 +10,15 @@ and another tenant's letter in a victim's 200 answer. On ``sglang-0.5.22-pd`` de
 the pages until prefill ACKs the drain: nothing. Every tenant's prompt is one letter
 repeated, so any other letter in an answer is a foreign canary, wherever it lands.
 
-The echo model's i-th answer token reads prompt position i (later ones read back what decode
-wrote itself), so a victim is exposed while it echoes its prompt: the late write must land
-after the victim's own write and before its last prompt read. With an aborter's forward
-pass of 16 tokens x 80 ms (its client gives up at 0.25 s, after decode sent the pages) and
-a victim of 4 tokens (prefill 0.32 s, then reads 300 ms apart) that holds for a victim
-arriving 0.25-0.85 s after the aborter: margins of a few hundred ms against scheduling
-noise on a loaded machine. The buggy variant gets ``ROUNDS`` tries to show the bug; the
-fixed one must stay clean in every round it runs.
+The echo model's i-th answer token reads prompt position i (the first comes from prefill,
+later ones past the prompt read back what decode wrote itself), so a victim is exposed
+while it echoes its prompt: the late write must land after the victim's own write and
+before its last prompt read. An aborter's forward pass takes 1.6 s (16 tokens x 100 ms);
+its client gives up at 0.25 s, after decode sent it the pages. A victim of 8 tokens arriving
+g s after it posts 0.8 - g s before the late write (lands first if g < 0.8) and reads its
+prompt for 6 x 150 ms after its own write landed (the late one lands inside if
+0.8 - g <= 0.9): g is ~0.3 s on an idle machine, ~0.5 s on a loaded one. The buggy variant
+gets ``ROUNDS`` tries to show the bug; the fixed one must stay clean in every round it runs.
 """
 
 from __future__ import annotations
@@ -39,11 +40,11 @@ torch.set_num_threads(1)
 BUGGY, FIXED = "sglang-pd-early-free-abort", "sglang-0.5.22-pd"
 ROUNDS = 3
 ABORTERS, VICTIMS = 3, 3
-PREFILL_US_PER_TOKEN = 80_000.0
+PREFILL_US_PER_TOKEN = 100_000.0
 TRANSFER_US = 100_000.0
-DECODE_US = 300_000.0
+DECODE_US = 150_000.0
 GIVE_UP_S = 0.25
-VICTIM_TOKENS = 4  # prompt and answer: the answer echoes the prompt
+VICTIM_TOKENS = 8  # prompt and answer: the answer echoes the prompt
 
 
 def _metrics(c: httpx.Client) -> dict[str, float]:
