@@ -217,8 +217,10 @@ class EngineRunner:
             # (process_disagg_prefill_inflight_queue sees KVPoll.Failed). A forward pass
             # running when decode aborted still posts its writes, to the indices decode
             # just freed: the late write of #24527/#35049 (the model's isolation trace
-            # posts after the abort too). Hearing of the abort at once, as this runner
-            # used to, meant prefill never posted after an abort.
+            # posts after the abort too; spec E13: P posts until it processes the ABORT).
+            # Hearing of the abort at once, as this runner used to, meant prefill never
+            # posted after an abort. Not confirmed: whether a Mooncake sender drops the
+            # chunks of a room decode already marked Failed (the source was not checked).
             return self._prefill_done_at(ev.rid)
         return 0.0
 
