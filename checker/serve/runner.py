@@ -2,10 +2,16 @@
 
 HTTP handlers never touch the engine: they ``submit`` a ``Ticket`` and read its updates
 from an asyncio queue; a client that goes away calls ``abort``, which becomes the engine's
-``abort`` event (spec/handoff.md E12) at the next step. Requests are admitted while the
-pools can hold their reservations (admission control, as a router in front of a real
-deployment does; the rest wait in this queue, not in the engine's), then their events
+``abort`` event (spec/handoff.md E12) at the next step. Requests are admitted while
+decode's pools can hold their reservations (admission control, as a router in front of a
+real deployment does; the rest wait in this queue, not in the engine's), then their events
 interleave, one at a time, in the engine scheduler's order: continuous batching.
+
+Timed events (``_due``) are what make a disconnect land where it does in a real deployment:
+prefill's forward pass takes ``prefill_us_per_token`` per prefilled token, each posted write
+``transfer_us_per_page`` to land, and prefill hears of an abort only between its forward
+passes. A reservation goes back to admission as soon as the engine frees decode's pages
+(never later, or the runner would defer release for every variant).
 
 Status codes come from the engine only; this module adds no check of its own.
 """
@@ -80,12 +86,8 @@ class EngineRunner:
         self.config = config
         self.cluster = c = Cluster(config.variant, sizes=config.sizes, seed=config.seed)
         self.policy = Policy(c)
-        ps = c.sizes.page_size
-        self._caps = (
-            c.decode.num_pages,
-            c.sizes.prefill_pool_tokens // ps,
-            c.decode.tail_alloc.free_count,
-        )
+        self._prefill_pages = c.prefill.alloc.free_count
+        self._caps = (c.decode.num_pages, c.decode.tail_alloc.free_count)  # prompt pages, tail
         self._lock = threading.Lock()  # held while the engine steps or is read
         self._inbox: queue.SimpleQueue[tuple[str, Ticket]] = queue.SimpleQueue()
         self._wake = threading.Event()
@@ -93,10 +95,11 @@ class EngineRunner:
         self._waiting: deque[Ticket] = deque()
         self._aborts: list[Ticket] = []
         self._live: dict[int, Ticket] = {}
-        self._need: dict[int, tuple[int, int, int]] = {}
-        self._used = [0, 0, 0]
+        self._need: dict[int, tuple[int, int]] = {}  # rid -> its reservation, until freed
+        self._used = [0, 0]
         self._arrived_at: dict[int, float] = {}
         self._posted_at: dict[tuple[int, int], float] = {}
+        self._read_at: dict[int, float] = {}  # rid -> its last decode read (commit, step)
         self._responses: Counter[str] = Counter()
         self._guard_trips = 0
         self._stray = 0
@@ -134,8 +137,8 @@ class EngineRunner:
                 page_size=c.sizes.page_size,
                 decode_pages=c.decode.num_pages,
                 decode_pages_in_use=c.decode.num_pages - c.decode.alloc.free_count,
-                prefill_pages=self._caps[1],
-                prefill_pages_in_use=self._caps[1] - c.prefill.alloc.free_count,
+                prefill_pages=self._prefill_pages,
+                prefill_pages_in_use=self._prefill_pages - c.prefill.alloc.free_count,
                 transfers_in_flight=len(c.handoff.transfer.in_flight),
                 requests_live=len(self._live),
                 requests_waiting=len(self._waiting),
@@ -181,6 +184,9 @@ class EngineRunner:
                 ready.append(ev)
             else:
                 wake = due if wake is None else min(wake, due)
+        # The pass's writes are posted before prefill polls (see _due): abort_seen waits.
+        posting = {ev.rid for ev in ready if ev.name == "post"}
+        ready = [ev for ev in ready if ev.name != "abort_seen" or ev.rid not in posting]
         ev = self.policy.progress(ready)
         if ev is None and wake is None and ready:
             ev = self.policy.environment(ready)
@@ -198,12 +204,36 @@ class EngineRunner:
         """When a timed event may happen (simulation knobs of ``ServeConfig``)."""
         cfg = self.config
         if ev.name == "post":
-            prefilled = len(self.cluster.handoff.p[ev.rid].tokens)  # 1 for the placeholder
-            return self._arrived_at[ev.rid] + prefilled * cfg.prefill_us_per_token / 1e6
+            return self._prefill_done_at(ev.rid)
         if ev.name == "land":
             assert ev.page is not None
             return self._posted_at.get((ev.rid, ev.page), 0.0) + cfg.transfer_us_per_page / 1e6
+        if ev.name == "step":
+            return self._read_at.get(ev.rid, 0.0) + cfg.decode_us_per_token / 1e6
+        if ev.name == "abort_seen" and self._forward_running(ev.rid):
+            # Prefill polls a room's status only between forward passes: SGLang's
+            # event_loop_normal_disagg_prefill runs the batch, sends its KV
+            # (process_batch_result_disagg_prefill -> send_kv_chunk), and only then polls
+            # (process_disagg_prefill_inflight_queue sees KVPoll.Failed). A forward pass
+            # running when decode aborted still posts its writes, to the indices decode
+            # just freed: the late write of #24527/#35049 (the model's isolation trace
+            # posts after the abort too; spec E13: P posts until it processes the ABORT).
+            # Hearing of the abort at once, as this runner used to, meant prefill never
+            # posted after an abort. Not confirmed: whether a Mooncake sender drops the
+            # chunks of a room decode already marked Failed (the source was not checked).
+            return self._prefill_done_at(ev.rid)
         return 0.0
+
+    def _prefill_done_at(self, rid: int) -> float:
+        prefilled = len(self.cluster.handoff.p[rid].tokens)  # 1 for the placeholder
+        return self._arrived_at[rid] + prefilled * self.config.prefill_us_per_token / 1e6
+
+    def _forward_running(self, rid: int) -> bool:
+        """Prefill is sending ``rid`` and has pages of it still to post."""
+        h = self.cluster.handoff
+        p = h.p[rid]
+        targets = (p.dst if h.push else h.d[rid].table)[: h.sender_pages(rid)]
+        return p.phase == "active" and not set(targets) <= p.posted
 
     def _admit(self) -> None:
         c = self.cluster
@@ -211,9 +241,14 @@ class EngineRunner:
         while self._waiting:
             t = self._waiting[0]
             n = len(t.tokens)
+            # Decode's pages only: decode preallocates for a request while prefill is still
+            # busy with others (SGLang: PreallocQueue on decode, PrefillAdder on prefill, two
+            # pools admitted apart); the engine's prefill waits for its own pool
+            # (``can_compute``). Reserving prefill's pool here too kept every other request
+            # out while prefill computed an aborted one: none could own its freed pages
+            # before the late write landed.
             need = (
                 _pages(n, ps) + (1 if c.decode.decode_reserve == "plus_one" else 0),
-                _pages(min(n, self._caps[1] * ps), ps),
                 _pages(t.max_new_tokens + ps, ps) + 1,
             )
             fits = all(u + k <= cap for u, k, cap in zip(self._used, need, self._caps, strict=True))
@@ -260,9 +295,27 @@ class EngineRunner:
         elif ev.name == "post":
             assert ev.page is not None
             self._posted_at[(ev.rid, ev.page)] = now
+        elif ev.name in ("commit", "step"):
+            self._read_at[ev.rid] = now
         elif ev.name == "land" and c.decode.alloc.owner.get(ev.page) != ev.rid:
             self._stray += 1  # invariant 2 (no_stray_write) broken: oracle counter
         self._notify(ev.rid)
+        self._unreserve()
+
+    def _unreserve(self) -> None:
+        """Give admission back the reservations whose pages decode has released.
+
+        Holding them until the request retires (after its last write landed) deferred
+        release in the runner, for every variant: on an early-free engine the next request
+        was admitted only after the late write had landed, so it never got the page the
+        write hit. SGLang's decode preallocates "once there is available kv"
+        (disaggregation/decode.py, PreallocQueue): the allocator's free pages, which an
+        early free returns at once.
+        """
+        d = self.cluster.handoff.d
+        for rid in [r for r in self._need if d[r].phase == "done"]:
+            need = self._need.pop(rid)
+            self._used = [u - k for u, k in zip(self._used, need, strict=True)]
 
     def _notify(self, rid: int) -> None:
         t = self._live.get(rid)
@@ -303,6 +356,8 @@ class EngineRunner:
             if not t.final:  # e.g. aborted while running: tell the (gone) client anyway
                 self._push(t, Update((), True, "aborted", "client disconnected"))
                 self._responses["aborted"] += 1
-            need = self._need.pop(r)
-            self._used = [u - k for u, k in zip(self._used, need, strict=True)]
+            need = self._need.pop(r, None)  # None: returned already (_unreserve)
+            if need is not None:
+                self._used = [u - k for u, k in zip(self._used, need, strict=True)]
             self._arrived_at.pop(r, None)
+            self._read_at.pop(r, None)
