@@ -12,7 +12,6 @@ only (no torch). Exit 0 when the report is written, 2 on bad input.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 

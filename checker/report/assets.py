@@ -48,6 +48,9 @@ CSS = """
 .kvproof-report svg .arrow { stroke: var(--accent); stroke-width: 1.6; }
 .kvproof-report svg .arrowhead { fill: var(--accent); }
 .kvproof-report svg .step-no { fill: var(--muted); }
+.kvproof-report svg .msg-extra { fill: var(--muted); font-size: 11px; }
+.kvproof-report svg .msg-extra.status { fill: var(--fg); font-size: 14px; font-weight: 700; }
+.kvproof-report svg .violation .msg-extra { fill: var(--bad); }
 .kvproof-report svg .violation .band { fill: var(--bad-bg); stroke: var(--bad);
   stroke-width: 1.5; }
 .kvproof-report svg .violation .arrow { stroke: var(--bad); stroke-width: 2.6; }
@@ -89,8 +92,8 @@ CSS = """
 .kvproof-report ol.clauses li { margin: 4px 0; }
 .kvproof-report .clause { display: block; }
 .kvproof-report .failed-clause { border-left: 4px solid var(--bad); padding-left: 6px; }
-.kvproof-report .changed { font-weight: 700; }
-.kvproof-report .changed::before { content: "Δ "; color: var(--bad); }
+.kvproof-report tr.changed td { font-weight: 700; }
+.kvproof-report tr.changed > td:first-child::before { content: "Δ "; color: var(--bad); }
 .kvproof-report dl.legend { display: grid; grid-template-columns: max-content 1fr;
   gap: 4px 12px; }
 .kvproof-report dl.legend dt { font-weight: 600; }
@@ -103,6 +106,8 @@ CSS = """
 .kvproof-report svg.graph .node.deadlock circle { stroke-dasharray: 3 2; stroke-width: 2.5; }
 .kvproof-report svg.graph .edge { stroke: var(--line); stroke-width: 1; fill: none; }
 .kvproof-report svg.graph .node text { font-size: 10px; }
+.kvproof-report svg.graph .ring { stroke: var(--accent); stroke-width: 1.2; }
+.kvproof-report svg.graph .depth { fill: var(--muted); }
 @media print {
   .kvproof-report { max-width: none; padding: 0; font-size: 11px; }
   .kvproof-report .chart-scroll, .kvproof-report .grid-scroll { overflow: visible; }

@@ -78,6 +78,11 @@ def trace_body(
     if view.initial:
         facts = ", ".join(f"<code>{escape(f)}</code>" for f in view.initial)
         head += f"<p>Initially: {facts} (every page holds KV of earlier requests).</p>"
+    for r in view.placeholders:
+        head += (
+            f"<p>r{r}'s prompt is over prefill's limit: its reject is pending but not honoured, "
+            "so prefill runs a 1-token placeholder and writes one page (SGLang #30233).</p>"
+        )
     parts = [
         head,
         section(
@@ -141,6 +146,51 @@ def inline(
         rows = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in responses]
     view = build(trace, protocol)
     return HTML(fragment(trace_body(view, variant=variant, responses=rows)))
+
+
+# -- proofs and state graphs -------------------------------------------------------------------
+
+
+def proof_page(proofs: Sequence[tuple[Any, Protocol, Any]]) -> str:
+    """``kvproof prove --html``: per (variant, protocol, result), the inductive invariant's
+    clauses and, when induction failed, the CTI's two states."""
+    from kvproof.checker.report import proof_html
+
+    body = []
+    for variant, protocol, result in proofs:
+        body.append(
+            f"<h1>{escape(variant.name)}: proof for all numbers of requests and pages</h1>"
+            f'<p class="subtitle">kvproof {escape(__version__)}</p>'
+            + section("Inductive invariant", proof_html.render(protocol, result), "proof-section")
+            + section(f"Variant {variant.name}", variant_box(variant), "variant-section")
+        )
+    names = ", ".join(v.name for v, _, _ in proofs)
+    return document(f"kvproof prove: {names}", f'<div class="kvproof-report">{"".join(body)}</div>')
+
+
+def graph_page(result: Any, variant: Any = None) -> str:
+    """``kvproof explore --html``: counts, verdicts and the state graph."""
+    from kvproof.checker.report import graph_svg
+
+    name = result.variant or "explore"
+    sizes = _sizes(result.sizes)
+    legend_text = (
+        "<p class='note'>Rows are BFS depths from the initial states (double ring). "
+        "✖ a state violating an invariant (thick ring), ⏸ a deadlock (dashed ring); hover a "
+        "state for its cells, an edge for its actions.</p>"
+    )
+    body = (
+        f"<h1>{escape(name)}: state graph</h1><p class='subtitle'>{sizes}</p>"
+        + graph_svg.summary(result)
+        + section(
+            "State graph",
+            legend_text + f'<div class="chart-scroll">{graph_svg.render(result)}</div>',
+            "graph-section",
+        )
+    )
+    if variant is not None:
+        body += section(f"Variant {variant.name}", variant_box(variant), "variant-section")
+    return document(f"kvproof explore: {name}", f'<div class="kvproof-report">{body}</div>')
 
 
 # -- shared pieces -------------------------------------------------------------------------------

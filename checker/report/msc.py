@@ -17,7 +17,7 @@ LANES = ("client", "router", "prefill", "transfer engine", "decode")
 STATUS = {"ok": "200", "rejected": "400", "error": "500", "aborted": "aborted", "none": ""}
 
 LANE_W = 150
-ROW_H = 34
+ROW_H = 42
 TOP = 46
 LEFT = 60
 FOLD_LIMIT = 200  # steps; over this the chart is folded around the violating step
@@ -32,11 +32,15 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
     before = view.value(after - 1, "resp", (r,), "none") if r is not None else "none"
     answered = resp if resp and before != view.value(after, "resp", (r,), "none") else ""
     sender = "prefill" if view.push else "decode"
+    ph = r in view.placeholders
+    arrived = "over prefill's limit → 1-token placeholder" if ph else ""
+    if answered:
+        arrived = f"→ {answered}"
     table = {
-        "arrive": ("client", "router", f"→ {answered}" if answered else ""),
+        "arrive": ("client", "router", arrived),
         "alloc": ("decode", "decode", ""),
         "send": ("decode", "prefill", "page indices"),
-        "post": (sender, "transfer engine", "RDMA write"),
+        "post": (sender, "transfer engine", "placeholder's only write" if ph else "RDMA write"),
         "land": ("transfer engine", "decode", "write lands"),
         "p_abort": ("router", "prefill", "abort"),
         "done": ("prefill" if view.push else "transfer engine", "decode", _poll(view, step)),
@@ -123,9 +127,10 @@ def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
     bad = view.violated_step == step.number
     stale = any(s for _, s in reads(view, step))
     cls = "msg" + (" violation" if bad else "") + (" stale-read" if stale else "")
-    label = step.label + (f" · {extra}" if extra else "")
+    label = step.label
     out = [f'<g class="{cls}" data-step="{step.number}" data-action="{escape(step.action)}">']
-    out.append(f"<title>{escape(f'step {step.number}: {label}')}</title>")
+    tip = f"step {step.number}: {label}" + (f" ({extra})" if extra else "")
+    out.append(f"<title>{escape(tip)}</title>")
     if bad:
         out.append(
             f'<rect class="band" x="4" y="{y - ROW_H // 2 + 2}" width="{width - 8}" '
@@ -136,7 +141,7 @@ def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
     x1, x2 = lane_x(src), lane_x(dst)
     if x1 == x2:
         out.append(
-            f'<path class="arrow" d="M{x1},{y - 6} h26 v12 h-24" marker-end="url(#arrow)" '
+            f'<path class="arrow" d="M{x1},{y - 8} h26 v12 h-24" marker-end="url(#arrow)" '
             'fill="none"/>'
         )
         tx, anchor = x1 + 32, "start"
@@ -150,6 +155,12 @@ def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
         f'<text class="msg-label" x="{tx}" y="{y - 4}" text-anchor="{anchor}">'
         f"{escape(label)}</text>"
     )
+    if extra:
+        status = " status" if dst == "client" and extra.startswith("HTTP") else ""
+        out.append(
+            f'<text class="msg-extra{status}" x="{tx}" y="{y + 16}" text-anchor="{anchor}">'
+            f"{escape(extra)}</text>"
+        )
     if bad:
         out.append(
             f'<text class="violation-mark" x="{width - 10}" y="{y + 4}" text-anchor="end">'

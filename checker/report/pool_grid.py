@@ -74,7 +74,9 @@ def _cell(view: TraceView, k: int, p: int, read: dict[int, bool]) -> str:
         classes.append("free")
         lines.append('<span class="own">free</span>')
     if held:
-        lines.append(f'<span class="kv">KV {escape(", ".join(held))}</span>')
+        ph = any(h.split(",")[0] in {f"r{x}" for x in view.placeholders} for h in held)
+        note = " (placeholder)" if ph else ""
+        lines.append(f'<span class="kv">KV {escape(", ".join(held))}{note}</span>')
     else:
         classes.append("old")
         lines.append('<span class="kv">old KV</span>')

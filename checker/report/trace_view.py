@@ -55,6 +55,7 @@ class TraceView:
     invariant_statement: str
     initial: tuple[str, ...]  # the initial state's non-default free choices
     push: bool = True
+    placeholders: tuple[int, ...] = ()  # requests prefilled as a 1-token placeholder
     meta: dict[str, Any] = field(default_factory=dict)
 
     def value(self, k: int, var: str, args: tuple[int, ...], default: Any = None) -> Any:
@@ -110,7 +111,21 @@ def build(trace: Trace, protocol: Protocol) -> TraceView:
         invariant_statement=statement,
         initial=tuple(_initial(protocol, trace)),
         push=getattr(sw, "transfer_mode", "push") != "pull",
+        placeholders=_placeholders(sw, trace),
         meta=dict(trace.meta),
+    )
+
+
+def _placeholders(sw: object, trace: Trace) -> tuple[int, ...]:
+    """Requests over prefill's limit whose pending reject is not honoured: prefilled as a
+    1-token placeholder that writes one page (SGLang #30233; ``placeholder`` in
+    ``model/handoff.py``)."""
+    if not getattr(sw, "placeholder_prompt", False) or getattr(sw, "honor_pending_reject", True):
+        return ()
+    over_p, over_d = trace.init.get("over_p", {}), trace.init.get("over_d", {})
+    used = {inst.args[0] for inst in trace.steps if inst.args}
+    return tuple(
+        sorted(a[0] for a, v in over_p.items() if v and a and not over_d.get(a) and a[0] in used)
     )
 
 
