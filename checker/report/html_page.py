@@ -219,6 +219,10 @@ def legend() -> str:
             "decode read the page while it held someone else's (or old) KV",
         ),
         (
+            '<span class="swatch">✖ STRAY write</span>',
+            "a write landed in the page after its writer had released it",
+        ),
+        (
             '<span class="swatch">⚑ foreign</span>',
             "another tenant's canary in a client's response",
         ),

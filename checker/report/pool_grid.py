@@ -44,8 +44,11 @@ def render(view: TraceView) -> str:
                 f"{escape(step.label)}</th>"
             )
     head.append("</tr>")
+    idle = [p for p in range(pages) if _untouched(view, p)]
     body = []
     for p in range(pages):
+        if p in idle:
+            continue
         row = [f'<tr data-page="p{p}"><th scope="row">p{p}</th>']
         for k in cols:
             if k is None:
@@ -54,11 +57,25 @@ def render(view: TraceView) -> str:
             row.append(_cell(view, k, p, read_at.get(k, {})))
         row.append("</tr>")
         body.append("".join(row))
+    if idle:
+        names = ", ".join(f"p{p}" for p in idle)
+        body.append(
+            f'<tr class="untouched"><th scope="row">{names}</th><td colspan="{len(cols)}">'
+            "free, old KV at every step: no request allocated, wrote or read them</td></tr>"
+        )
     table = (
         '<div class="grid-scroll"><table class="pool">'
         f"<thead>{''.join(head)}</thead><tbody>{''.join(body)}</tbody></table></div>"
     )
     return table + _callout(view, read_at)
+
+
+def _untouched(view: TraceView, p: int) -> bool:
+    return all(
+        not (owner(view, k, p) or holders(view, k, p) or inflight(view, k, p))
+        and not page_extra(view, k, p)
+        for k in range(len(view.states))
+    )
 
 
 def _cell(view: TraceView, k: int, p: int, read: dict[int, bool]) -> str:
@@ -86,6 +103,11 @@ def _cell(view: TraceView, k: int, p: int, read: dict[int, bool]) -> str:
         classes.append("inflight")
         lines.append(f'<span class="write">⇣ write r{r}</span>')
     for extra in page_extra(view, k, p):
+        if extra == "stray":  # ghost: a write landed after its writer released the page
+            new = k > 0 and "stray" not in page_extra(view, k - 1, p)
+            classes.append("stale" if new else "stray")
+            lines.append('<span class="stale-mark">✖ STRAY write</span>')
+            continue
         lines.append(f'<span class="extra">{escape(extra)}</span>')
     if p in read:
         if read[p]:
