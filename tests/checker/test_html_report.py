@@ -167,3 +167,23 @@ def test_unreadable_trace(tmp_path: Path, capsys) -> None:  # type: ignore[no-un
     assert main(["report", str(bad), "--html", str(tmp_path / "r.html"), "--no-replay"]) == 2
     assert "malformed JSON" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+@pytest.mark.slow  # imports torch and runs the engine
+def test_report_replays_and_marks_the_foreign_canary(tmp_path: Path) -> None:
+    out = tmp_path / "incident.html"
+    assert main(["report", str(INCIDENT), "--html", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "LEAK on the engine" in html and 'class="canary foreign"' in html
+    assert "single-node engine" in html and "tokens differ" in html
+
+
+def test_fuzz_html_writes_the_finding_with_the_engine_side(tmp_path: Path) -> None:
+    from kvproof.checker.cli.fuzz import write_fuzz_html
+
+    trace = read_jsonl(ROOT / "traces" / "sglang-pd-early-free-abort.no_stray_write.jsonl")
+    variant = load_variant(trace.variant)
+    path = write_fuzz_html(tmp_path / "fz", variant, trace, seed=7)
+    assert path.name == f"{variant.name}.fuzz-7.html"
+    html = path.read_text(encoding="utf-8")
+    assert "STRAY write" in html and "Engine side" in html and "aborted" in html
