@@ -109,8 +109,15 @@ CSS = """
 .kvproof-report svg.graph .ring { stroke: var(--accent); stroke-width: 1.2; }
 .kvproof-report svg.graph .depth { fill: var(--muted); }
 @media print {
+  /* Paper is light whatever the screen's scheme. */
+  .kvproof-report {
+  --fg: #1d232b; --bg: #ffffff; --muted: #5b6673; --line: #c7ced6; --panel: #f4f6f8;
+  --accent: #1f5fbf; --bad: #b3261e; --bad-bg: #fde7e4; --ok: #1e6b34; --ok-bg: #e3f3e7;
+  --warn-bg: #fff3cd; --own-bg: #e6eefb; --old-fg: #6d5a00;
+  }
   .kvproof-report { max-width: none; padding: 0; font-size: 11px; }
   .kvproof-report .chart-scroll, .kvproof-report .grid-scroll { overflow: visible; }
+  .kvproof-report table.pool td, .kvproof-report table.pool th { min-width: 0; }
   .kvproof-report section { break-inside: avoid-page; }
   .kvproof-report svg { max-width: 100%; height: auto; }
   .kvproof-report a { color: inherit; }

@@ -29,6 +29,7 @@ PAGE_CSS = """
 :root { color-scheme: light dark; }
 html, body { margin: 0; background: #ffffff; }
 @media (prefers-color-scheme: dark) { html, body { background: #14181d; } }
+@media print { html, body { background: #ffffff; } }
 """
 
 

@@ -187,3 +187,15 @@ def test_fuzz_html_writes_the_finding_with_the_engine_side(tmp_path: Path) -> No
     assert path.name == f"{variant.name}.fuzz-7.html"
     html = path.read_text(encoding="utf-8")
     assert "STRAY write" in html and "Engine side" in html and "aborted" in html
+
+
+def test_report_reads_itf_traces(tmp_path: Path, incident: tuple) -> None:
+    from kvproof.checker.traces.itf import write_itf
+
+    trace, _, protocol = incident
+    itf = tmp_path / "incident.itf.json"
+    write_itf(trace, itf, protocol)
+    out = tmp_path / "itf.html"
+    assert main(["report", str(itf), "--no-replay", "--html", str(out)]) == 0
+    html = out.read_text(encoding="utf-8")
+    assert "STALE read" in html and "Engine side" not in html
