@@ -33,6 +33,8 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
     answered = resp if resp and before != view.value(after, "resp", (r,), "none") else ""
     sender = "prefill" if view.push else "decode"
     ph = r in view.placeholders
+    # Pull mode (vLLM NixlConnector): decode reads prefill's blocks.
+    move = "RDMA write" if view.push else "RDMA read of prefill's blocks"
     arrived = "over prefill's limit → 1-token placeholder" if ph else ""
     if answered:
         arrived = f"→ {answered}"
@@ -40,8 +42,8 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
         "arrive": ("client", "router", arrived),
         "alloc": ("decode", "decode", ""),
         "send": ("decode", "prefill", "page indices"),
-        "post": (sender, "transfer engine", "placeholder's only write" if ph else "RDMA write"),
-        "land": ("transfer engine", "decode", "write lands"),
+        "post": (sender, "transfer engine", "placeholder's only write" if ph else move),
+        "land": ("transfer engine", "decode", "write lands" if view.push else "read lands"),
         "p_abort": ("router", "prefill", "abort"),
         "done": ("prefill" if view.push else "transfer engine", "decode", _poll(view, step)),
         "fail": ("prefill" if view.push else "transfer engine", "decode", "Failed"),
@@ -52,7 +54,7 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
         "abort_seen": ("prefill", "prefill", "sees ABORT"),
         "ack": ("prefill", "decode", "drained"),
         "timeout": ("decode", "decode", "frees without ACK"),
-        "expire": ("prefill", "prefill", "lease expires"),
+        "expire": ("prefill", "prefill", "lease expires: blocks freed (#52234)"),
     }
     return table.get(a, ("router", "router", ""))
 
