@@ -81,6 +81,15 @@ def test_notebook_runs(path: Path, venv_kernel: str) -> None:
         if out.output_type == "error"
     ]
     assert not errors
+    if path.name in ("02-model-checking.ipynb", "03-differential-testing.ipynb"):
+        html = [
+            out["data"]["text/html"]
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for out in cell.outputs
+            if "text/html" in out.get("data", {})
+        ]
+        assert any('class="kvproof-report"' in h for h in html), "the report must show inline"
     if path.name == "04-paged-attention.ipynb":
         pngs = [
             out

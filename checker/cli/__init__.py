@@ -34,6 +34,7 @@ COMMANDS: tuple[str, ...] = (
     "demo",
     "serve",
     "probe",
+    "report",
 )
 
 

@@ -35,6 +35,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-prove", action="store_true", help="BMC only, no unbounded proof")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--out", type=Path, help="write traces (.jsonl and .itf.json) here")
+    parser.add_argument(
+        "--html", type=Path, metavar="DIR", help="an HTML report per violated invariant here"
+    )
     parser.add_argument("--junit", type=Path, help="write a JUnit XML report")
     parser.add_argument("--sarif", type=Path, help="write a SARIF report")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr' (see README)")
@@ -67,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
         raise KvproofInputError("--depth must be >= 0, --requests and --pages >= 1")
     if not args.variants and not args.all:
         raise KvproofInputError("name at least one VARIANT, or --all")
+    if args.html:
+        from kvproof.checker.cli.html_out import check_dir
+
+        check_dir(args.html)
     user = load_protocol(args.protocol) if args.protocol else None
     factory = user.factory if user else None
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
@@ -107,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
             check_report.render_check(console, check, data)
         if args.out:
             write_traces(args.out, check)
+        if args.html:
+            write_html(args.html, check, console if not args.json else None)
     if args.all and not args.json:
         check_report.render_all(console, checks)
     if args.json:
@@ -136,3 +145,17 @@ def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]
         stem = out / f"{check.variant.name}.{r.invariant}"
         write_jsonl(r.trace, Path(f"{stem}.jsonl"), protocol=check.protocol)
         write_itf(r.trace, Path(f"{stem}.itf.json"), check.protocol)
+
+
+def write_html(out: Path, check, console) -> None:  # type: ignore[no-untyped-def]
+    """One report per violated invariant (model side: ``check`` never runs the engine)."""
+    from kvproof.checker.report.html_page import trace_page, write
+
+    out.mkdir(parents=True, exist_ok=True)
+    for r in check.bmc.results:
+        if r.trace is None:
+            continue
+        path = out / f"{check.variant.name}.{r.invariant}.html"
+        write(path, trace_page(r.trace, check.protocol, variant=check.variant))
+        if console is not None:
+            console.print(f"report: {path}")

@@ -31,6 +31,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dot", metavar="FILE", help="write the state graph as Graphviz DOT")
     parser.add_argument("--graphml", metavar="FILE", help="write the state graph as GraphML")
+    parser.add_argument("--html", metavar="OUT.html", help="write the state graph as HTML/SVG")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
     parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
@@ -49,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
             raise KvproofInputError(f"must be at least 1, got {value}", flag)
     if args.max_states is not None and args.max_states < 1:
         raise KvproofInputError(f"must be at least 1, got {args.max_states}", "--max-states")
+    if args.html:
+        from kvproof.checker.cli.html_out import check_file
+
+        check_file(args.html)
     for flag, path in (("--dot", args.dot), ("--graphml", args.graphml)):
         if path and not Path(path).resolve().parent.is_dir():
             raise KvproofInputError("no such folder", f"{flag} {path}")
@@ -66,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         stop_at_violation=args.stop_at_violation,
         max_states=args.max_states,
         max_seconds=args.max_seconds,
-        graph=bool(args.dot or args.graphml),
+        graph=bool(args.dot or args.graphml or args.html),
     )
     if args.json:
         result = explore(protocol, sizes, **kwargs)
@@ -78,6 +83,10 @@ def run(args: argparse.Namespace) -> int:
         import networkx as nx
 
         nx.write_graphml(graphml_graph(result), args.graphml)
+    if args.html:
+        from kvproof.checker.report.html_page import graph_page
+
+        Path(args.html).write_text(graph_page(result, variant), encoding="utf-8")
     if args.json:
         print(json.dumps(as_json(result, protocol), indent=2))
     else:

@@ -26,6 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--requests", type=int, default=2, help="requests per walk (2)")
     parser.add_argument("--pages", type=int, default=3, help="decode pages per walk (3)")
     parser.add_argument("--out", default="kvproof-out", help="folder for a failing trace")
+    parser.add_argument("--html", metavar="DIR", help="an HTML report of the finding here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -46,6 +47,10 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else default_workers()
     if workers < 1:
         raise KvproofInputError("must be >= 1", "--workers")
+    if args.html:
+        from kvproof.checker.cli.html_out import check_dir
+
+        check_dir(args.html)
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
     console = Console(stderr=args.json)
@@ -75,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
         out.mkdir(parents=True, exist_ok=True)
         saved = out / f"{variant.name}.fuzz-{args.seed}.jsonl"
         write_jsonl(result.finding.trace, saved, protocol=build_handoff(variant.switches))
+    html = None
+    if result.finding is not None and args.html:
+        html = write_fuzz_html(Path(args.html), variant, result.finding.trace, args.seed)
     row = {
         "variant": variant.name,
         "traces": s.traces,
@@ -102,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
                 "steps": [str(x) for x in f.trace.steps],
                 "trace": str(saved),
                 "replay": f"kvproof replay {saved}",
+                "html": None if html is None else str(html),
             }
         )
         print(json.dumps(row, indent=2))
@@ -121,4 +130,26 @@ def run(args: argparse.Namespace) -> int:
         f"shrunk trace ({len(f.trace.steps)} steps): " + ", ".join(map(str, f.trace.steps))
     )
     console.print(f"saved: {saved}\nreplay: kvproof replay {saved}")
+    if html is not None:
+        console.print(f"report: {html}")
     return 1
+
+
+def write_fuzz_html(out: Path, variant, trace, seed: int) -> Path:  # type: ignore[no-untyped-def]
+    """The finding's report, with the shrunk trace replayed for the engine's answers."""
+    from kvproof.checker.cli.report import replay_rows
+    from kvproof.checker.report.html_page import trace_page, write
+    from kvproof.model.handoff import build_handoff
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows, summary = replay_rows(trace, variant)
+    path = out / f"{variant.name}.fuzz-{seed}.html"
+    page = trace_page(
+        trace,
+        build_handoff(variant.switches),
+        variant=variant,
+        responses=rows,
+        replay_summary=summary,
+    )
+    write(path, page)
+    return path

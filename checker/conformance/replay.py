@@ -27,6 +27,7 @@ from kvproof.checker.conformance.mapping import (
     prompt_tokens,
     reservations,
 )
+from kvproof.checker.conformance.responses import ClientResponse, client_responses
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
@@ -62,6 +63,7 @@ class ReplayReport:
     findings: list[Finding] = field(default_factory=list)  # the model's requests' 200s
     offset: int = 0  # engine request id of model request 0
     why_not: str = ""  # the model's view of the request whose step is not enabled
+    responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
 
     @property
     def leaks(self) -> list[Finding]:
@@ -286,6 +288,7 @@ def replay_trace(
         ls.drain()
     report.findings = ls.oracle(reference)
     report.offset = ls.rids.offset
+    report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
     return report
 
 

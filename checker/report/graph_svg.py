@@ -1,0 +1,114 @@
+"""``explore``'s state graph as SVG, in the report's style: layers by BFS depth.
+
+For small instances (a few hundred states): a node per state, in rows by distance from
+the initial states, an edge per transition. A violating state is a thick ring with a
+cross and the invariant's name in its tooltip, a deadlock a dashed ring with a pause sign,
+an initial state a double ring: shapes and symbols, not colour alone. Hover a node for its
+non-default cells, an edge for its actions. DOT and GraphML export stay in ``explore``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from html import escape
+from typing import Any
+
+from kvproof.checker.report.proof_html import nondefault_cells
+from kvproof.model.concrete import Concrete
+from kvproof.model.instance import Instance
+
+MAX_NODES = 600
+GAP_X = 34
+GAP_Y = 70
+R = 11
+
+
+def render(result: Any) -> str:
+    """The SVG (and a note when the graph was cut to ``MAX_NODES``)."""
+    g = result.graph
+    if g is None:
+        raise ValueError("explore ran without graph=True")
+    concrete = Concrete(Instance(g.graph["protocol"], result.sizes))
+    nodes = sorted(g.nodes(data=True), key=lambda nd: (nd[1]["depth"], nd[0]))
+    cut = len(nodes) > MAX_NODES
+    nodes = nodes[:MAX_NODES]
+    layers: dict[int, list[int]] = defaultdict(list)
+    for n, data in nodes:
+        layers[data["depth"]].append(n)
+    widest = max((len(v) for v in layers.values()), default=1)
+    width = max(widest * GAP_X + 80, 300)
+    height = (max(layers, default=0) + 1) * GAP_Y + 40
+    pos = {}
+    for depth, ids in layers.items():
+        span = len(ids) * GAP_X
+        x0 = (width - span) / 2 + GAP_X / 2
+        for i, n in enumerate(ids):
+            pos[n] = (round(x0 + i * GAP_X, 1), 30 + depth * GAP_Y)
+    parts = [
+        f'<svg class="graph" role="img" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">'
+        f"<title>state graph of {escape(result.variant or 'explore')}</title>"
+    ]
+    for depth in layers:
+        parts.append(f'<text class="depth" x="4" y="{34 + depth * GAP_Y}">{depth}</text>')
+    for a, b, data in g.edges(data=True):
+        if a in pos and b in pos:
+            (x1, y1), (x2, y2) = pos[a], pos[b]
+            label = "; ".join(str(x) for x in data["actions"])
+            parts.append(
+                f'<line class="edge" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}">'
+                f"<title>{escape(label)}</title></line>"
+            )
+    for n, data in nodes:
+        x, y = pos[n]
+        cls = ["node"]
+        sym = ""
+        if data["violated"]:
+            cls.append("violated")
+            sym = "✖"
+        elif data["deadlock"]:
+            cls.append("deadlock")
+            sym = "⏸"
+        cells = nondefault_cells(concrete, data["state"])
+        tip = f"state {n}, depth {data['depth']}"
+        if data["violated"]:
+            tip += f"; VIOLATES {', '.join(data['violated'])}"
+        if data["deadlock"]:
+            tip += "; DEADLOCK"
+        tip += ": " + (" ".join(f"{k}{' ' + v if v else ''}" for k, v in cells.items()) or "init")
+        ring = (
+            f'<circle cx="{x}" cy="{y}" r="{R + 3}" fill="none" class="ring"/>'
+            if data["initial"]
+            else ""
+        )
+        parts.append(
+            f'<g class="{" ".join(cls)}" data-state="{n}"><title>{escape(tip)}</title>{ring}'
+            f'<circle cx="{x}" cy="{y}" r="{R}"/>'
+            f'<text x="{x}" y="{y + 3.5}" text-anchor="middle">{sym or n}</text></g>'
+        )
+    parts.append("</svg>")
+    note = (
+        f'<p class="note">Only the {MAX_NODES} states nearest the initial states are drawn '
+        f"(of {g.number_of_nodes()}).</p>"
+        if cut
+        else ""
+    )
+    return "".join(parts) + note
+
+
+def summary(result: Any) -> str:
+    """Counts and verdicts above the graph."""
+    rows = [
+        ("states", f"{result.states:,}"),
+        ("transitions", f"{result.transitions:,}"),
+        ("diameter (BFS depth)", str(result.diameter)),
+        ("deadlocks", f"{result.deadlocks:,}"),
+        ("truncated", "yes" if result.truncated else "no"),
+    ]
+    for name in result.invariants:
+        ok = result.holds(name)
+        rows.append((name, "✔ holds" if ok else f"✖ violated ({result.violating[name]:,} states)"))
+    body = "".join(
+        f"<tr><th scope='row'>{escape(a)}</th><td>{escape(b)}</td></tr>" for a, b in rows
+    )
+    return f'<table class="explore-summary"><tbody>{body}</tbody></table>'

@@ -1,0 +1,282 @@
+"""Self-contained HTML reports: counterexamples, replays, proofs, state graphs.
+
+One file, inline CSS and SVG, no script and no fetch: it opens from disk, offline, and
+prints to PDF. ``trace_page`` is the counterexample report (message sequence chart, page
+pool over time, the engine's responses when the trace was replayed); ``inline`` is the same
+markup for a notebook cell. The renderers take plain data: the CLI runs the model, the
+replay or the prover, and passes the results in.
+
+    html = trace_page(trace, protocol, variant=load_variant("sglang-0.5.19-pd"))
+    Path("incident.html").write_text(html)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from kvproof import __version__
+from kvproof.checker.report import engine_side, msc, pool_grid
+from kvproof.checker.report.assets import CSS
+from kvproof.checker.report.trace_view import TraceView, build
+from kvproof.model.dsl import Protocol
+from kvproof.model.trace import Trace
+
+PAGE_CSS = """
+:root { color-scheme: light dark; }
+html, body { margin: 0; background: #ffffff; }
+@media (prefers-color-scheme: dark) { html, body { background: #14181d; } }
+@media print { html, body { background: #ffffff; } }
+"""
+
+
+def document(title: str, body: str) -> str:
+    """A whole HTML document around report markup."""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<meta name="generator" content="kvproof {escape(__version__)}">'
+        f"<title>{escape(title)}</title><style>{PAGE_CSS}{CSS}</style></head>"
+        f"<body>{body}</body></html>\n"
+    )
+
+
+def fragment(body: str) -> str:
+    """Report markup with its stylesheet, for embedding (a notebook output cell)."""
+    return f"<style>{CSS}</style>{body}"
+
+
+def section(title: str, content: str, cls: str) -> str:
+    return f'<section class="{cls}"><h2>{escape(title)}</h2>{content}</section>'
+
+
+# -- counterexample report ---------------------------------------------------------------------
+
+
+def trace_body(
+    view: TraceView,
+    *,
+    variant: Any = None,
+    responses: Sequence[Mapping[str, Any]] | None = None,
+    replay_summary: Mapping[str, Any] | None = None,
+) -> str:
+    """The report's markup for one trace (``<div class="kvproof-report">``)."""
+    inv = view.violated
+    what = f"counterexample to <strong>{escape(inv)}</strong>" if inv else "trace"
+    head = (
+        f"<h1>{escape(view.variant)}: {len(view.steps)}-step {what}</h1>"
+        f'<p class="subtitle">{_sizes(view.sizes)}; kvproof {escape(__version__)}</p>'
+    )
+    if inv:
+        step = f" after step {view.violated_step}" if view.violated_step else ""
+        statement = f": {escape(view.invariant_statement)}" if view.invariant_statement else ""
+        head += f'<p class="verdict">⚠ VIOLATED{step}: <code>{escape(inv)}</code>{statement}</p>'
+    if view.explanation:
+        head += f'<p class="why"><strong>Why:</strong> {escape(view.explanation)}</p>'
+    if view.initial:
+        facts = ", ".join(f"<code>{escape(f)}</code>" for f in view.initial)
+        head += f"<p>Initially: {facts} (every page holds KV of earlier requests).</p>"
+    for r in view.placeholders:
+        head += (
+            f"<p>r{r}'s prompt is over prefill's limit: its reject is pending but not honoured, "
+            "so prefill runs a 1-token placeholder and writes one page (SGLang #30233).</p>"
+        )
+    parts = [
+        head,
+        section(
+            "Message sequence chart",
+            f'<div class="chart-scroll">{msc.render(view)}</div>',
+            "msc-section",
+        ),
+        section("Decode page pool over time", pool_grid.render(view), "pool-section"),
+    ]
+    if responses is not None:
+        parts.append(
+            section(
+                "Engine side: what each client got (replay on the reference engine)",
+                engine_side.render(responses, replay_summary),
+                "engine-section",
+            )
+        )
+    parts.append(section("Legend", legend(), "legend-section"))
+    if variant is not None:
+        parts.append(section(f"Variant {variant.name}", variant_box(variant), "variant-section"))
+    return f'<div class="kvproof-report">{"".join(parts)}</div>'
+
+
+def trace_page(
+    trace: Trace,
+    protocol: Protocol,
+    *,
+    variant: Any = None,
+    responses: Sequence[Mapping[str, Any]] | None = None,
+    replay_summary: Mapping[str, Any] | None = None,
+) -> str:
+    view = build(trace, protocol)
+    title = f"kvproof: {trace.variant} {trace.violated or 'trace'}"
+    body = trace_body(view, variant=variant, responses=responses, replay_summary=replay_summary)
+    return document(title, body)
+
+
+def inline(
+    trace: Trace,
+    protocol: Protocol | None = None,
+    *,
+    variant: Any = None,
+    responses: Sequence[Any] | None = None,
+) -> Any:
+    """The report as an ``IPython.display.HTML`` object, for a notebook cell.
+
+    ``protocol`` defaults to the handoff with ``variant``'s switches; ``responses`` may be
+    ``ReplayReport.responses`` (objects with ``to_json``) or plain dicts."""
+    from IPython.display import HTML
+
+    if protocol is None:
+        from kvproof.model.handoff import build_handoff
+
+        if variant is None:
+            from kvproof.spec.variant import load_variant
+
+            variant = load_variant(trace.variant)
+        protocol = build_handoff(variant.switches)
+    rows = None
+    if responses is not None:
+        rows = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in responses]
+    view = build(trace, protocol)
+    return HTML(fragment(trace_body(view, variant=variant, responses=rows)))
+
+
+# -- proofs and state graphs -------------------------------------------------------------------
+
+
+def proof_page(proofs: Sequence[tuple[Any, Protocol, Any]]) -> str:
+    """``kvproof prove --html``: per (variant, protocol, result), the inductive invariant's
+    clauses and, when induction failed, the CTI's two states."""
+    from kvproof.checker.report import proof_html
+
+    body = []
+    for variant, protocol, result in proofs:
+        body.append(
+            f"<h1>{escape(variant.name)}: proof for all numbers of requests and pages</h1>"
+            f'<p class="subtitle">kvproof {escape(__version__)}</p>'
+            + section("Inductive invariant", proof_html.render(protocol, result), "proof-section")
+            + section(f"Variant {variant.name}", variant_box(variant), "variant-section")
+        )
+    names = ", ".join(v.name for v, _, _ in proofs)
+    return document(f"kvproof prove: {names}", f'<div class="kvproof-report">{"".join(body)}</div>')
+
+
+def graph_page(result: Any, variant: Any = None) -> str:
+    """``kvproof explore --html``: counts, verdicts and the state graph."""
+    from kvproof.checker.report import graph_svg
+
+    name = result.variant or "explore"
+    sizes = _sizes(result.sizes)
+    legend_text = (
+        "<p class='note'>Rows are BFS depths from the initial states (double ring). "
+        "✖ a state violating an invariant (thick ring), ⏸ a deadlock (dashed ring); hover a "
+        "state for its cells, an edge for its actions.</p>"
+    )
+    body = (
+        f"<h1>{escape(name)}: state graph</h1><p class='subtitle'>{sizes}</p>"
+        + graph_svg.summary(result)
+        + section(
+            "State graph",
+            legend_text + f'<div class="chart-scroll">{graph_svg.render(result)}</div>',
+            "graph-section",
+        )
+    )
+    if variant is not None:
+        body += section(f"Variant {variant.name}", variant_box(variant), "variant-section")
+    return document(f"kvproof explore: {name}", f'<div class="kvproof-report">{body}</div>')
+
+
+# -- shared pieces -------------------------------------------------------------------------------
+
+
+def _sizes(sizes: Mapping[str, int]) -> str:
+    names = {"Req": "requests", "Page": "decode pages"}
+    return ", ".join(f"{n} {names.get(s, s)}" for s, n in sizes.items())
+
+
+def legend() -> str:
+    items = [
+        ('<span class="swatch">⚠ 8</span>', "the step after which the invariant is false"),
+        ('<span class="swatch">r0</span>', "owner: the page is in request r0's page table"),
+        ('<span class="swatch">free</span>', "no request owns the page"),
+        ('<span class="swatch">KV r0</span>', "the page's bytes are r0's KV"),
+        (
+            '<span class="swatch">old KV</span>',
+            "KV of an earlier request outside the trace (pages are never zeroed)",
+        ),
+        ('<span class="swatch">not written</span>', "owned, nothing landed since allocation"),
+        ('<span class="swatch">⇣ write r0</span>', "an RDMA write posted, not landed yet"),
+        ('<span class="swatch">◉ read</span>', "decode read the page: it held fresh KV"),
+        (
+            '<span class="swatch">✖ STALE read</span>',
+            "decode read the page while it held someone else's (or old) KV",
+        ),
+        (
+            '<span class="swatch">✖ STRAY write</span>',
+            "a write landed in the page after its writer had released it",
+        ),
+        (
+            '<span class="swatch">⚑ foreign</span>',
+            "another tenant's canary in a client's response",
+        ),
+    ]
+    rows = "".join(f"<dt>{a}</dt><dd>{escape(b)}</dd>" for a, b in items)
+    return f'<dl class="legend">{rows}</dl>'
+
+
+def _link(source: str) -> str:
+    if source.startswith(("https://", "http://")):
+        return f'<a href="{escape(source)}">{escape(source)}</a>'
+    return escape(source)
+
+
+def variant_box(variant: Any) -> str:
+    """Summary, switches, assumptions (when the variant has them) and sources."""
+    out = [f"<p>{escape(str(getattr(variant, 'summary', '')))}</p>"]
+    sw = getattr(variant, "switches", None)
+    if sw is not None:
+        rows = "".join(
+            f"<tr><th scope='row'><code>{escape(f.name)}</code></th>"
+            f"<td><code>{escape(str(getattr(sw, f.name)))}</code></td></tr>"
+            for f in fields(sw)
+        )
+        out.append(f'<table class="switches"><tbody>{rows}</tbody></table>')
+    assumptions = getattr(variant, "assumptions", None) or getattr(variant, "assume", None)
+    if assumptions:
+        items = assumptions.items() if isinstance(assumptions, Mapping) else assumptions
+        out.append(
+            "<h3>Assumptions</h3><ul class='assumptions'>"
+            + "".join(f"<li>{escape(_assumption_text(a))}</li>" for a in items)
+            + "</ul>"
+        )
+    sources = getattr(variant, "sources", ())
+    if sources:
+        out.append(
+            "<h3>Sources</h3><ul class='sources'>"
+            + "".join(f"<li>{_link(str(s))}</li>" for s in sources)
+            + "</ul>"
+        )
+    return "".join(out)
+
+
+def _assumption_text(a: Any) -> str:
+    # The [assume] table is being added in parallel (variants); render any shape of it.
+    if isinstance(a, tuple) and len(a) == 2:
+        return f"{a[0]}: {a[1]}"
+    name = getattr(a, "name", None)
+    doc = getattr(a, "doc", None) or getattr(a, "statement", None) or getattr(a, "text", None)
+    if name and doc:
+        return f"{name}: {doc}"
+    return str(name or a)
+
+
+def write(path: Path, html: str) -> None:
+    Path(path).write_text(html, encoding="utf-8")

@@ -1,0 +1,172 @@
+"""The message sequence chart: one lane per actor, one arrow per event, time going down.
+
+SPIN draws its counterexamples this way, and an incident review reads it the same way: who
+told whom what, in which order. Lanes are the actors of ``spec/handoff.md``; each action
+of the handoff is an arrow between two of them (a self-arrow for local decisions). The
+step that breaks the invariant is drawn on a marked band with a warning sign and the
+invariant's name, so no colour alone carries it. Long traces are folded around that step.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from kvproof.checker.report.trace_view import StepView, TraceView, reads
+
+LANES = ("client", "router", "prefill", "transfer engine", "decode")
+STATUS = {"ok": "200", "rejected": "400", "error": "500", "aborted": "aborted", "none": ""}
+
+LANE_W = 150
+ROW_H = 42
+TOP = 46
+LEFT = 60
+FOLD_LIMIT = 200  # steps; over this the chart is folded around the violating step
+
+
+def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
+    """(from lane, to lane, extra label) of one step."""
+    a = step.action
+    r = step.arg("Req")
+    after = step.number
+    resp = STATUS.get(str(view.value(after, "resp", (r,), "none")), "") if r is not None else ""
+    before = view.value(after - 1, "resp", (r,), "none") if r is not None else "none"
+    answered = resp if resp and before != view.value(after, "resp", (r,), "none") else ""
+    sender = "prefill" if view.push else "decode"
+    ph = r in view.placeholders
+    # Pull mode (vLLM NixlConnector): decode reads prefill's blocks.
+    move = "RDMA write" if view.push else "RDMA read of prefill's blocks"
+    arrived = "over prefill's limit → 1-token placeholder" if ph else ""
+    if answered:
+        arrived = f"→ {answered}"
+    table = {
+        "arrive": ("client", "router", arrived),
+        "alloc": ("decode", "decode", ""),
+        "send": ("decode", "prefill", "page indices"),
+        "post": (sender, "transfer engine", "placeholder's only write" if ph else move),
+        "land": ("transfer engine", "decode", "write lands" if view.push else "read lands"),
+        "p_abort": ("router", "prefill", "abort"),
+        "done": ("prefill" if view.push else "transfer engine", "decode", _poll(view, step)),
+        "fail": ("prefill" if view.push else "transfer engine", "decode", "Failed"),
+        "commit": ("decode", "client", f"HTTP {answered}" if answered else "reads pages"),
+        "step": ("decode", "decode", "reads pages"),
+        "finish": ("decode", "client", "finished; pages freed"),
+        "abort": ("decode", "prefill", "ABORT"),
+        "abort_seen": ("prefill", "prefill", "sees ABORT"),
+        "ack": ("prefill", "decode", "drained"),
+        "timeout": ("decode", "decode", "frees without ACK"),
+        "expire": ("prefill", "prefill", "lease expires: blocks freed (#52234)"),
+    }
+    return table.get(a, ("router", "router", ""))
+
+
+def _poll(view: TraceView, step: StepView) -> str:
+    r = step.arg("Req")
+    poll = view.value(step.number, "poll", (r,), "") if r is not None else ""
+    return {"success": "Success", "failed": "Failed"}.get(str(poll), "")
+
+
+def visible_steps(n: int, focus: int | None, limit: int = FOLD_LIMIT) -> list[int | None]:
+    """Step numbers to draw, ``None`` where steps are folded away (traces over ``limit``)."""
+    if n <= limit:
+        return list(range(1, n + 1))
+    focus = focus or n
+    keep = set(range(1, 11)) | set(range(max(1, focus - 120), min(n, focus + 30) + 1))
+    keep |= set(range(max(1, n - 9), n + 1))
+    out: list[int | None] = []
+    for i in range(1, n + 1):
+        if i in keep:
+            out.append(i)
+        elif out and out[-1] is not None:
+            out.append(None)
+    return out
+
+
+def lane_x(lane: str) -> int:
+    return LEFT + LANES.index(lane) * LANE_W + LANE_W // 2
+
+
+def render(view: TraceView) -> str:
+    """The chart as inline SVG."""
+    rows = visible_steps(len(view.steps), view.violated_step)
+    width = LEFT + LANE_W * len(LANES) + 170
+    height = TOP + ROW_H * (len(rows) + 1)
+    parts = [
+        f'<svg class="msc" role="img" xmlns="http://www.w3.org/2000/svg" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        f'aria-labelledby="msc-title">',
+        '<title id="msc-title">message sequence chart of the trace</title>',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" '
+        'class="arrowhead"/></marker></defs>',
+    ]
+    for lane in LANES:
+        x = lane_x(lane)
+        parts.append(
+            f'<g class="lane" data-lane="{escape(lane)}">'
+            f'<text class="lane-name" x="{x}" y="22" text-anchor="middle">{escape(lane)}</text>'
+            f'<line class="lifeline" x1="{x}" y1="30" x2="{x}" y2="{height - 8}"/></g>'
+        )
+    folded = 0
+    for row, number in enumerate(rows):
+        y = TOP + ROW_H * row + ROW_H // 2
+        if number is None:
+            nxt = next((s for s in rows[row + 1 :] if s is not None), len(view.steps) + 1)
+            prev = next(s for s in reversed(rows[:row]) if s is not None)
+            folded += nxt - prev - 1
+            parts.append(
+                f'<g class="fold"><text x="{LEFT + 4}" y="{y + 4}">⋯ steps {prev + 1}–'
+                f"{nxt - 1} folded ({nxt - prev - 1} steps) ⋯</text></g>"
+            )
+            continue
+        parts.append(_arrow(view, view.steps[number - 1], y, width))
+    parts.append("</svg>")
+    note = f'<p class="note">{folded} steps folded around the violating step.</p>' if folded else ""
+    return "".join(parts) + note
+
+
+def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
+    src, dst, extra = route(view, step)
+    bad = view.violated_step == step.number
+    stale = any(s for _, s in reads(view, step))
+    cls = "msg" + (" violation" if bad else "") + (" stale-read" if stale else "")
+    label = step.label
+    out = [f'<g class="{cls}" data-step="{step.number}" data-action="{escape(step.action)}">']
+    tip = f"step {step.number}: {label}" + (f" ({extra})" if extra else "")
+    out.append(f"<title>{escape(tip)}</title>")
+    if bad:
+        out.append(
+            f'<rect class="band" x="4" y="{y - ROW_H // 2 + 2}" width="{width - 8}" '
+            f'height="{ROW_H - 4}" rx="4"/>'
+        )
+    out.append(f'<text class="step-no" x="{LEFT - 12}" y="{y + 4}" text-anchor="end">')
+    out.append(f"{step.number}</text>")
+    x1, x2 = lane_x(src), lane_x(dst)
+    if x1 == x2:
+        out.append(
+            f'<path class="arrow" d="M{x1},{y - 8} h26 v12 h-24" marker-end="url(#arrow)" '
+            'fill="none"/>'
+        )
+        tx, anchor = x1 + 32, "start"
+    else:
+        out.append(
+            f'<line class="arrow" x1="{x1}" y1="{y + 2}" x2="{x2}" y2="{y + 2}" '
+            'marker-end="url(#arrow)"/>'
+        )
+        tx, anchor = (x1 + x2) // 2, "middle"
+    out.append(
+        f'<text class="msg-label" x="{tx}" y="{y - 4}" text-anchor="{anchor}">'
+        f"{escape(label)}</text>"
+    )
+    if extra:
+        status = " status" if dst == "client" and extra.startswith("HTTP") else ""
+        out.append(
+            f'<text class="msg-extra{status}" x="{tx}" y="{y + 16}" text-anchor="{anchor}">'
+            f"{escape(extra)}</text>"
+        )
+    if bad:
+        out.append(
+            f'<text class="violation-mark" x="{width - 10}" y="{y + 4}" text-anchor="end">'
+            f"⚠ violates {escape(view.violated or '')}</text>"
+        )
+    out.append("</g>")
+    return "".join(out)

@@ -1,0 +1,145 @@
+"""The decode page pool over time: pages by steps, what each page is at each step.
+
+A row per decode page, a column per state (the initial one, then after each step). A cell
+says who owns the page (decode's page table), whose KV its bytes hold (pages are never
+zeroed: at first every page holds KV of an earlier request outside the trace), the writes
+in flight into it, and, in the column of a decode read, whether the page was read fresh or
+stale. Every mark is a symbol and a word as well as a colour or pattern.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from kvproof.checker.report.msc import visible_steps
+from kvproof.checker.report.trace_view import (
+    TraceView,
+    holders,
+    inflight,
+    owner,
+    page_extra,
+    reads,
+)
+
+
+def render(view: TraceView) -> str:
+    """The grid as an HTML table, with the stale read called out beneath it."""
+    pages = view.sizes.get("Page", 0)
+    if not pages or not view.has("owns"):
+        return '<p class="note">This protocol has no decode page pool to draw.</p>'
+    cols: list[int | None] = [0, *visible_steps(len(view.steps), view.violated_step)]
+    read_at = {s.number: dict(reads(view, s)) for s in view.steps}
+    head = ['<tr><th scope="col">page</th>']
+    for k in cols:
+        if k is None:
+            head.append('<th class="fold" scope="col">⋯</th>')
+        elif k == 0:
+            head.append('<th scope="col"><span class="col-no">0</span>initial</th>')
+        else:
+            step = view.steps[k - 1]
+            cls = ' class="violation"' if k == view.violated_step else ""
+            mark = "⚠ " if k == view.violated_step else ""
+            head.append(
+                f'<th scope="col"{cls} data-step="{k}"><span class="col-no">{mark}{k}</span>'
+                f"{escape(step.label)}</th>"
+            )
+    head.append("</tr>")
+    idle = [p for p in range(pages) if _untouched(view, p)]
+    body = []
+    for p in range(pages):
+        if p in idle:
+            continue
+        row = [f'<tr data-page="p{p}"><th scope="row">p{p}</th>']
+        for k in cols:
+            if k is None:
+                row.append('<td class="fold">⋯</td>')
+                continue
+            row.append(_cell(view, k, p, read_at.get(k, {})))
+        row.append("</tr>")
+        body.append("".join(row))
+    if idle:
+        names = ", ".join(f"p{p}" for p in idle)
+        body.append(
+            f'<tr class="untouched"><th scope="row">{names}</th><td colspan="{len(cols)}">'
+            "free, old KV at every step: no request allocated, wrote or read them</td></tr>"
+        )
+    table = (
+        '<div class="grid-scroll"><table class="pool">'
+        f"<thead>{''.join(head)}</thead><tbody>{''.join(body)}</tbody></table></div>"
+    )
+    return table + _callout(view, read_at)
+
+
+def _untouched(view: TraceView, p: int) -> bool:
+    return all(
+        not (owner(view, k, p) or holders(view, k, p) or inflight(view, k, p))
+        and not page_extra(view, k, p)
+        for k in range(len(view.states))
+    )
+
+
+def _cell(view: TraceView, k: int, p: int, read: dict[int, bool]) -> str:
+    owners = owner(view, k, p)
+    held = holders(view, k, p)
+    writes = inflight(view, k, p)
+    classes = ["cell"]
+    lines = []
+    if owners:
+        classes.append("owned")
+        lines.append(f'<span class="own">{" ".join(f"r{r}" for r in owners)}</span>')
+    else:
+        classes.append("free")
+        lines.append('<span class="own">free</span>')
+    if held:
+        ph = any(h.split(",")[0] in {f"r{x}" for x in view.placeholders} for h in held)
+        note = " (placeholder)" if ph else ""
+        lines.append(f'<span class="kv">KV {escape(", ".join(held))}{note}</span>')
+    else:
+        classes.append("old")
+        lines.append('<span class="kv">old KV</span>')
+    if view.has("filled") and owners and not view.value(k, "filled", (p,), False):
+        lines.append('<span class="unwritten">not written</span>')
+    for r in writes:
+        classes.append("inflight")
+        lines.append(f'<span class="write">⇣ write r{r}</span>')
+    for extra in page_extra(view, k, p):
+        if extra == "stray":  # ghost: a write landed after its writer released the page
+            new = k > 0 and "stray" not in page_extra(view, k - 1, p)
+            classes.append("stale" if new else "stray")
+            lines.append('<span class="stale-mark">✖ STRAY write</span>')
+            continue
+        lines.append(f'<span class="extra">{escape(extra)}</span>')
+    if p in read:
+        if read[p]:
+            classes.append("stale")
+            lines.append('<span class="read stale-mark">✖ STALE read</span>')
+        else:
+            classes.append("read")
+            lines.append('<span class="read">◉ read</span>')
+    if k == view.violated_step:
+        classes.append("violation-col")
+    title = f"p{p} after step {k}" if k else f"p{p} initially"
+    return (
+        f'<td class="{" ".join(classes)}" data-step="{k}" title="{escape(title)}">'
+        f"{'<br>'.join(lines)}</td>"
+    )
+
+
+def _callout(view: TraceView, read_at: dict[int, dict[int, bool]]) -> str:
+    stale = [(k, p) for k, pages in read_at.items() for p, bad in pages.items() if bad]
+    if not stale:
+        return ""
+    items = []
+    for k, p in stale[:6]:
+        step = view.steps[k - 1]
+        items.append(
+            f'<li class="stale-read" data-step="{k}" data-page="p{p}">✖ '
+            f"<strong>p{p}</strong> read stale by <code>{escape(step.label)}</code> "
+            f"(step {k})</li>"
+        )
+    why = (
+        f'<p class="why"><strong>Why:</strong> {escape(view.explanation)}</p>'
+        if view.explanation
+        else ""
+    )
+    return f'<ul class="stale-list">{"".join(items)}</ul>{why}'

@@ -1,0 +1,210 @@
+"""A trace prepared for drawing: every state re-derived by the model, as plain data.
+
+The HTML report draws from this and nothing else. States come from replaying the trace
+with the concrete interpreter (a trace carries no states of its own), so what the chart and
+the page grid show is what the model says, cell by cell. Pages are read generically from
+the protocol's variables: any variable with a ``Page`` argument is page state, so a model
+whose ``holds`` gains a chunk position still renders (the extra arguments are shown).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvproof.model.concrete import Concrete
+from kvproof.model.dsl import Protocol
+from kvproof.model.explain import change_text, changes, explain, step_label
+from kvproof.model.instance import Instance, element_name
+from kvproof.model.trace import Trace, replay
+from kvproof.spec.invariants import INVARIANTS
+
+# Actions that read a request's pages (decode attends over its whole table).
+READS = ("commit", "step")
+
+Cells = dict[str, dict[tuple[int, ...], Any]]
+
+
+@dataclass(frozen=True)
+class StepView:
+    number: int  # 1-based
+    action: str
+    args: tuple[int, ...]
+    params: tuple[str, ...]  # the sorts of ``args``
+    label: str  # "alloc(r0, p1)"
+    changes: tuple[str, ...]  # "owns(r0, p1): F->T"
+    violates: tuple[str, ...]  # invariants false after this step and not before
+
+    def arg(self, sort: str) -> int | None:
+        for s, a in zip(self.params, self.args, strict=True):
+            if s == sort:
+                return a
+        return None
+
+
+@dataclass(frozen=True)
+class TraceView:
+    variant: str
+    sizes: dict[str, int]
+    steps: tuple[StepView, ...]
+    states: tuple[Cells, ...]  # initial first: len(steps) + 1
+    var_sorts: dict[str, tuple[str, ...]]  # variable -> its argument sorts
+    violated: str | None  # the invariant the trace is a counterexample to
+    violated_step: int | None  # first step after which ``violated`` is false
+    explanation: str  # model/explain.py's "why" sentence
+    invariant_statement: str
+    initial: tuple[str, ...]  # the initial state's non-default free choices
+    push: bool = True
+    placeholders: tuple[int, ...] = ()  # requests prefilled as a 1-token placeholder
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def value(self, k: int, var: str, args: tuple[int, ...], default: Any = None) -> Any:
+        return self.states[k].get(var, {}).get(args, default)
+
+    def has(self, var: str) -> bool:
+        return var in self.var_sorts
+
+
+def build(trace: Trace, protocol: Protocol) -> TraceView:
+    """Replay ``trace`` in the model and keep every state; ReplayError if it is no run."""
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    states = replay(trace, concrete)
+    broken_before: set[str] = set(concrete.violated(states[0]))
+    steps = []
+    violated_step = None
+    for i, inst in enumerate(trace.steps, start=1):
+        now = concrete.violated(states[i])
+        fresh = tuple(n for n in now if n not in broken_before)
+        broken_before |= set(now)
+        if violated_step is None and trace.violated in fresh:
+            violated_step = i
+        params = protocol.action(inst.action).params
+        shown = [c for c in changes(concrete, states[i - 1], states[i]) if c["var"] != "posted"]
+        steps.append(
+            StepView(
+                i,
+                inst.action,
+                inst.args,
+                params,
+                step_label(concrete, inst),
+                tuple(change_text(c) for c in shown),
+                fresh,
+            )
+        )
+    info = INVARIANTS.get(trace.violated or "")
+    statement = info.statement if info else ""
+    if not statement and trace.violated:
+        try:
+            statement = protocol.invariant(trace.violated).doc
+        except KeyError:
+            statement = ""
+    sw = protocol.switches
+    return TraceView(
+        variant=trace.variant,
+        sizes=dict(trace.sizes),
+        steps=tuple(steps),
+        states=tuple(concrete.as_dict(s) for s in states),
+        var_sorts={v.name: v.args for v in protocol.vars},
+        violated=trace.violated,
+        violated_step=violated_step,
+        explanation=explain(concrete, states, trace.violated) if trace.violated else "",
+        invariant_statement=statement,
+        initial=tuple(_initial(protocol, trace)),
+        push=getattr(sw, "transfer_mode", "push") != "pull",
+        placeholders=_placeholders(sw, trace),
+        meta=dict(trace.meta),
+    )
+
+
+def _placeholders(sw: object, trace: Trace) -> tuple[int, ...]:
+    """Requests over prefill's limit whose pending reject is not honoured: prefilled as a
+    1-token placeholder that writes one page (SGLang #30233; ``placeholder`` in
+    ``model/handoff.py``)."""
+    if not getattr(sw, "placeholder_prompt", False) or getattr(sw, "honor_pending_reject", True):
+        return ()
+    over_p, over_d = trace.init.get("over_p", {}), trace.init.get("over_d", {})
+    used = {inst.args[0] for inst in trace.steps if inst.args}
+    return tuple(
+        sorted(a[0] for a, v in over_p.items() if v and a and not over_d.get(a) and a[0] in used)
+    )
+
+
+def _initial(protocol: Protocol, trace: Trace) -> list[str]:
+    inst = Instance(protocol, trace.sizes)
+    return [
+        inst.describe(var, args)
+        for var, cells in trace.init.items()
+        for args, value in sorted(cells.items())
+        if value != protocol.var(var).default
+    ]
+
+
+# -- pages -----------------------------------------------------------------------------------
+
+
+def page_cells(view: TraceView, k: int, var: str, page: int) -> list[tuple[tuple[int, ...], Any]]:
+    """Non-default cells of ``var`` whose Page argument is ``page``, in state ``k``, with
+    the other arguments (e.g. ``holds(p1, r0)`` -> ``((0,), True)``)."""
+    sorts = view.var_sorts.get(var)
+    if not sorts or "Page" not in sorts:
+        return []
+    at = sorts.index("Page")
+    out = []
+    for args, value in sorted(view.states[k].get(var, {}).items()):
+        if args[at] == page and value not in (False, None):
+            out.append((args[:at] + args[at + 1 :], value))
+    return out
+
+
+def others_text(view: TraceView, var: str, rest: tuple[int, ...]) -> str:
+    """Names of the non-page arguments: ``r0`` or ``r0, k1``."""
+    sorts = [s for s in view.var_sorts[var] if s != "Page"]
+    return ", ".join(element_name(s, a) for s, a in zip(sorts, rest, strict=True))
+
+
+def owner(view: TraceView, k: int, page: int) -> list[int]:
+    return [rest[0] for rest, _ in page_cells(view, k, "owns", page)]
+
+
+def holders(view: TraceView, k: int, page: int) -> list[str]:
+    """Whose KV the page's bytes are (with a chunk position when the model has one)."""
+    return [others_text(view, "holds", rest) for rest, _ in page_cells(view, k, "holds", page)]
+
+
+def inflight(view: TraceView, k: int, page: int) -> list[int]:
+    return [rest[0] for rest, _ in page_cells(view, k, "inflight", page)]
+
+
+def fresh_for(view: TraceView, k: int, page: int, req: int) -> bool:
+    """The page holds ``req``'s KV written in this allocation (the isolation test)."""
+    held = any(rest and rest[0] == req for rest, _ in page_cells(view, k, "holds", page))
+    filled = view.value(k, "filled", (page,), True) if view.has("filled") else True
+    return held and bool(filled)
+
+
+def reads(view: TraceView, step: StepView) -> list[tuple[int, bool]]:
+    """(page, stale) for every page ``step`` reads: a decode read of the request's table,
+    judged in the state before the step."""
+    r = step.arg("Req")
+    if step.action not in READS or r is None or not view.has("owns"):
+        return []
+    k = step.number - 1
+    out = []
+    for p in range(view.sizes.get("Page", 0)):
+        if r in owner(view, k, p):
+            out.append((p, not fresh_for(view, k, p, r)))
+    return out
+
+
+def page_extra(view: TraceView, k: int, page: int) -> list[str]:
+    """Other page state the model has (beyond owner, contents, writes), generically."""
+    known = {"owns", "holds", "inflight", "posted", "dst", "filled"}
+    out = []
+    for var, sorts in view.var_sorts.items():
+        if var in known or "Page" not in sorts:
+            continue
+        for rest, value in page_cells(view, k, var, page):
+            inner = others_text(view, var, rest)
+            text = f"{var}({inner})" if inner else var
+            out.append(text if value is True else f"{text}={value}")
+    return out
