@@ -5,8 +5,9 @@ builds a model ``State`` for the requests and pages of the instance. ``compare``
 cells where model and engine disagree, skipping the cells that carry no meaning:
 
 - ``over_p``/``over_d`` before ``arrive``: rigid in the model, decided at arrival by the engine;
-- ``filled`` of a page nobody owns on either side: the flag only means something for the
-  current allocation (``alloc`` resets it), and the warm-up left it set on free pages;
+- ``filled`` and ``at_pos`` of a page nobody owns on either side: the flags only mean
+  something for the current allocation (``alloc`` resets them), and the warm-up left them
+  set on free pages;
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ class Mismatch:
 
 
 def page_stale(cluster: Cluster, rid: int) -> bool:
-    """Page-granular staleness, as the model counts it: a page read that did not hold the
-    request's own KV written in this allocation. (Slot-level leftovers inside a page the
-    request did write are finer than the model; the output oracle judges those.)"""
-    return any(r.writer != rid or not r.filled for r in cluster.requests[rid].reads)
+    """Staleness as the model counts it: a page read that did not hold the request's own
+    KV written in this allocation, at its position in every slot read (``at_pos``: a
+    placeholder's page carries prefill's leftovers in all slots but the first)."""
+    return any(r.writer != rid or not r.filled or not r.at_pos for r in cluster.requests[rid].reads)
 
 
 def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
@@ -60,6 +61,8 @@ def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
             values["holds"][(p, r)] = pv.writer == r + offset
         values["filled"][(p,)] = pv.filled
         values["stray"][(p,)] = pv.stray
+        if "at_pos" in values:
+            values["at_pos"][(p,)] = pv.at_pos
     return concrete.make_state(values)
 
 
@@ -78,7 +81,7 @@ def compare(concrete: Concrete, model: State, engine: State) -> list[Mismatch]:
                 continue
             if var in ("over_p", "over_d") and e["dphase"][args] == "idle":
                 continue
-            if var == "filled" and not owned(args[0]):
+            if var in ("filled", "at_pos") and not owned(args[0]):
                 continue
             out.append(Mismatch(var, args, mv, ev))
     return out

@@ -150,6 +150,7 @@ class Cluster:
                 dec.pool.writer[page],
                 dec.filled[page],
                 dec.stray[page],
+                dec.at_pos[page],
             )
             for page in range(dec.num_pages)
         )

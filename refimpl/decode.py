@@ -33,9 +33,12 @@ class PageRead:
     filled: bool  # a write landed since this allocation
     valid: int  # leading slots holding the writer's real tokens
     read: int  # prompt slots of the page the read used
+    # The last write was its writer's KV, every slot decode reads, at the chunk index the
+    # writer's table gives the page (False: a placeholder's leftovers, a misplaced chunk).
+    at_pos: bool = True
 
     def stale_for(self, rid: int) -> bool:
-        return self.writer != rid or not self.filled or self.valid < self.read
+        return self.writer != rid or not self.filled or self.valid < self.read or not self.at_pos
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class Aux:
     first_token: int
     pages_written: int
     checksum: tuple[int, ...]
+    # Tokens prefill computed and sent: a 1-token placeholder fills one page with a page's
+    # worth of decode reservation, so a page count alone passes it (issue 12 item 3).
+    tokens_written: int = 0
 
 
 @dataclass
@@ -84,6 +90,9 @@ class DecodeNode:
         self.tags = PageTags(total, device=self.pool.device)
         self.filled = [False] * total
         self.stray = [False] * total  # ghost: a write landed while its writer did not own it
+        # ghost (issue 12 item 3): the last write was exact, every slot at its chunk index
+        # (``Handoff._do_land`` records it; nothing in the engine reads it)
+        self.at_pos = [False] * total
         self.num_pages = num_pages
         self.page_size = page_size
         self.limits = limits
@@ -100,6 +109,7 @@ class DecodeNode:
             self.tags.new_generation(req.rid)
         self.alloc.alloc(req.rid, page)
         self.filled[page] = False  # a fresh allocation does not clear the bytes
+        self.at_pos[page] = False
         req.table.append(page)
 
     def release(self, req: DecodeReq) -> None:
@@ -121,7 +131,8 @@ class DecodeNode:
             if used <= 0:
                 break
             writer, valid = self.pool.writer[page], self.pool.valid[page]
-            out.append(PageRead(i, page, writer, self.filled[page], valid, used))
+            read = PageRead(i, page, writer, self.filled[page], valid, used, self.at_pos[page])
+            out.append(read)
         return out
 
     def can_step(self, req: DecodeReq) -> bool:

@@ -36,6 +36,8 @@ class Handoff:
         self._live: dict[int, None] = {}
         self._known = 0  # requests already entered in _live
         self._alloc_events: dict[int, list[Event]] = {}  # rid -> alloc(rid, page) by page
+        # (rid, decode page) -> chunk index the posted write should carry (view only)
+        self._meant: dict[tuple[int, int], int] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def sender_pages(self, r: int) -> int:
@@ -306,10 +308,24 @@ class Handoff:
         index = self._targets(r).index(ev.page)
         self.transfer.post(r, ev.page, p.pages[index], self.prefill.pool)
         p.posted.add(ev.page)
+        self._meant[(r, ev.page)] = index  # ground truth: the chunk this write should carry
 
     def _do_land(self, ev: Event) -> None:
         assert ev.page is not None
-        self.transfer.land(ev.rid, ev.page, self.prefill.pool, self.decode)
+        t = self.transfer.land(ev.rid, ev.page, self.prefill.pool, self.decode)
+        meant = self._meant.pop((ev.rid, ev.page))
+        self.decode.at_pos[ev.page] = self._exact(ev.rid, meant, t.src, t.valid)
+
+    # -- position ground truth (issue 12 item 3): recorded for the view, never read ------
+    def _exact(self, r: int, meant: int, src: int, valid: int) -> bool:
+        """The write is r's chunk ``meant`` (the destination's index in the sender's list,
+        fixed at post) in every slot decode reads there: the source page is prefill's
+        chunk ``meant`` and holds as many real tokens as decode's own copy of the prompt
+        has at that position (the placeholder: 1 token of a full page)."""
+        pages = self.p[r].pages
+        ps = self.decode.page_size
+        wanted = max(0, min(ps, self.d[r].prompt_len - meant * ps))
+        return src in pages and pages.index(src) == meant and valid >= wanted
 
     def _do_p_abort(self, ev: Event) -> None:
         self.p[ev.rid].pend = True
@@ -321,7 +337,7 @@ class Handoff:
         if self.push:
             p.phase = "sent"
         assert p.first_token is not None
-        d.aux = Aux(p.first_token, self.sender_pages(r), p.checksum)
+        d.aux = Aux(p.first_token, self.sender_pages(r), p.checksum, len(p.tokens))
         # KVPoll: Failed always overwrites; #33507: Success overwrote the pending abort.
         abort_wins = p.pend and not self.sw.success_overwrites_abort
         req.poll = "failed" if req.poll == "failed" or abort_wins else "success"
@@ -339,6 +355,8 @@ class Handoff:
         reason = ""
         if sw.written_length_check and d.aux.pages_written != len(d.table):
             reason = f"short transfer: {d.aux.pages_written} of {len(d.table)} pages written"
+        elif sw.written_length_check and d.aux.tokens_written != d.prompt_len:
+            reason = f"short transfer: {d.aux.tokens_written} of {d.prompt_len} tokens written"
         elif sw.transfer_checksum and self.decode.checksum(d) != d.aux.checksum:
             reason = "transfer checksum mismatch (Adler-32)"  # SGLang #39500
         if reason:

@@ -17,6 +17,7 @@ class PageView:
     writer: int | None  # whose KV the bytes are; None: never written by this cluster
     filled: bool  # a write landed since the current allocation
     stray: bool  # a write landed here while its writer did not own the page
+    at_pos: bool = False  # the last write was exact: every slot, at its chunk index
 
 
 @dataclass(frozen=True)
