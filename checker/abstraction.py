@@ -50,6 +50,8 @@ def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
         values["abort_msg"][(r,)] = rv.abort_msg
         values["src_ok"][(r,)] = rv.src_ok
         values["leaked"][(r,)] = page_stale(cluster, r + offset)
+        if "hit" in values:
+            values["hit"][(r,)] = rv.hit
         for p in range(n_page):
             values["owns"][(r, p)] = p in rv.table
             values["dst"][(r, p)] = p in rv.dst
@@ -79,7 +81,9 @@ def compare(concrete: Concrete, model: State, engine: State) -> list[Mismatch]:
             ev = e[var][args]
             if mv == ev:
                 continue
-            if var in ("over_p", "over_d") and e["dphase"][args] == "idle":
+            if var in ("over_p", "over_d", "hit") and e["dphase"][args] == "idle":
+                continue
+            if var == "hit" and e["resp"][args] == "rejected":  # never reached the cache
                 continue
             if var in ("filled", "at_pos") and not owned(args[0]):
                 continue

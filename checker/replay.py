@@ -107,7 +107,12 @@ class Lockstep:
         self.reserve = reserve
         self.page_size = ps = page_size
         n_pages = sizes["Page"]
-        prompts = [prompt_tokens(k, self.sw, ps) for k in reserve]
+        # A prefix hit (issue 12 item 3): decode's cache holds the prompt's first page.
+        self.hits = [bool(init.get("hit", {}).get((r,), False)) for r in range(len(reserve))]
+        prompts = [
+            prompt_tokens(k, self.sw, ps) + (ps if hit else 0)
+            for k, hit in zip(reserve, self.hits, strict=True)
+        ]
         longest = max([*prompts, n_pages * ps])
         context = longest + max_new_tokens + 2 * ps
         pool_pages = sum(reserve) + n_pages + 4
@@ -228,6 +233,7 @@ class Lockstep:
             over_p = self.concrete.value(self.state, "over_p", (r,))
             over_d = self.concrete.value(self.state, "over_d", (r,))
             self._force_limits(len(req.prompt), over_p=over_p, over_d=over_d)
+            self.cluster.decode.prefix_pages = 1 if self.hits[r] else 0
         self.cluster.apply(ev)
         self.state = nxt
         self.step_no = step

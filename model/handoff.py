@@ -51,6 +51,9 @@ VARS = (
         BOOL,
         doc="the last write is its writer's KV, every slot, at the chunk its table gives",
     ),
+    # Decode's prefix cache held the head of the prompt (``decode_prefix_cache``): decode
+    # reserves and receives only the rest, so it has fewer pages than prefill computed.
+    Var("hit", ("Req",), BOOL, rigid=True, doc="decode's prefix cache matched the prompt's head"),
 )
 
 
@@ -96,8 +99,12 @@ def build_handoff(sw: Switches) -> Protocol:
 
     def in_place(s: Any, r: Any) -> Any:
         """Where r's next landing write stays exact (``at_pos``). A placeholder ships one
-        whole prefill page for 1 token: decode reads prefill's leftovers in the others."""
-        return s.not_(placeholder(s, r))
+        whole prefill page for 1 token: decode reads prefill's leftovers in the others.
+        With a prefix hit decode has fewer pages than prefill's blocks; trimming the head
+        (vLLM NIXL push before #48758) sends remote block i to local block i, which
+        decode reads as chunk i + (cached chunks): every page is at the wrong position."""
+        misplaced = s.hit(r) if sw.decode_prefix_cache and sw.remote_trim == "head" else False
+        return s.not_(s.or_(placeholder(s, r), misplaced))
 
     def no_inflight(s: Any, r: Any) -> Any:
         return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
@@ -338,6 +345,11 @@ def build_handoff(sw: Switches) -> Protocol:
             ),
         ),
     )
+
+    def init(s: Any) -> Any:
+        # Without a prefix cache no prompt hits (keeps other variants' state spaces).
+        return True if sw.decode_prefix_cache else s.forall("Req", lambda r: s.not_(s.hit(r)))
+
     from kvproof.model.strengthening import strengthening
 
     return Protocol(
@@ -346,7 +358,7 @@ def build_handoff(sw: Switches) -> Protocol:
         vars=VARS,
         actions=tuple(actions),
         invariants=invariants,
-        init=lambda s: True,
+        init=init,
         switches=sw,
         symmetric=("Req", "Page"),
         strengthening=strengthening(sw),

@@ -174,6 +174,7 @@ class Cluster:
                     tuple(sorted(p.posted)),
                     inflight,
                     req.read_stale,
+                    req.hit,
                 )
             )
         return EngineView(pages, tuple(reqs))

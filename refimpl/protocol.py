@@ -41,8 +41,18 @@ class Handoff:
 
     # -- helpers ---------------------------------------------------------------------------
     def sender_pages(self, r: int) -> int:
-        """Pages the sender writes: its own prompt's pages (1 for the placeholder)."""
-        return self.prefill.pages_for(self.p[r])
+        """Pages the sender writes: its own prompt's pages (1 for the placeholder), less
+        those decode's prefix cache already holds."""
+        return self.prefill.pages_for(self.p[r]) - len(self.d[r].prefix)
+
+    def _source_index(self, r: int, index: int) -> int:
+        """Prefill's block for the sender's ``index``-th destination. With a prefix hit
+        decode has fewer blocks (num_local < num_remote): ``remote_trim = tail`` sends the
+        blocks decode lacks (vLLM ``_apply_prefix_caching``: ``remote[-num_local:]``);
+        ``head`` sends the first ones (NIXL push before #48758): the wrong chunks."""
+        if self.sw.remote_trim == "tail":
+            return index + len(self.d[r].prefix)
+        return index
 
     def _targets(self, r: int) -> list[int]:
         """Destination pages the sender writes, in position order: source page i goes to
@@ -280,6 +290,12 @@ class Handoff:
             return
         d.phase, p.phase = "queued", "waiting"
         p.src_ok = True
+        if sw.decode_prefix_cache and self.decode.prefix_pages:  # issue 12 item 3
+            ps = self.decode.page_size
+            cached = min(self.decode.prefix_pages, (n - 1) // ps)  # one page stays to send
+            if cached:
+                self.decode.load_prefix(d, list(req.prompt[: cached * ps]))
+                req.hit = True
         if req.over_p:
             p.pend = True  # to_finish = FINISH_ABORT(400)
             req.reason = f"pending reject: {n} tokens over prefill's limit"
@@ -306,9 +322,11 @@ class Handoff:
         assert ev.page is not None
         self._compute(p)
         index = self._targets(r).index(ev.page)
-        self.transfer.post(r, ev.page, p.pages[index], self.prefill.pool)
+        self.transfer.post(r, ev.page, p.pages[self._source_index(r, index)], self.prefill.pool)
         p.posted.add(ev.page)
-        self._meant[(r, ev.page)] = index  # ground truth: the chunk this write should carry
+        # ground truth: the chunk this write should carry (decode reads the table after the
+        # prefix cache's pages)
+        self._meant[(r, ev.page)] = index + len(self.d[r].prefix)
 
     def _do_land(self, ev: Event) -> None:
         assert ev.page is not None

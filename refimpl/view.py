@@ -37,6 +37,7 @@ class RequestView:
     posted: tuple[int, ...]
     inflight: tuple[int, ...]  # posted, not landed (cannot be cancelled)
     leaked: bool  # decode read a page not holding this request's fresh KV
+    hit: bool = False  # decode's prefix cache held the prompt's head (issue 12 item 3)
 
 
 @dataclass(frozen=True)
