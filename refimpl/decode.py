@@ -68,6 +68,7 @@ class DecodeReq:
     # Pages of decode's prefix cache holding the prompt's first chunks (read before the
     # table; never transferred): the table holds chunks len(prefix), len(prefix)+1, ...
     prefix: list[int] = field(default_factory=list)
+    hit_pages: int = 0  # len(prefix) at arrive; kept after release (the sender's offset)
 
 
 class DecodeNode:
@@ -117,6 +118,7 @@ class DecodeNode:
         the KV of ``tokens`` at positions 0.., in pages of the tail region."""
         pages = -(-len(tokens) // self.page_size)
         req.prefix = [self.tail_alloc.alloc(req.rid) for _ in range(pages)]
+        req.hit_pages = pages
         self.model.extend(self.pool, tokens, 0, req.prefix, gen_index=0)
         req.reserve -= pages
 

@@ -43,7 +43,7 @@ class Handoff:
     def sender_pages(self, r: int) -> int:
         """Pages the sender writes: its own prompt's pages (1 for the placeholder), less
         those decode's prefix cache already holds."""
-        return self.prefill.pages_for(self.p[r]) - len(self.d[r].prefix)
+        return self.prefill.pages_for(self.p[r]) - self.d[r].hit_pages
 
     def _source_index(self, r: int, index: int) -> int:
         """Prefill's block for the sender's ``index``-th destination. With a prefix hit
@@ -51,7 +51,7 @@ class Handoff:
         blocks decode lacks (vLLM ``_apply_prefix_caching``: ``remote[-num_local:]``);
         ``head`` sends the first ones (NIXL push before #48758): the wrong chunks."""
         if self.sw.remote_trim == "tail":
-            return index + len(self.d[r].prefix)
+            return index + self.d[r].hit_pages
         return index
 
     def _targets(self, r: int) -> list[int]:
@@ -326,7 +326,7 @@ class Handoff:
         p.posted.add(ev.page)
         # ground truth: the chunk this write should carry (decode reads the table after the
         # prefix cache's pages)
-        self._meant[(r, ev.page)] = index + len(self.d[r].prefix)
+        self._meant[(r, ev.page)] = index + self.d[r].hit_pages
 
     def _do_land(self, ev: Event) -> None:
         assert ev.page is not None
