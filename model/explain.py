@@ -44,6 +44,20 @@ def _holder(concrete: Concrete, state: State, page: int) -> str:
     return "KV of an earlier request outside the trace (pages are never zeroed)"
 
 
+def _what_page(concrete: Concrete, state: State, page: int, r: int) -> str:
+    """What a page that isolation objects to holds, for reader ``r``."""
+    val = concrete.value
+    if val(state, "holds", (page, r)) and val(state, "filled", (page,)):
+        # at_pos is false: r's own write, but not r's KV for this position in every slot.
+        if val(state, "over_p", (r,)):
+            return (
+                f"p{page} holds r{r}'s 1-token placeholder in one slot and prefill's "
+                "leftovers (KV of earlier requests) in the others"
+            )
+        return f"p{page} holds another chunk of r{r}'s KV than its position in the table"
+    return f"p{page} holds {_holder(concrete, state, page)}"
+
+
 def explain(concrete: Concrete, states: list[State], inv_name: str) -> str:
     """One sentence: why the last state violates ``inv_name`` (handoff vocabulary)."""
     last = states[-1]
@@ -57,13 +71,18 @@ def explain(concrete: Concrete, states: list[State], inv_name: str) -> str:
     if inv_name == "isolation":
         for r in reqs:
             if val(last, "leaked", (r,)):
+                at_pos = "at_pos" in names
                 bad = [
                     p
                     for p in pages
                     if val(last, "owns", (r, p))
-                    and not (val(last, "holds", (p, r)) and val(last, "filled", (p,)))
+                    and not (
+                        val(last, "holds", (p, r))
+                        and val(last, "filled", (p,))
+                        and (not at_pos or val(last, "at_pos", (p,)))
+                    )
                 ]
-                what = "; ".join(f"p{p} holds {_holder(concrete, last, p)}" for p in bad)
+                what = "; ".join(_what_page(concrete, last, p, r) for p in bad)
                 status = val(last, "resp", (r,))
                 return (
                     f"decode read r{r}'s page table while {what}; the client's status is "

@@ -40,6 +40,20 @@ VARS = (
     Var("filled", ("Page",), BOOL, doc="a write landed since the page's current allocation"),
     Var("stray", ("Page",), BOOL, ghost=True, doc="a write landed while its writer did not own it"),
     Var("leaked", ("Req",), BOOL, ghost=True, doc="decode read a page not holding its fresh KV"),
+    # -- position (issue 12 item 3) ------------------------------------------------------
+    # ``holds`` says whose KV a page carries; ``at_pos`` says it is the right chunk of it:
+    # in every slot decode reads, the writer's KV for the chunk index that the writer's
+    # page table gives the page. A placeholder's page fails it (slot 0 is the placeholder,
+    # the rest prefill's leftovers: SGLang ships whole pages, ``item_len`` = page bytes).
+    Var(
+        "at_pos",
+        ("Page",),
+        BOOL,
+        doc="the last write is its writer's KV, every slot, at the chunk its table gives",
+    ),
+    # Decode's prefix cache held the head of the prompt (``decode_prefix_cache``): decode
+    # reserves and receives only the rest, so it has fewer pages than prefill computed.
+    Var("hit", ("Req",), BOOL, rigid=True, doc="decode's prefix cache matched the prompt's head"),
 )
 
 
@@ -64,12 +78,33 @@ def build_handoff(sw: Switches) -> Protocol:
             return True
         return placeholder(s, r)
 
-    def fresh_own(s: Any, r: Any, p: Any) -> Any:
+    def written_own(s: Any, r: Any, p: Any) -> Any:
+        """r's transfer wrote the page since its allocation (what tags and checksums see)."""
         return s.and_(s.holds(p, r), s.filled(p))
 
+    def fresh_own(s: Any, r: Any, p: Any) -> Any:
+        return s.and_(written_own(s, r, p), s.at_pos(p))
+
     def bad(s: Any, r: Any) -> Any:
-        """Some page in r's table does not hold r's KV written in this allocation."""
+        """Some page in r's table does not hold r's KV, at its position, written in this
+        allocation: what isolation forbids decode to read."""
         return s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(fresh_own(s, r, p))))
+
+    def foreign(s: Any, r: Any) -> Any:
+        """Some page in r's table was not written by r since its allocation: what a page
+        tag or the transfer checksum detects. Neither sees leftover slots inside a page r
+        wrote (the tag is per page; the checksum covers the bytes prefill sent, leftovers
+        included), nor a chunk at the wrong position (the bytes are the ones sent)."""
+        return s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(written_own(s, r, p))))
+
+    def in_place(s: Any, r: Any) -> Any:
+        """Where r's next landing write stays exact (``at_pos``). A placeholder ships one
+        whole prefill page for 1 token: decode reads prefill's leftovers in the others.
+        With a prefix hit decode has fewer pages than prefill's blocks; trimming the head
+        (vLLM NIXL push before #48758) sends remote block i to local block i, which
+        decode reads as chunk i + (cached chunks): every page is at the wrong position."""
+        misplaced = s.hit(r) if sw.decode_prefix_cache and sw.remote_trim == "head" else False
+        return s.not_(s.or_(placeholder(s, r), misplaced))
 
     def no_inflight(s: Any, r: Any) -> Any:
         return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
@@ -91,6 +126,7 @@ def build_handoff(sw: Switches) -> Protocol:
         s.require(s.forall("Req", lambda x: s.not_(s.owns(x, p))))
         s.set("owns", (r, p), True)
         s.set("filled", (p,), False)  # a fresh allocation; the bytes are not cleared
+        s.set("at_pos", (p,), False)  # nothing of the new owner's is in it yet
 
     def send(s: Any, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
@@ -129,6 +165,7 @@ def build_handoff(sw: Switches) -> Protocol:
             lambda q, x, old: s.ite(s.eq(q, p), s.and_(s.eq(x, r), s.src_ok(r)), old),
         )
         s.set("filled", (p,), True)
+        s.set("at_pos", (p,), in_place(s, r))
         s.set("stray", (p,), s.or_(s.stray(p), s.not_(s.owns(r, p))))
 
     def p_abort(s: Any, r: Any) -> None:
@@ -187,10 +224,11 @@ def build_handoff(sw: Switches) -> Protocol:
         s.require(s.eq(s.dphase(r), "transfer"))
         s.require(s.eq(s.poll(r), "success"))
         b = bad(s, r)
+        f = foreign(s, r)
         reject = s.or_(
             short(s, r) if sw.written_length_check else False,
-            b if sw.transfer_checksum else False,  # #39500: Adler-32 over the pages
-            b if sw.page_tags else False,  # owner tags checked before the first read
+            f if sw.transfer_checksum else False,  # #39500: Adler-32 over the pages
+            f if sw.page_tags else False,  # owner tags checked before the first read
         )
         s.set("dphase", (r,), s.ite(reject, "done", "running"))
         s.set("resp", (r,), s.ite(reject, "error", "ok"))
@@ -201,9 +239,11 @@ def build_handoff(sw: Switches) -> Protocol:
         s.require(s.eq(s.dphase(r), "running"))
         b = bad(s, r)
         if sw.page_tags:  # a foreign tag fails the request instead of being read
-            s.set("dphase", (r,), s.ite(b, "done", "running"))
-            s.set("resp", (r,), s.ite(b, "error", s.resp(r)))
-            _free_pages_of(s, r, b)
+            f = foreign(s, r)
+            s.set("dphase", (r,), s.ite(f, "done", "running"))
+            s.set("resp", (r,), s.ite(f, "error", s.resp(r)))
+            s.set("leaked", (r,), s.or_(s.leaked(r), s.and_(s.not_(f), b)))
+            _free_pages_of(s, r, f)
         else:
             s.set("leaked", (r,), s.or_(s.leaked(r), b))
 
@@ -305,6 +345,11 @@ def build_handoff(sw: Switches) -> Protocol:
             ),
         ),
     )
+
+    def init(s: Any) -> Any:
+        # Without a prefix cache no prompt hits (keeps other variants' state spaces).
+        return True if sw.decode_prefix_cache else s.forall("Req", lambda r: s.not_(s.hit(r)))
+
     from kvproof.model.strengthening import strengthening
 
     return Protocol(
@@ -313,7 +358,7 @@ def build_handoff(sw: Switches) -> Protocol:
         vars=VARS,
         actions=tuple(actions),
         invariants=invariants,
-        init=lambda s: True,
+        init=init,
         switches=sw,
         symmetric=("Req", "Page"),
         strengthening=strengthening(sw),

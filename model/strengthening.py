@@ -107,14 +107,16 @@ def strengthening(sw: Switches) -> tuple[Invariant, ...]:
             all_rp(lambda s, r, p: s.implies(s.posted(r, p), s.src_ok(r))),
             safety=False,
         ),
-        # A landed write of r in a page r still owns is r's fresh KV: no one else can
-        # write there (inflight_held + one_owner) and alloc needs a free page.
+        # A landed write of r in a page r still owns is r's fresh KV, every slot at its
+        # position (``at_pos``: no placeholder reaches a transfer once the pending reject is
+        # honoured): no one else can write there (inflight_held + one_owner) and alloc
+        # needs a free page.
         Invariant(
             "landed_is_fresh",
             all_rp(
                 lambda s, r, p: s.implies(
                     s.and_(s.posted(r, p), s.not_(s.inflight(r, p)), s.owns(r, p)),
-                    s.and_(s.holds(p, r), s.filled(p)),
+                    s.and_(s.holds(p, r), s.filled(p), s.at_pos(p)),
                 )
             ),
             safety=False,

@@ -150,6 +150,7 @@ class Cluster:
                 dec.pool.writer[page],
                 dec.filled[page],
                 dec.stray[page],
+                dec.at_pos[page],
             )
             for page in range(dec.num_pages)
         )
@@ -173,6 +174,7 @@ class Cluster:
                     tuple(sorted(p.posted)),
                     inflight,
                     req.read_stale,
+                    req.hit,
                 )
             )
         return EngineView(pages, tuple(reqs))

@@ -33,9 +33,12 @@ class PageRead:
     filled: bool  # a write landed since this allocation
     valid: int  # leading slots holding the writer's real tokens
     read: int  # prompt slots of the page the read used
+    # The last write was its writer's KV, every slot decode reads, at the chunk index the
+    # writer's table gives the page (False: a placeholder's leftovers, a misplaced chunk).
+    at_pos: bool = True
 
     def stale_for(self, rid: int) -> bool:
-        return self.writer != rid or not self.filled or self.valid < self.read
+        return self.writer != rid or not self.filled or self.valid < self.read or not self.at_pos
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,9 @@ class Aux:
     first_token: int
     pages_written: int
     checksum: tuple[int, ...]
+    # Tokens prefill computed and sent: a 1-token placeholder fills one page with a page's
+    # worth of decode reservation, so a page count alone passes it (issue 12 item 3).
+    tokens_written: int = 0
 
 
 @dataclass
@@ -58,6 +64,11 @@ class DecodeReq:
     tail: list[int] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
     aux: Aux | None = None
+    # -- position and sharing (issue 12 item 3) --
+    # Pages of decode's prefix cache holding the prompt's first chunks (read before the
+    # table; never transferred): the table holds chunks len(prefix), len(prefix)+1, ...
+    prefix: list[int] = field(default_factory=list)
+    hit_pages: int = 0  # len(prefix) at arrive; kept after release (the sender's offset)
 
 
 class DecodeNode:
@@ -84,10 +95,16 @@ class DecodeNode:
         self.tags = PageTags(total, device=self.pool.device)
         self.filled = [False] * total
         self.stray = [False] * total  # ghost: a write landed while its writer did not own it
+        # ghost (issue 12 item 3): the last write was exact, every slot at its chunk index
+        # (``Handoff._do_land`` records it; nothing in the engine reads it)
+        self.at_pos = [False] * total
         self.num_pages = num_pages
         self.page_size = page_size
         self.limits = limits
         self.decode_reserve = decode_reserve
+        # How many head pages of a prompt decode's prefix cache holds (vLLM prefix caching
+        # on D, SGLang's decode radix cache): the deployment decides, read at arrive.
+        self.prefix_pages = 0
 
     def new_request(self, rid: int, prompt_len: int) -> DecodeReq:
         pages = -(-prompt_len // self.page_size)
@@ -95,19 +112,32 @@ class DecodeNode:
             return DecodeReq(rid, prompt_len, pages + 1, prompt_len + self.page_size)
         return DecodeReq(rid, prompt_len, pages, prompt_len)
 
+    @torch.inference_mode()
+    def load_prefix(self, req: DecodeReq, tokens: list[int]) -> None:
+        """The prefix cache's pages for the prompt's head, as an earlier turn left them:
+        the KV of ``tokens`` at positions 0.., in pages of the tail region."""
+        pages = -(-len(tokens) // self.page_size)
+        req.prefix = [self.tail_alloc.alloc(req.rid) for _ in range(pages)]
+        req.hit_pages = pages
+        self.model.extend(self.pool, tokens, 0, req.prefix, gen_index=0)
+        req.reserve -= pages
+
     def alloc_page(self, req: DecodeReq, page: int) -> None:
         if not req.table:
             self.tags.new_generation(req.rid)
+            for cached in req.prefix:  # decode's own pages: its tag is the reader's
+                self.tags.stamp(cached, req.rid)
         self.alloc.alloc(req.rid, page)
         self.filled[page] = False  # a fresh allocation does not clear the bytes
+        self.at_pos[page] = False
         req.table.append(page)
 
     def release(self, req: DecodeReq) -> None:
         for page in req.table:
             self.alloc.free(page)
-        for page in req.tail:
+        for page in req.tail + req.prefix:
             self.tail_alloc.free(page)
-        req.table, req.tail = [], []
+        req.table, req.tail, req.prefix = [], [], []
         self.tags.forget(req.rid)
 
     def checksum(self, req: DecodeReq) -> tuple[int, ...]:
@@ -117,27 +147,28 @@ class DecodeNode:
         ps = self.page_size
         out = []
         for i, page in enumerate(req.table):
-            used = min(ps, req.read_len - i * ps)
+            used = min(ps, req.read_len - (len(req.prefix) + i) * ps)
             if used <= 0:
                 break
             writer, valid = self.pool.writer[page], self.pool.valid[page]
-            out.append(PageRead(i, page, writer, self.filled[page], valid, used))
+            read = PageRead(i, page, writer, self.filled[page], valid, used, self.at_pos[page])
+            out.append(read)
         return out
 
     def can_step(self, req: DecodeReq) -> bool:
         pos = req.read_len + len(req.tokens) - 1
-        have = len(req.table) + len(req.tail)
+        have = len(req.prefix) + len(req.table) + len(req.tail)
         return pos // self.page_size < have or self.tail_alloc.free_count > 0
 
     @torch.inference_mode()
     def step(self, req: DecodeReq, *, guarded: bool) -> int | None:
         """One decode step over every page of the table; ``None``: the tag guard tripped."""
         pos = req.read_len + len(req.tokens) - 1
-        if pos // self.page_size >= len(req.table) + len(req.tail):
+        if pos // self.page_size >= len(req.prefix) + len(req.table) + len(req.tail):
             page = self.tail_alloc.alloc(req.rid)
             self.tags.stamp(page, req.rid)  # decode writes these slots itself
             req.tail.append(page)
-        pages = req.table + req.tail
+        pages = req.prefix + req.table + req.tail
         read = pages[: pos // self.page_size + 1]  # the pages the kernel reads (and checks)
         guard = None
         # A read over the same pages, none of whose tags was written since this request's

@@ -36,11 +36,23 @@ class Handoff:
         self._live: dict[int, None] = {}
         self._known = 0  # requests already entered in _live
         self._alloc_events: dict[int, list[Event]] = {}  # rid -> alloc(rid, page) by page
+        # (rid, decode page) -> chunk index the posted write should carry (view only)
+        self._meant: dict[tuple[int, int], int] = {}
 
     # -- helpers ---------------------------------------------------------------------------
     def sender_pages(self, r: int) -> int:
-        """Pages the sender writes: its own prompt's pages (1 for the placeholder)."""
-        return self.prefill.pages_for(self.p[r])
+        """Pages the sender writes: its own prompt's pages (1 for the placeholder), less
+        those decode's prefix cache already holds."""
+        return self.prefill.pages_for(self.p[r]) - self.d[r].hit_pages
+
+    def _source_index(self, r: int, index: int) -> int:
+        """Prefill's block for the sender's ``index``-th destination. With a prefix hit
+        decode has fewer blocks (num_local < num_remote): ``remote_trim = tail`` sends the
+        blocks decode lacks (vLLM ``_apply_prefix_caching``: ``remote[-num_local:]``);
+        ``head`` sends the first ones (NIXL push before #48758): the wrong chunks."""
+        if self.sw.remote_trim == "tail":
+            return index + self.d[r].hit_pages
+        return index
 
     def _targets(self, r: int) -> list[int]:
         """Destination pages the sender writes, in position order: source page i goes to
@@ -278,6 +290,12 @@ class Handoff:
             return
         d.phase, p.phase = "queued", "waiting"
         p.src_ok = True
+        if sw.decode_prefix_cache and self.decode.prefix_pages:  # issue 12 item 3
+            ps = self.decode.page_size
+            cached = min(self.decode.prefix_pages, (n - 1) // ps)  # one page stays to send
+            if cached:
+                self.decode.load_prefix(d, list(req.prompt[: cached * ps]))
+                req.hit = True
         if req.over_p:
             p.pend = True  # to_finish = FINISH_ABORT(400)
             req.reason = f"pending reject: {n} tokens over prefill's limit"
@@ -304,12 +322,28 @@ class Handoff:
         assert ev.page is not None
         self._compute(p)
         index = self._targets(r).index(ev.page)
-        self.transfer.post(r, ev.page, p.pages[index], self.prefill.pool)
+        self.transfer.post(r, ev.page, p.pages[self._source_index(r, index)], self.prefill.pool)
         p.posted.add(ev.page)
+        # ground truth: the chunk this write should carry (decode reads the table after the
+        # prefix cache's pages)
+        self._meant[(r, ev.page)] = index + self.d[r].hit_pages
 
     def _do_land(self, ev: Event) -> None:
         assert ev.page is not None
-        self.transfer.land(ev.rid, ev.page, self.prefill.pool, self.decode)
+        t = self.transfer.land(ev.rid, ev.page, self.prefill.pool, self.decode)
+        meant = self._meant.pop((ev.rid, ev.page))
+        self.decode.at_pos[ev.page] = self._exact(ev.rid, meant, t.src, t.valid)
+
+    # -- position ground truth (issue 12 item 3): recorded for the view, never read ------
+    def _exact(self, r: int, meant: int, src: int, valid: int) -> bool:
+        """The write is r's chunk ``meant`` (the destination's index in the sender's list,
+        fixed at post) in every slot decode reads there: the source page is prefill's
+        chunk ``meant`` and holds as many real tokens as decode's own copy of the prompt
+        has at that position (the placeholder: 1 token of a full page)."""
+        pages = self.p[r].pages
+        ps = self.decode.page_size
+        wanted = max(0, min(ps, self.d[r].prompt_len - meant * ps))
+        return src in pages and pages.index(src) == meant and valid >= wanted
 
     def _do_p_abort(self, ev: Event) -> None:
         self.p[ev.rid].pend = True
@@ -321,7 +355,7 @@ class Handoff:
         if self.push:
             p.phase = "sent"
         assert p.first_token is not None
-        d.aux = Aux(p.first_token, self.sender_pages(r), p.checksum)
+        d.aux = Aux(p.first_token, self.sender_pages(r), p.checksum, len(p.tokens))
         # KVPoll: Failed always overwrites; #33507: Success overwrote the pending abort.
         abort_wins = p.pend and not self.sw.success_overwrites_abort
         req.poll = "failed" if req.poll == "failed" or abort_wins else "success"
@@ -339,6 +373,8 @@ class Handoff:
         reason = ""
         if sw.written_length_check and d.aux.pages_written != len(d.table):
             reason = f"short transfer: {d.aux.pages_written} of {len(d.table)} pages written"
+        elif sw.written_length_check and d.aux.tokens_written != d.prompt_len:
+            reason = f"short transfer: {d.aux.tokens_written} of {d.prompt_len} tokens written"
         elif sw.transfer_checksum and self.decode.checksum(d) != d.aux.checksum:
             reason = "transfer checksum mismatch (Adler-32)"  # SGLang #39500
         if reason:

@@ -37,6 +37,7 @@ class Request:
     guard_trips: int = 0
     reads: list[PageRead] = field(default_factory=list)  # distinct stale pages it read
     read_stale: bool = False  # ghost: decode read a page not holding its own fresh KV
+    hit: bool = False  # decode's prefix cache held the prompt's head (issue 12 item 3)
 
 
 @dataclass(frozen=True)

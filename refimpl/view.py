@@ -17,6 +17,7 @@ class PageView:
     writer: int | None  # whose KV the bytes are; None: never written by this cluster
     filled: bool  # a write landed since the current allocation
     stray: bool  # a write landed here while its writer did not own the page
+    at_pos: bool = False  # the last write was exact: every slot, at its chunk index
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class RequestView:
     posted: tuple[int, ...]
     inflight: tuple[int, ...]  # posted, not landed (cannot be cancelled)
     leaked: bool  # decode read a page not holding this request's fresh KV
+    hit: bool = False  # decode's prefix cache held the prompt's head (issue 12 item 3)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ _ALL = (
         1,
         "isolation",
         "when decode reads a request's KV, every page in its table holds KV written by that"
-        " request's own prefill in this allocation",
+        " request's own prefill in this allocation, in every slot read, at its position",
     ),
     InvariantInfo(
         2,

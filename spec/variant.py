@@ -27,6 +27,8 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "decode_reserve": ("own_prompt", "plus_one"),
     "release": ("immediate", "deferred_ack", "deferred_timeout"),
     "prefill_hold": ("until_read", "lease"),
+    # -- position and sharing (issue 12 item 3) --
+    "remote_trim": ("tail", "head"),
 }
 
 
@@ -69,6 +71,15 @@ class Switches:
     # Pull mode: prefill holds its blocks until decode's read completes, or frees them
     # when a lease expires even if decode still holds a reference (vLLM #52234).
     prefill_hold: str
+    # -- position and sharing (issue 12 item 3) --
+    # Decode's prefix cache matches the head of a prompt and decode receives only the rest
+    # (vLLM prefix caching on D with NIXL; SGLang ``disaggregation_decode_enable_radix_cache``,
+    # #19746): decode has fewer pages than prefill computed (num_local < num_remote).
+    decode_prefix_cache: bool
+    # Which of the sender's blocks go to decode's local ones when decode has fewer: the
+    # last (tail: what decode lacks; vLLM ``_apply_prefix_caching``) or the first (head:
+    # NIXL push before #48758, so local block i gets remote block i, the wrong position).
+    remote_trim: str
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ builds a model ``State`` for the requests and pages of the instance. ``compare``
 cells where model and engine disagree, skipping the cells that carry no meaning:
 
 - ``over_p``/``over_d`` before ``arrive``: rigid in the model, decided at arrival by the engine;
-- ``filled`` of a page nobody owns on either side: the flag only means something for the
-  current allocation (``alloc`` resets it), and the warm-up left it set on free pages;
+- ``filled`` and ``at_pos`` of a page nobody owns on either side: the flags only mean
+  something for the current allocation (``alloc`` resets them), and the warm-up left them
+  set on free pages;
 """
 
 from __future__ import annotations
@@ -31,10 +32,10 @@ class Mismatch:
 
 
 def page_stale(cluster: Cluster, rid: int) -> bool:
-    """Page-granular staleness, as the model counts it: a page read that did not hold the
-    request's own KV written in this allocation. (Slot-level leftovers inside a page the
-    request did write are finer than the model; the output oracle judges those.)"""
-    return any(r.writer != rid or not r.filled for r in cluster.requests[rid].reads)
+    """Staleness as the model counts it: a page read that did not hold the request's own
+    KV written in this allocation, at its position in every slot read (``at_pos``: a
+    placeholder's page carries prefill's leftovers in all slots but the first)."""
+    return any(r.writer != rid or not r.filled or not r.at_pos for r in cluster.requests[rid].reads)
 
 
 def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
@@ -49,6 +50,8 @@ def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
         values["abort_msg"][(r,)] = rv.abort_msg
         values["src_ok"][(r,)] = rv.src_ok
         values["leaked"][(r,)] = page_stale(cluster, r + offset)
+        if "hit" in values:
+            values["hit"][(r,)] = rv.hit
         for p in range(n_page):
             values["owns"][(r, p)] = p in rv.table
             values["dst"][(r, p)] = p in rv.dst
@@ -60,6 +63,8 @@ def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
             values["holds"][(p, r)] = pv.writer == r + offset
         values["filled"][(p,)] = pv.filled
         values["stray"][(p,)] = pv.stray
+        if "at_pos" in values:
+            values["at_pos"][(p,)] = pv.at_pos
     return concrete.make_state(values)
 
 
@@ -76,9 +81,11 @@ def compare(concrete: Concrete, model: State, engine: State) -> list[Mismatch]:
             ev = e[var][args]
             if mv == ev:
                 continue
-            if var in ("over_p", "over_d") and e["dphase"][args] == "idle":
+            if var in ("over_p", "over_d", "hit") and e["dphase"][args] == "idle":
                 continue
-            if var == "filled" and not owned(args[0]):
+            if var == "hit" and e["resp"][args] == "rejected":  # never reached the cache
+                continue
+            if var in ("filled", "at_pos") and not owned(args[0]):
                 continue
             out.append(Mismatch(var, args, mv, ev))
     return out

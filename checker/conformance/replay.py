@@ -109,15 +109,23 @@ class Lockstep:
         self.reserve = reserve
         self.page_size = ps = page_size
         n_pages = sizes["Page"]
-        prompts = [prompt_tokens(k, self.sw, ps) for k in reserve]
+        # A prefix hit (issue 12 item 3): decode's cache holds the prompt's first page.
+        self.hits = [bool(init.get("hit", {}).get((r,), False)) for r in range(len(reserve))]
+        prompts = [
+            prompt_tokens(k, self.sw, ps) + (ps if hit else 0)
+            for k, hit in zip(reserve, self.hits, strict=True)
+        ]
         longest = max([*prompts, n_pages * ps])
         context = longest + max_new_tokens + 2 * ps
         pool_pages = sum(reserve) + n_pages + 4
+        # A placeholder reuses the prefill page freed last: a held warm-up request (see
+        # ``_hold_canary``) needs one decode page outside the model's instance.
+        self._spare = n_pages if warmup and self._placeholder_possible() else None
         self.cluster = engine(
             variant,
             sizes=Sizes(context, pool_pages * ps, n_pages * ps, ps),
             model=model,
-            decode_pages=n_pages,
+            decode_pages=n_pages + (self._spare is not None),
             prefill_pages=pool_pages,
         )
         self.canaries: dict[str, str] = {}
@@ -147,6 +155,30 @@ class Lockstep:
         if c.requests[rid].resp != "ok":  # pragma: no cover - the engine's own happy path
             raise RuntimeError(f"warm-up request failed: {c.requests[rid].reason}")
         self.canaries[WARMUP_TENANT] = WARMUP_CANARY
+        if self._spare is None:
+            return 1
+        return 1 + self._hold_canary(chunk, self._spare)
+
+    # -- position (issue 12 item 3) -----------------------------------------------------
+    def _placeholder_possible(self) -> bool:
+        """The model's ``placeholder(r)`` can hold: a prefill reject is not honoured."""
+        return self.sw.placeholder_prompt and not self.sw.honor_pending_reject
+
+    def _hold_canary(self, chunk: str, spare: int) -> int:
+        """A one-page canary request of the warm-up tenant, run until decoding and held
+        there (it never finishes: its decode page ``spare`` lies outside the instance).
+        Its prefill page is the one freed last, so prefill's LIFO allocator hands it to the
+        next prefill: a placeholder's single page then carries this canary, at positions
+        1.. of chunk 0, in the slots the placeholder leaves (the model's ``at_pos``)."""
+        c = self.cluster
+        rid = c.submit(WARMUP_TENANT, chunk, 1)
+        self._force_limits(len(chunk), over_p=False, over_d=False)
+        c.apply(Event("arrive", rid))
+        c.apply(Event("alloc", rid, spare))
+        progress = ("send", "post", "land", "done", "commit")
+        while c.handoff.d[rid].phase != "running":
+            ev = next(e for e in c.enabled() if e.rid == rid and e.name in progress)
+            c.apply(ev)
         return 1
 
     def _force_limits(self, n: int, *, over_p: bool, over_d: bool) -> None:
@@ -203,6 +235,7 @@ class Lockstep:
             over_p = self.concrete.value(self.state, "over_p", (r,))
             over_d = self.concrete.value(self.state, "over_d", (r,))
             self._force_limits(len(req.prompt), over_p=over_p, over_d=over_d)
+            self.cluster.decode.prefix_pages = 1 if self.hits[r] else 0
         self.cluster.apply(ev)
         self.state = nxt
         self.step_no = step

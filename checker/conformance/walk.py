@@ -34,6 +34,7 @@ class Walk:
     reserve: tuple[int, ...]
     length: int  # steps to take (the run stops earlier at quiescence or a finding)
     choices: tuple[int, ...]  # which candidate at each step (past the end: 0)
+    hit: tuple[bool, ...] = ()  # decode's prefix cache holds the head (issue 12 item 3)
 
 
 @dataclass
@@ -63,7 +64,10 @@ def walks(sizes: dict[str, int], variant: Variant, max_steps: int = MAX_STEPS) -
     length = st.one_of(st.integers(0, max_steps), st.just(max_steps))
     choice = st.integers(0, 2**16 - 1)
     choices = st.lists(choice, min_size=max_steps, max_size=max_steps).map(tuple)
-    return st.builds(Walk, flags, flags, reserve, length, choices)
+    hits = st.lists(st.booleans(), min_size=n, max_size=n).map(tuple)
+    if not variant.switches.decode_prefix_cache:
+        hits = st.just(())
+    return st.builds(Walk, flags, flags, reserve, length, choices, hits)
 
 
 def run_walk(
@@ -83,6 +87,8 @@ def run_walk(
         "over_p": {(r,): v for r, v in enumerate(walk.over_p)},
         "over_d": {(r,): v for r, v in enumerate(walk.over_d)},
     }
+    if walk.hit:
+        init["hit"] = {(r,): v for r, v in enumerate(walk.hit)}
     ls = Lockstep(
         variant,
         sizes,

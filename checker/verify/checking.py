@@ -119,6 +119,8 @@ def initial_facts(protocol: Protocol, trace: Trace) -> list[str]:
             bits.append("prompt over prefill's limit")
         if over_d.get((r,)):
             bits.append("prompt over decode's limit")
+        if trace.init.get("hit", {}).get((r,)):  # issue 12 item 3
+            bits.append("decode's prefix cache holds the prompt's head")
         facts.append(f"r{r}: " + (", ".join(bits) if bits else "prompt within both limits"))
     return facts
 

@@ -45,6 +45,8 @@ BASE = Switches(
     transfer_checksum=False,
     page_tags=False,
     prefill_hold="until_read",
+    decode_prefix_cache=False,
+    remote_trim="tail",
 )
 
 

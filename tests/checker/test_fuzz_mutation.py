@@ -42,6 +42,13 @@ def test_pull_fixed_has_no_finding() -> None:
     assert result.finding is None, result.finding and result.finding.detail
 
 
+@pytest.mark.slow
+def test_push_prefix_cache_fixed_has_no_finding() -> None:
+    """Prefix hits drawn with the walk (issue 12 item 3): tail trim stays clean."""
+    result = fuzz(load_variant("vllm-nixl-push-fixed"), traces=100, faults=True, seed=0)
+    assert result.finding is None, result.finding and result.finding.detail
+
+
 def test_walks_are_deterministic() -> None:
     v = load_variant("sglang-0.5.22-pd")
     walk = Walk((False, True), (False, False), (2, 1), 20, tuple(range(0, 400, 7)))

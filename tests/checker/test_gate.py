@@ -14,7 +14,7 @@ from kvproof.checker.cli import main
 from kvproof.spec.variant import VARIANTS_DIR
 
 # Small sizes and depths keep the gate fast; at these sizes the incident variant still shows
-# every expected violation (the shortest one has 8 steps).
+# every expected violation (the shortest one has 7 steps).
 SMALL = ["--requests", "2", "--pages", "3", "--depth", "8"]
 
 HARMFUL = '''
