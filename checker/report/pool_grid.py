@@ -93,6 +93,8 @@ def _cell(view: TraceView, k: int, p: int, read: dict[int, bool]) -> str:
     if held:
         ph = any(h.split(",")[0] in {f"r{x}" for x in view.placeholders} for h in held)
         note = " (placeholder)" if ph else ""
+        if view.has("at_pos") and not view.value(k, "at_pos", (p,), True):
+            note += " + leftover slots" if ph else ", wrong slots"
         lines.append(f'<span class="kv">KV {escape(", ".join(held))}{note}</span>')
     else:
         classes.append("old")

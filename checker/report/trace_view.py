@@ -179,7 +179,10 @@ def fresh_for(view: TraceView, k: int, page: int, req: int) -> bool:
     """The page holds ``req``'s KV written in this allocation (the isolation test)."""
     held = any(rest and rest[0] == req for rest, _ in page_cells(view, k, "holds", page))
     filled = view.value(k, "filled", (page,), True) if view.has("filled") else True
-    return held and bool(filled)
+    # at_pos: every slot decode reads is the writer's KV at its chunk (a placeholder's one page
+    # carries prefill's leftover slots, SGLang #30233; a misplaced chunk, vLLM #48758).
+    at_pos = view.value(k, "at_pos", (page,), True) if view.has("at_pos") else True
+    return held and bool(filled) and bool(at_pos)
 
 
 def reads(view: TraceView, step: StepView) -> list[tuple[int, bool]]:

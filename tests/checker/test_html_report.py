@@ -44,9 +44,10 @@ def test_view_finds_the_violating_step_and_the_stale_page(incident: tuple) -> No
     assert commit.action == "commit"
     from kvproof.checker.report.trace_view import reads
 
-    # the placeholder wrote one page (fresh), the other page of its table is stale
-    assert sorted(reads(view, commit)) == [(0, False), (1, True)]
-    assert "pages are never zeroed" in view.explanation
+    # the placeholder wrote one page: one slot of the placeholder's KV, the rest prefill's
+    # leftovers, so decode's read of it is stale (issue 12 item 3)
+    assert sorted(reads(view, commit)) == [(0, True)]
+    assert "prefill's leftovers" in view.explanation
 
 
 def test_page_has_lanes_highlight_stale_cell_and_no_network(incident: tuple) -> None:
@@ -67,8 +68,8 @@ def test_page_has_lanes_highlight_stale_cell_and_no_network(incident: tuple) -> 
     html = trace_page(trace, protocol, variant=variant, responses=rows)
     for lane in LANES:
         assert f'data-lane="{lane}"' in html
-    assert re.search(r'class="msg violation[^"]*" data-step="8"', html)
-    assert 'class="cell owned old stale' in html and "STALE read" in html
+    assert re.search(r'class="msg violation[^"]*" data-step="7"', html)
+    assert 'class="cell owned stale' in html and "STALE read" in html
     assert 'class="canary foreign"' in html and "✖ LEAK" in html
     assert "HTTP 200" in html
     assert "prefers-color-scheme: dark" in html and "@media print" in html
@@ -92,7 +93,7 @@ def test_long_trace_is_folded_around_the_violating_step(incident: tuple) -> None
     trace, _, protocol = incident
     long = dataclasses.replace(trace, steps=trace.steps + (ActionInstance("step", (0,)),) * 300)
     view = build(long, protocol)
-    assert view.violated_step == 8
+    assert view.violated_step == 7
     shown = visible_steps(len(long.steps), view.violated_step)
     assert None in shown and 8 in shown and len(shown) < 200
     html = trace_page(long, protocol)

@@ -100,12 +100,12 @@ def test_incident_report_in_chromium(browser: Any, incident_html: Path) -> None:
     lanes = page.locator("svg.msc g.lane").evaluate_all("els => els.map(e => e.dataset.lane)")
     assert lanes == ["client", "router", "prefill", "transfer engine", "decode"]
     bad = page.locator("svg.msc g.msg.violation")
-    assert bad.count() == 1 and bad.get_attribute("data-step") == "8"
+    assert bad.count() == 1 and bad.get_attribute("data-step") == "7"
     assert "violates isolation" in bad.text_content()
     assert "HTTP 200" in bad.text_content()
     stale = page.locator("table.pool td.stale")
     assert stale.count() == 1 and "STALE" in stale.inner_text()
-    assert page.locator('table.pool tr[data-page="p1"] td.stale').count() == 1
+    assert page.locator('table.pool tr[data-page="p0"] td.stale').count() == 1
     canary = page.locator("table.responses tr.leak mark.canary.foreign")
     assert canary.count() >= 1 and "CANARY-W-" in canary.first.inner_text()
     assert "foreign" in canary.first.inner_text()  # a word, not colour alone
