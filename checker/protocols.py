@@ -95,9 +95,10 @@ def resolve_variants(
         return [load_variant(n, folder) for n in names]
     user = load_protocol(protocol) if isinstance(protocol, str) else protocol
     folder = folder or user.variants_dir or VARIANTS_DIR
+    # A user protocol declares no assumptions: its variants may list none.
     if every:
-        return list_variants(folder, user.switches_type, user.invariants)
-    return [load_variant(n, folder, user.switches_type, user.invariants) for n in names]
+        return list_variants(folder, user.switches_type, user.invariants, ())
+    return [load_variant(n, folder, user.switches_type, user.invariants, ()) for n in names]
 
 
 def _import(modname: str) -> ModuleType:
