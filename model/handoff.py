@@ -132,7 +132,7 @@ def build_handoff(sw: Switches) -> Protocol:
         s.set("stray", (p,), s.or_(s.stray(p), s.not_(s.owns(r, p))))
 
     def p_abort(s: Any, r: Any) -> None:
-        # An abort reaches prefill mid-transfer (timeout, client abort): #33507.
+        # An abort reaches prefill mid-transfer (timeout, client abort): #36612, #33507.
         s.require(s.isin(s.pphase(r), "waiting", "active"))
         s.require(s.not_(s.pend(r)))
         s.set("pend", (r,), True)
@@ -173,7 +173,7 @@ def build_handoff(sw: Switches) -> Protocol:
         s.require(complete)
         s.require(no_inflight(s, r))
         abort_wins = False if sw.success_overwrites_abort else s.pend(r)
-        # KVPoll: Failed always overwrites; #33507: Success overwrote the pending abort.
+        # KVPoll: Failed always overwrites; before #36612 Success overwrote the pending abort.
         s.set(
             "poll", (r,), s.ite(s.or_(s.eq(s.poll(r), "failed"), abort_wins), "failed", "success")
         )

@@ -173,7 +173,7 @@ def strengthening(sw: Switches, assume: frozenset[str] = frozenset()) -> tuple[I
             ),
             safety=False,
         ),
-        # A pending abort is never turned into a success (#33507's fix).
+        # A pending abort is never turned into a success (#36612: Success after Failure is downgraded).
         Invariant(
             "pending_abort_fails",
             all_r(

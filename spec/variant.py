@@ -59,7 +59,8 @@ class Switches:
     decode_reserve: str
     # Decode's commit compares the length prefill wrote with its reservation.
     written_length_check: bool
-    # Prefill's KVPoll.Success overwrites a pending abort: 200 instead of 400 (#33507).
+    # Prefill's Success reaches decode after a prefill-side abort: 200 instead of 400.
+    # Fixed by SGLang #36612 ("a Success requested after a failure ... is downgraded").
     success_overwrites_abort: bool
     # When decode frees an aborted or failed request's pages: at once (before SGLang's
     # deferred release, #24527/#35049), after every prefill rank ACKs that its writes

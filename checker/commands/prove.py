@@ -18,6 +18,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--timeout", type=int, default=60, help="seconds per solver query")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="drop one of the variant's assumptions (repeatable)",
+    )
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
     parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
 
@@ -25,30 +32,71 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from kvproof.checker.checking import assumptions_json
     from kvproof.checker.proof_report import render_proof
     from kvproof.checker.protocols import load_protocol, resolve_variants
-    from kvproof.model.handoff import build_handoff
+    from kvproof.model.assumptions import active, handoff_for
     from kvproof.model.induction import prove
     from kvproof.spec.errors import KvproofInputError
 
     if not args.variants and not args.all:
         raise KvproofInputError("name at least one VARIANT, or --all")
     user = load_protocol(args.protocol) if args.protocol else None
-    factory = user.factory if user else build_handoff
+    if user and args.without:
+        raise KvproofInputError("a user protocol declares no assumptions", "--without")
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     if args.all:
         variants = [v for v in variants if not v.buggy]
     console = Console(stderr=args.json)
     out = []
     ok = True
+    without = tuple(args.without)
     for variant in variants:
+        active(variant, without)  # each dropped one must be listed by the variant
+    for variant in variants:
+        timeout_ms = args.timeout * 1000
         with console.status(f"proving {variant.name} ..."):
-            result = prove(factory(variant.switches), timeout_ms=args.timeout * 1000)
+            if user:
+                result = prove(user.factory(variant.switches), timeout_ms=timeout_ms)
+            else:
+                result = prove(handoff_for(variant, without), timeout_ms=timeout_ms)
+            found = () if user else _necessity(variant, without, result.proved, timeout_ms)
         ok = ok and result.proved
-        data = {"variant": variant.name, **result.to_json()}
+        data = {
+            "variant": variant.name,
+            **result.to_json(),
+            "assumptions": assumptions_json(variant, without, found),
+            "without": list(without),
+        }
         out.append(data)
         if not args.json:
             render_proof(console, variant.name, result, cores=args.cores)
+            from kvproof.checker.check_report import render_assumptions
+
+            render_assumptions(console, data["assumptions"])
     if args.json:
         print(json.dumps(out if len(out) > 1 else out[0], indent=2))
     return 0 if ok else 1
+
+
+def _necessity(variant, without, proved, timeout_ms):  # type: ignore[no-untyped-def]
+    """For a proof, an assumption is needed when the proof fails without it (the proof
+    alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
+    from kvproof.checker.necessity import Necessity
+    from kvproof.model.assumptions import handoff_for
+    from kvproof.model.induction import prove
+
+    if not proved:
+        return ()
+    out = []
+    for name in variant.assume:
+        if name in without:
+            continue
+        again = prove(handoff_for(variant, (*without, name)), timeout_ms=timeout_ms)
+        if again.proved:
+            out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
+        else:
+            out.append(
+                Necessity(name, True, f"needed by the proof: without it {again.summary}")
+            )
+    return tuple(out)
