@@ -97,6 +97,16 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
                 f"{check.proof.seconds:.2f}",
                 "[green]yes[/]" if check.all_match else "[red]NO[/]",
             )
+        if check.variant.assume:
+            needed = {n.name: n.needed for n in check.necessity}
+            names = [
+                n + {True: " (needed)", False: " (unnecessary)", None: " (?)"}.get(
+                    needed.get(n, "-"), ""
+                )
+                + (" DROPPED" if n in check.without else "")
+                for n in check.variant.assume
+            ]
+            table.add_row(check.variant.name, "(assumes)", "; ".join(names), "", "", "")
         table.add_section()
     console.print(table)
     bad = [c.variant.name for c in checks if not c.all_match]
