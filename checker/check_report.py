@@ -100,7 +100,8 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
         if check.variant.assume:
             needed = {n.name: n.needed for n in check.necessity}
             names = [
-                n + {True: " (needed)", False: " (unnecessary)", None: " (?)"}.get(
+                n
+                + {True: " (needed)", False: " (unnecessary)", None: " (?)"}.get(
                     needed.get(n, "-"), ""
                 )
                 + (" DROPPED" if n in check.without else "")

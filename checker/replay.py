@@ -27,8 +27,8 @@ from kvproof.checker.mapping import (
     prompt_tokens,
     reservations,
 )
-from kvproof.model.concrete import Concrete, State
 from kvproof.model.assumptions import handoff_for
+from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.trace import Trace

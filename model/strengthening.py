@@ -173,7 +173,7 @@ def strengthening(sw: Switches, assume: frozenset[str] = frozenset()) -> tuple[I
             ),
             safety=False,
         ),
-        # A pending abort is never turned into a success (#36612: Success after Failure is downgraded).
+        # A pending abort is never turned into a success (#36612 downgrades Success after Failure).
         Invariant(
             "pending_abort_fails",
             all_r(

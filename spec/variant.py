@@ -263,7 +263,9 @@ def _assume(table: Mapping[str, Any], path: Path, declared: AssumptionNames) -> 
     for name, why in table.items():
         if name not in names:
             known = ", ".join(names) or "none: the protocol declares no assumptions"
-            raise KvproofInputError(f"unknown assumption 'assume.{name}' (known: {known})", str(path))
+            raise KvproofInputError(
+                f"unknown assumption 'assume.{name}' (known: {known})", str(path)
+            )
         if not isinstance(why, str) or not why.strip():
             raise KvproofInputError(
                 f"'assume.{name}' must be a string saying why it holds, got {why!r}", str(path)

@@ -96,7 +96,5 @@ def _necessity(variant, without, proved, timeout_ms):  # type: ignore[no-untyped
         if again.proved:
             out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
         else:
-            out.append(
-                Necessity(name, True, f"needed by the proof: without it {again.summary}")
-            )
+            out.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
     return tuple(out)

@@ -59,8 +59,12 @@ def test_every_declared_assumption_is_realised() -> None:
 
 
 def test_without_bounded_transfer_a_stalled_write_lands_in_a_freed_page() -> None:
-    result = bmc(handoff_for(V22, ("bounded_transfer",)), {"Req": 1, "Page": 1}, 7,
-                 invariants=["no_stray_write"])
+    result = bmc(
+        handoff_for(V22, ("bounded_transfer",)),
+        {"Req": 1, "Page": 1},
+        7,
+        invariants=["no_stray_write"],
+    )
     r = result.result("no_stray_write")
     assert not r.holds and r.shortest == 7
     actions = [s.action for s in r.trace.steps]

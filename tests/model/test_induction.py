@@ -8,8 +8,8 @@ import json
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.model.concrete import Concrete
 from kvproof.model.assumptions import handoff_for
+from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
 from kvproof.model.induction import prove
 from kvproof.model.instance import Instance

@@ -26,7 +26,9 @@ def transferred(v: Variant, small: Sizes) -> tuple[Cluster, int]:
     rid = c.submit("B", "b" * 24, 6)
     while c.handoff.requests[rid].poll != "success":
         ev = next(
-            e for e in c.enabled() if e.rid == rid and e.name not in ("abort", "fail", "p_abort", "give_up")
+            e
+            for e in c.enabled()
+            if e.rid == rid and e.name not in ("abort", "fail", "p_abort", "give_up")
         )
         c.apply(ev)
     return c, rid
