@@ -53,7 +53,9 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
         check = VariantCheck(
             check.variant, check.protocol, check.bmc, prove(check.protocol), without=job.without
         )
-    if job.necessity and factory is None and job.variant.assume:
+    # Necessity is assessed where an assumption carries a verdict of safety: fixed variants.
+    # (A buggy variant's assumptions only narrow its environment to the bug's.)
+    if job.necessity and factory is None and job.variant.assume and not job.variant.buggy:
         from kvproof.checker.checking import assess_assumptions
 
         check = assess_assumptions(check, prove_it=check.proof is not None)

@@ -54,12 +54,15 @@ def protocol_for(
     variant: Variant, factory: ProtocolFactory | None = None, without: tuple[str, ...] = ()
 ) -> Protocol:
     """The protocol a variant's switches configure: kvproof's handoff unless ``factory``,
-    under the variant's assumptions less ``without`` (a user protocol declares none)."""
-    if factory is None:
-        from kvproof.model.assumptions import handoff_for
+    under the variant's assumptions less ``without``. A user protocol gets the guards of
+    kvproof's assumptions on the actions it shares with kvproof's handoff."""
+    from kvproof.model.assumptions import active, apply, handoff_for
 
+    if factory is None:
         return handoff_for(variant, without)
-    return factory(variant.switches)
+    names = active(variant, without)
+    protocol = factory(variant.switches)
+    return apply(protocol, names, variant.switches) if names else protocol
 
 
 def check_variant(
@@ -73,8 +76,6 @@ def check_variant(
     invariants: list[str] | None = None,
     without: tuple[str, ...] = (),
 ) -> VariantCheck:
-    if without and factory is not None:
-        raise KvproofInputError("a user protocol declares no assumptions", "--without")
     protocol = protocol_for(variant, factory, without)
     known = {i.name for i in protocol.safety}
     for name in invariants or ():

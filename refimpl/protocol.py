@@ -159,10 +159,6 @@ class Handoff:
             names: list[str] = []
             if dp == "queued":
                 names.append("send")
-            if dp == "transfer" and sw.decode_gives_up != "never":
-                names.append("give_up")
-            if push and pp == "active" and sw.prefill_hold == "early_free":
-                names.append("expire")
             if push and p_open:
                 names.append("p_abort")
             if sending:
@@ -179,6 +175,10 @@ class Handoff:
                 names += ("ack", "timeout")
             if lease and not push:
                 names.append("expire")
+            if push and pp == "active" and sw.prefill_hold == "early_free":
+                names.append("expire")
+            if dp == "transfer" and sw.decode_gives_up != "never":
+                names.append("give_up")
             out += [ev for ev in map(Event, names, [r] * len(names)) if self.can(ev)]
             if dp == "queued" and len(d.table) < d.reserve:
                 if free is None:

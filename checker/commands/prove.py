@@ -32,18 +32,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from kvproof.checker.checking import assumptions_json
+    from kvproof.checker.checking import assumptions_json, protocol_for
     from kvproof.checker.proof_report import render_proof
     from kvproof.checker.protocols import load_protocol, resolve_variants
-    from kvproof.model.assumptions import active, handoff_for
+    from kvproof.model.assumptions import active
     from kvproof.model.induction import prove
     from kvproof.spec.errors import KvproofInputError
 
     if not args.variants and not args.all:
         raise KvproofInputError("name at least one VARIANT, or --all")
     user = load_protocol(args.protocol) if args.protocol else None
-    if user and args.without:
-        raise KvproofInputError("a user protocol declares no assumptions", "--without")
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     if args.all:
         variants = [v for v in variants if not v.buggy]
@@ -56,10 +54,8 @@ def run(args: argparse.Namespace) -> int:
     for variant in variants:
         timeout_ms = args.timeout * 1000
         with console.status(f"proving {variant.name} ..."):
-            if user:
-                result = prove(user.factory(variant.switches), timeout_ms=timeout_ms)
-            else:
-                result = prove(handoff_for(variant, without), timeout_ms=timeout_ms)
+            factory = user.factory if user else None
+            result = prove(protocol_for(variant, factory, without), timeout_ms=timeout_ms)
             found = () if user else _necessity(variant, without, result.proved, timeout_ms)
         ok = ok and result.proved
         data = {

@@ -54,6 +54,7 @@ def test_a_variant_without_assumptions_says_so(capsys: pytest.CaptureFixture[str
     assert json.loads(capsys.readouterr().out)["assumptions"] == []
 
 
+@pytest.mark.slow
 def test_guards_make_isolation_hold_without_the_assumption(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -64,6 +65,7 @@ def test_guards_make_isolation_hold_without_the_assumption(
     assert a["needed"] is True and a["without_it"]["violated"] == "no_stray_write"
 
 
+@pytest.mark.slow
 def test_an_assumption_nothing_needs_is_reported_unnecessary(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -79,6 +81,7 @@ def test_an_assumption_nothing_needs_is_reported_unnecessary(
     assert found["lease_outlives_read"]["needed"] is True
 
 
+@pytest.mark.slow
 def test_prove_reports_assumptions_and_without(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prove", "vllm-nixl-fixed", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

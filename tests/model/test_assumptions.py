@@ -73,6 +73,7 @@ def test_without_bounded_transfer_a_stalled_write_lands_in_a_freed_page() -> Non
     assert held.holds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("variant", "name"),
     [
