@@ -9,6 +9,7 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.model.bmc import bmc
 from kvproof.model.concrete import Concrete
+from kvproof.model.assumptions import handoff_for
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.trace import ReplayError, Trace, replay
@@ -19,7 +20,7 @@ SIZES = {"Req": 2, "Page": 3}
 
 def _run(name: str, depth: int = 9):  # type: ignore[no-untyped-def]
     variant = load_variant(name)
-    protocol = build_handoff(variant.switches)
+    protocol = handoff_for(variant)  # under the variant's assumptions
     return protocol, bmc(protocol, SIZES, depth, variant=name)
 
 
