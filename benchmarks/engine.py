@@ -154,7 +154,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     plain = load_variant("sglang-0.5.22-pd")
-    sw = dataclasses.replace(plain.switches, page_tags=True, transfer_checksum=True)
+    sw = dataclasses.replace(plain.switches, page_tags=True, transfer_checksum="both")
     guarded = dataclasses.replace(plain, name="sglang-0.5.22-pd+guards", switches=sw)
     run_once(plain, args)  # warm-up (allocator, kernels, caches)
     run_once(guarded, args)

@@ -63,8 +63,13 @@ def bmc(
     invariants: Sequence[str] | None = None,
     primary: bool = True,
     on_depth: Callable[[int], None] | None = None,
+    stop_at_first: bool = False,
 ) -> BmcResult:
-    """Check every safety invariant (or those named) up to ``depth`` steps."""
+    """Check every safety invariant (or those named) up to ``depth`` steps.
+
+    ``stop_at_first``: stop at the first depth where some invariant breaks (the others
+    are then reported as holding to that depth only): enough to show an assumption is
+    needed."""
     from kvproof.model.unroll import Unroller
 
     start = time.perf_counter()
@@ -159,7 +164,7 @@ def bmc(
                     primary=True,
                     seconds=time.perf_counter() - start,
                 )
-        if len(best) == len(names) or k >= depth:
+        if len(best) == len(names) or k >= depth or (stop_at_first and best):
             break
         unroller.extend()
         k += 1
@@ -171,7 +176,7 @@ def bmc(
             results.append(plain[inv.name])
         else:
             results.append(
-                InvariantResult(inv.name, True, depth, seconds=time.perf_counter() - start)
+                InvariantResult(inv.name, True, min(k, depth), seconds=time.perf_counter() - start)
             )
     return BmcResult(
         variant,

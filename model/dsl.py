@@ -87,6 +87,8 @@ class Protocol:
     # any permutation): bounded search breaks the symmetry (first use in index order).
     symmetric: tuple[str, ...] = ()
     strengthening: tuple[Invariant, ...] = field(default_factory=tuple)
+    # The environment assumptions whose guards this protocol carries (model/assumptions.py).
+    assumptions: tuple[str, ...] = ()
 
     def var(self, name: str) -> Var:
         for v in self.vars:

@@ -169,7 +169,7 @@ def build_handoff(sw: Switches) -> Protocol:
         s.set("stray", (p,), s.or_(s.stray(p), s.not_(s.owns(r, p))))
 
     def p_abort(s: Any, r: Any) -> None:
-        # An abort reaches prefill mid-transfer (timeout, client abort): #33507.
+        # An abort reaches prefill mid-transfer (timeout, client abort): #36612, #33507.
         s.require(s.isin(s.pphase(r), "waiting", "active"))
         s.require(s.not_(s.pend(r)))
         s.set("pend", (r,), True)
@@ -210,7 +210,7 @@ def build_handoff(sw: Switches) -> Protocol:
         s.require(complete)
         s.require(no_inflight(s, r))
         abort_wins = False if sw.success_overwrites_abort else s.pend(r)
-        # KVPoll: Failed always overwrites; #33507: Success overwrote the pending abort.
+        # KVPoll: Failed always overwrites; before #36612 Success overwrote the pending abort.
         s.set(
             "poll", (r,), s.ite(s.or_(s.eq(s.poll(r), "failed"), abort_wins), "failed", "success")
         )
@@ -218,7 +218,10 @@ def build_handoff(sw: Switches) -> Protocol:
     def fail(s: Any, r: Any) -> None:
         # Mooncake: the batch reports FAILED; writes already posted may still land.
         conclude(s, r, "stopped")
-        s.set("poll", (r,), "failed")
+        # failure_status = success: the failure reaches decode as Success (vLLM #52234's
+        # HMA path, dynamo #15079, LMCache #2972), and decode commits unwritten pages.
+        reported = "success" if sw.failure_status == "success" else "failed"
+        s.set("poll", (r,), s.ite(s.eq(s.poll(r), "failed"), "failed", reported))
 
     def commit(s: Any, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "transfer"))
@@ -227,7 +230,9 @@ def build_handoff(sw: Switches) -> Protocol:
         f = foreign(s, r)
         reject = s.or_(
             short(s, r) if sw.written_length_check else False,
-            f if sw.transfer_checksum else False,  # #39500: Adler-32 over the pages
+            # #39500: Adler-32 over the pages. Decode skips the comparison when the value it
+            # received is 0: enabled on one role only, it checks nothing.
+            f if sw.transfer_checksum == "both" else False,
             f if sw.page_tags else False,  # owner tags checked before the first read
         )
         s.set("dphase", (r,), s.ite(reject, "done", "running"))
@@ -276,7 +281,8 @@ def build_handoff(sw: Switches) -> Protocol:
     def ack(s: Any, r: Any) -> None:
         # Deferred release (#38961): every prefill rank ACKs that its writes drained.
         s.require(s.eq(s.dphase(r), "draining"))
-        s.require(no_inflight(s, r))
+        if sw.abort_ack == "after_drain":  # before_drain: #35360 review, #38961 points 1-3
+            s.require(no_inflight(s, r))
         if push:
             s.require(s.not_(s.isin(s.pphase(r), "waiting", "active")))
         s.set("dphase", (r,), "done")
@@ -289,9 +295,30 @@ def build_handoff(sw: Switches) -> Protocol:
         _free_pages_of(s, r)
 
     def expire(s: Any, r: Any) -> None:
-        s.require(not push and sw.prefill_hold == "lease")  # vLLM #52234
         s.require(s.src_ok(r))
+        if push:
+            # dynamo #826: prefill frees its source blocks while it is still sending. The
+            # engine snapshots a push write's source when it is posted, so the free falls
+            # between writes: every write posted after it carries reused blocks.
+            s.require(sw.prefill_hold == "early_free")
+            s.require(s.eq(s.pphase(r), "active"))
+            s.require(no_inflight(s, r))
+        else:
+            s.require(sw.prefill_hold == "lease")  # vLLM #52234
         s.set("src_ok", (r,), False)
+
+    # -- issue 12 (variants): decode gives up on its own ---------------------------------
+    def give_up(s: Any, r: Any) -> None:
+        # SGLang SGLANG_DISAGGREGATION_WAITING_TIMEOUT (300 s) or heartbeats declaring the
+        # prefill dead: decode marks the request failed locally and sends no ABORT, so
+        # prefill (alive, or slow) may go on writing.
+        s.require(s.eq(s.dphase(r), "transfer"))
+        free_now = sw.decode_gives_up == "free_at_once"
+        s.set("dphase", (r,), "done" if free_now else "draining")
+        if free_now:
+            _free_pages_of(s, r)
+        s.set("poll", (r,), "failed")
+        s.set("resp", (r,), s.ite(s.eq(s.resp(r), "none"), "error", s.resp(r)))
 
     actions = [
         Action("arrive", ("Req",), arrive, "router sends the request; both sides validate"),
@@ -317,6 +344,10 @@ def build_handoff(sw: Switches) -> Protocol:
         actions.append(Action("timeout", ("Req",), timeout, "decode frees without the ACK"))
     if not push and sw.prefill_hold == "lease":
         actions.append(Action("expire", ("Req",), expire, "prefill's lease expires"))
+    if push and sw.prefill_hold == "early_free":
+        actions.append(Action("expire", ("Req",), expire, "prefill frees its source blocks"))
+    if sw.decode_gives_up != "never":
+        actions.append(Action("give_up", ("Req",), give_up, "decode gives up without ABORT"))
 
     invariants = (
         Invariant("isolation", lambda s: s.forall("Req", lambda r: s.not_(s.leaked(r)))),

@@ -21,8 +21,12 @@ LIVE = ("queued", "transfer", "running", "draining")
 HELD = ("transfer", "running", "draining")
 
 
-def strengthening(sw: Switches) -> tuple[Invariant, ...]:
+def strengthening(sw: Switches, assume: frozenset[str] = frozenset()) -> tuple[Invariant, ...]:
+    """The conjuncts for these switches, in the environment ``assume`` describes."""
     push = sw.transfer_mode == "push"
+    # vLLM's lease (kv_lease_duration) under lease_outlives_read: the blocks may go once
+    # decode's reads have all landed, so a source is valid only while a read can use it.
+    lease = not push and sw.prefill_hold == "lease"
 
     def can_post(s: Any, r: Any) -> Any:
         if push:
@@ -104,7 +108,12 @@ def strengthening(sw: Switches) -> tuple[Invariant, ...]:
         ),
         Invariant(
             "posted_source_valid",
-            all_rp(lambda s, r, p: s.implies(s.posted(r, p), s.src_ok(r))),
+            all_rp(
+                lambda s, r, p: s.implies(
+                    s.and_(s.posted(r, p), s.inflight(r, p)) if lease else s.posted(r, p),
+                    s.src_ok(r),
+                )
+            ),
             safety=False,
         ),
         # A landed write of r in a page r still owns is r's fresh KV, every slot at its
@@ -166,7 +175,7 @@ def strengthening(sw: Switches) -> tuple[Invariant, ...]:
             ),
             safety=False,
         ),
-        # A pending abort is never turned into a success (#33507's fix).
+        # A pending abort is never turned into a success (#36612 downgrades Success after Failure).
         Invariant(
             "pending_abort_fails",
             all_r(

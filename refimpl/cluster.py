@@ -69,7 +69,8 @@ class Cluster:
             seed=seed + 100,
             debug=debug,
             chunk_size=chunk_size,
-            checksum=variant.switches.transfer_checksum,
+            # #39500: prefill computes the checksum only with the option on its side.
+            checksum=variant.switches.transfer_checksum in ("both", "prefill_only"),
         )
         decode = DecodeNode(
             self.model,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# E1..E16 of spec/handoff.md, in table order.
+# E1..E17 of spec/handoff.md, in table order.
 EVENT_NAMES: tuple[str, ...] = (
     "arrive",
     "alloc",
@@ -22,6 +22,7 @@ EVENT_NAMES: tuple[str, ...] = (
     "ack",
     "timeout",
     "expire",
+    "give_up",
 )
 PAGE_EVENTS = frozenset({"alloc", "post", "land"})
 

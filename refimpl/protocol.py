@@ -139,7 +139,7 @@ class Handoff:
         for r in range(len(self.requests)):
             for name in ("arrive", "send", "p_abort", "done", "fail", "commit", "step"):
                 yield Event(name, r)
-            for name in ("finish", "abort", "abort_seen", "ack", "timeout", "expire"):
+            for name in ("finish", "abort", "abort_seen", "ack", "timeout", "expire", "give_up"):
                 yield Event(name, r)
             if self.requests[r].arrived:
                 if self.d[r].phase == "queued":
@@ -157,7 +157,8 @@ class Handoff:
         (exactly ``can``'s condition), from one pass over the free list."""
         self._sync()
         free: list[int] | None = None
-        push, lease = self.push, self.sw.prefill_hold == "lease"
+        sw = self.sw
+        push, lease = self.push, sw.prefill_hold == "lease"
         out: list[Event] = []
         for r in self._live:
             req, p, d = self.requests[r], self.p[r], self.d[r]
@@ -186,6 +187,10 @@ class Handoff:
                 names += ("ack", "timeout")
             if lease and not push:
                 names.append("expire")
+            if push and pp == "active" and sw.prefill_hold == "early_free":
+                names.append("expire")
+            if dp == "transfer" and sw.decode_gives_up != "never":
+                names.append("give_up")
             out += [ev for ev in map(Event, names, [r] * len(names)) if self.can(ev)]
             if dp == "queued" and len(d.table) < d.reserve:
                 if free is None:
@@ -259,12 +264,20 @@ class Handoff:
             case "abort_seen":
                 return self.push and req.abort_msg and p.phase in ("waiting", "active")
             case "ack":
-                drained = d.phase == "draining" and not self._inflight(r)
+                # abort_ack = before_drain: NIXL ACKs a cleared room early (#35360 review).
+                drained = d.phase == "draining" and (
+                    sw.abort_ack == "before_drain" or not self._inflight(r)
+                )
                 return drained and (not self.push or p.phase not in ("waiting", "active"))
             case "timeout":
                 return sw.release == "deferred_timeout" and d.phase == "draining"
             case "expire":
-                return not self.push and sw.prefill_hold == "lease" and p.src_ok
+                if self.push:  # dynamo #826: P frees its sources between two writes
+                    early = sw.prefill_hold == "early_free" and p.phase == "active"
+                    return early and p.src_ok and not self._inflight(r)
+                return sw.prefill_hold == "lease" and p.src_ok
+            case "give_up":  # waiting timeout / heartbeat-declared death, no ABORT sent
+                return sw.decode_gives_up != "never" and d.phase == "transfer"
         return False
 
     # -- effects ---------------------------------------------------------------------------
@@ -356,15 +369,25 @@ class Handoff:
             p.phase = "sent"
         assert p.first_token is not None
         d.aux = Aux(p.first_token, self.sender_pages(r), p.checksum, len(p.tokens))
-        # KVPoll: Failed always overwrites; #33507: Success overwrote the pending abort.
+        # KVPoll: Failed always overwrites; before #36612 Success overwrote the pending abort.
         abort_wins = p.pend and not self.sw.success_overwrites_abort
         req.poll = "failed" if req.poll == "failed" or abort_wins else "success"
 
     def _do_fail(self, ev: Event) -> None:
-        self.requests[ev.rid].poll = "failed"
-        self.requests[ev.rid].reason = "KV transfer failed"
+        r = ev.rid
+        req, p = self.requests[r], self.p[r]
+        req.reason = "KV transfer failed"
         if self.push:
-            self.p[ev.rid].phase = "stopped"  # later chunks are skipped
+            p.phase = "stopped"  # later chunks are skipped
+        if self.sw.failure_status == "success" and req.poll != "failed":
+            # vLLM #52234 (HMA path skips _invalid_block_ids), dynamo #15079, LMCache #2972:
+            # the failure reaches decode as a completed transfer; the aux row carries what
+            # prefill had (its first token; no length or checksum check runs on it here).
+            token = p.first_token if p.first_token is not None else 0
+            self.d[r].aux = Aux(token, len(p.posted), p.checksum)
+            req.poll = "success"
+            return
+        req.poll = "failed"
 
     def _do_commit(self, ev: Event) -> None:
         r, sw = ev.rid, self.sw
@@ -375,7 +398,7 @@ class Handoff:
             reason = f"short transfer: {d.aux.pages_written} of {len(d.table)} pages written"
         elif sw.written_length_check and d.aux.tokens_written != d.prompt_len:
             reason = f"short transfer: {d.aux.tokens_written} of {d.prompt_len} tokens written"
-        elif sw.transfer_checksum and self.decode.checksum(d) != d.aux.checksum:
+        elif self._checksum_compared(d.aux.checksum) and self.decode.checksum(d) != d.aux.checksum:
             reason = "transfer checksum mismatch (Adler-32)"  # SGLang #39500
         if reason:
             req.resp, req.reason = "error", reason
@@ -385,6 +408,13 @@ class Handoff:
         if self._read(r):
             req.resp = "ok"
             d.phase = "running"
+
+    def _checksum_compared(self, received: tuple[int, ...]) -> bool:
+        """SGLang #39500: decode compares only with the option on, and skips the comparison
+        when the checksum it received is 0 (a prefill without the option sends 0)."""
+        if self.sw.transfer_checksum not in ("both", "decode_only"):
+            return False
+        return any(received)
 
     def _read(self, r: int) -> bool:
         """A decode step reading every page in the table; False if the tag guard tripped."""
@@ -439,6 +469,18 @@ class Handoff:
 
     def _do_timeout(self, ev: Event) -> None:
         self._free_decode(ev.rid)
+
+    def _do_give_up(self, ev: Event) -> None:
+        r = ev.rid
+        req = self.requests[r]
+        req.poll = "failed"
+        req.reason = "decode gave up waiting for the KV (no ABORT sent to prefill)"
+        if req.resp == "none":
+            req.resp = "error"
+        if self.sw.decode_gives_up == "free_at_once":
+            self._free_decode(r)
+        else:  # held like a deferred abort: freed on ACK or the release timeout
+            self.d[r].phase = "draining"
 
     def _do_expire(self, ev: Event) -> None:
         p = self.p[ev.rid]

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from kvproof.spec.assumptions import ASSUMPTIONS, contradiction
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
 
@@ -26,7 +27,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "transfer_mode": ("push", "pull"),
     "decode_reserve": ("own_prompt", "plus_one"),
     "release": ("immediate", "deferred_ack", "deferred_timeout"),
-    "prefill_hold": ("until_read", "lease"),
+    "prefill_hold": ("until_read", "lease", "early_free"),
+    # -- issue 12 (variants): switches of the widened catalog ------------------------------
+    "transfer_checksum": ("off", "both", "prefill_only", "decode_only"),
+    "failure_status": ("failed", "success"),
+    "abort_ack": ("after_drain", "before_drain"),
+    "decode_gives_up": ("never", "free_at_once", "hold"),
     # -- position and sharing (issue 12 item 3) --
     "remote_trim": ("tail", "head"),
 }
@@ -55,7 +61,8 @@ class Switches:
     decode_reserve: str
     # Decode's commit compares the length prefill wrote with its reservation.
     written_length_check: bool
-    # Prefill's KVPoll.Success overwrites a pending abort: 200 instead of 400 (#33507).
+    # Prefill's Success reaches decode after a prefill-side abort: 200 instead of 400.
+    # Fixed by SGLang #36612 ("a Success requested after a failure ... is downgraded").
     success_overwrites_abort: bool
     # When decode frees an aborted or failed request's pages: at once (before SGLang's
     # deferred release, #24527/#35049), after every prefill rank ACKs that its writes
@@ -64,12 +71,17 @@ class Switches:
     # Decode treats a Failed transfer as drained and frees at once (Mooncake: a batch can
     # report FAILED while sibling writes still land).
     failed_means_drained: bool
-    # Per-transfer Adler-32 over the request's pages, checked at commit (SGLang #39500).
-    transfer_checksum: bool
+    # Per-transfer Adler-32 over the request's pages (SGLang #39500, server arg
+    # --disaggregation-enable-kv-checksum, read by each role): "both" checks at commit.
+    # Decode skips the comparison when the checksum it received is 0, so "prefill_only"
+    # (decode never compares) and "decode_only" (prefill sends 0) silently check nothing.
+    transfer_checksum: str
     # Per-page owner tags checked before every decode read (Cloudflare's prototype).
     page_tags: bool
     # Pull mode: prefill holds its blocks until decode's read completes, or frees them
     # when a lease expires even if decode still holds a reference (vLLM #52234).
+    # "early_free" (push): prefill frees its source blocks while its writes still read
+    # them (dynamo #826, MLA path).
     prefill_hold: str
     # -- position and sharing (issue 12 item 3) --
     # Decode's prefix cache matches the head of a prompt and decode receives only the rest
@@ -80,6 +92,18 @@ class Switches:
     # last (tail: what decode lacks; vLLM ``_apply_prefix_caching``) or the first (head:
     # NIXL push before #48758, so local block i gets remote block i, the wrong position).
     remote_trim: str
+    # -- issue 12 (variants) ----------------------------------------------------------------
+    # What decode sees when a transfer fails: "failed", or "success" (vLLM #52234's HMA
+    # path skips _invalid_block_ids; dynamo #15079 marks a failed KVBM transfer loaded;
+    # LMCache #2972 review: completion notified after a failed NIXL write).
+    failure_status: str
+    # When prefill sends ABORT_ACK: after its writes drained, or before (NIXL ACKs a
+    # cleared room early, #35360 review "this is a real hole"; #38961 points 1-3).
+    abort_ack: str
+    # Decode giving up on a transfer on its own (waiting timeout, heartbeats declaring
+    # prefill dead) without ABORT to prefill: never, freeing at once (older receivers), or
+    # holding the pages like a deferred abort (until ACK or the release timeout).
+    decode_gives_up: str
 
 
 @dataclass(frozen=True)
@@ -108,6 +132,9 @@ class Variant:
     # BMC depth that reaches every expected violation (a violation that only follows an
     # earlier one, e.g. a stale read after a stray write, can need a few more steps).
     bmc_depth: int = 12
+    # The environment assumptions the verdicts rely on (``spec/assumptions.py``): name ->
+    # why they hold for this engine (the bound, the setting), in file order.
+    assume: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def buggy(self) -> bool:
@@ -126,12 +153,15 @@ _TOP_KEYS = {
     "deployment": dict,
     "engine_sizes": dict,
     "expect": dict,
+    "assume": dict,
 }
-_OPTIONAL = {"counterpart", "bmc_depth"}
+_OPTIONAL = {"counterpart", "bmc_depth", "assume"}
 
 # The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
 # function of the parsed switches (a user protocol names its invariants once, in its DSL).
 InvariantNames = Collection[str] | Callable[[Any], Collection[str]] | None
+# The assumptions a variant's [assume] table may name: kvproof's (None) or a fixed set.
+AssumptionNames = Collection[str] | None
 
 
 def _check_table(data: Mapping[str, Any], cls: type, path: Path, table: str) -> dict[str, Any]:
@@ -181,6 +211,7 @@ def parse_variant(
     path: Path,
     switches_type: type = Switches,
     invariants: InvariantNames = None,
+    assumptions: AssumptionNames = None,
 ) -> Variant:
     """Parse and validate one variant file's text.
 
@@ -232,7 +263,30 @@ def parse_variant(
         counterpart=data.get("counterpart"),
         path=path,
         bmc_depth=_depth(data.get("bmc_depth", 12), path),
+        assume=_assume(data.get("assume", {}), path, assumptions),
     )
+
+
+def _assume(table: Mapping[str, Any], path: Path, declared: AssumptionNames) -> dict[str, str]:
+    """The ``[assume]`` table: each key an assumption the protocol declares, each value a
+    non-empty string saying why it holds here; no two that exclude each other."""
+    names = tuple(ASSUMPTIONS) if declared is None else tuple(declared)
+    for name, why in table.items():
+        if name not in names:
+            known = ", ".join(names) or "none: the protocol declares no assumptions"
+            raise KvproofInputError(
+                f"unknown assumption 'assume.{name}' (known: {known})", str(path)
+            )
+        if not isinstance(why, str) or not why.strip():
+            raise KvproofInputError(
+                f"'assume.{name}' must be a string saying why it holds, got {why!r}", str(path)
+            )
+    clash = contradiction(list(table))
+    if clash is not None:
+        raise KvproofInputError(
+            f"contradictory assumptions 'assume.{clash[0]}' and 'assume.{clash[1]}'", str(path)
+        )
+    return dict(table)
 
 
 def _invariant_names(invariants: InvariantNames, switches: Any) -> tuple[str, ...]:
@@ -250,13 +304,16 @@ def _depth(value: object, path: Path) -> int:
 
 
 def load_variant_file(
-    path: Path, switches_type: type = Switches, invariants: InvariantNames = None
+    path: Path,
+    switches_type: type = Switches,
+    invariants: InvariantNames = None,
+    assumptions: AssumptionNames = None,
 ) -> Variant:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise KvproofInputError(f"cannot read variant: {exc.strerror}", str(path)) from None
-    variant = parse_variant(text, path, switches_type, invariants)
+    variant = parse_variant(text, path, switches_type, invariants, assumptions)
     if variant.name != path.stem:
         raise KvproofInputError(
             f"'name' is {variant.name!r} but the file is named {path.stem!r}", str(path)
@@ -265,10 +322,16 @@ def load_variant_file(
 
 
 def list_variants(
-    folder: Path = VARIANTS_DIR, switches_type: type = Switches, invariants: InvariantNames = None
+    folder: Path = VARIANTS_DIR,
+    switches_type: type = Switches,
+    invariants: InvariantNames = None,
+    assumptions: AssumptionNames = None,
 ) -> list[Variant]:
     """Every variant in ``folder``, sorted by name."""
-    return [load_variant_file(p, switches_type, invariants) for p in sorted(folder.glob("*.toml"))]
+    return [
+        load_variant_file(p, switches_type, invariants, assumptions)
+        for p in sorted(folder.glob("*.toml"))
+    ]
 
 
 def load_variant(
@@ -276,15 +339,16 @@ def load_variant(
     folder: Path = VARIANTS_DIR,
     switches_type: type = Switches,
     invariants: InvariantNames = None,
+    assumptions: AssumptionNames = None,
 ) -> Variant:
     """A variant by name (from ``folder``) or by the path of a ``.toml`` file."""
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml":
         if not candidate.exists():
             raise KvproofInputError("no such variant file", name_or_path)
-        return load_variant_file(candidate, switches_type, invariants)
+        return load_variant_file(candidate, switches_type, invariants, assumptions)
     path = folder / f"{name_or_path}.toml"
     if not path.exists():
         known = ", ".join(p.stem for p in sorted(folder.glob("*.toml")))
         raise KvproofInputError(f"no such variant (known: {known})", name_or_path)
-    return load_variant_file(path, switches_type, invariants)
+    return load_variant_file(path, switches_type, invariants, assumptions)

@@ -33,6 +33,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="also prove buggy variants (fixed ones are proved by default)",
     )
     parser.add_argument("--no-prove", action="store_true", help="BMC only, no unbounded proof")
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="drop one of the variant's assumptions (repeatable): show what it hides",
+    )
+    parser.add_argument(
+        "--no-necessity",
+        action="store_true",
+        help="do not test whether each assumption is needed (one extra check each)",
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--out", type=Path, help="write traces (.jsonl and .itf.json) here")
     parser.add_argument(
@@ -77,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
     user = load_protocol(args.protocol) if args.protocol else None
     factory = user.factory if user else None
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
+    if args.without:
+        from kvproof.model.assumptions import active
+
+        for variant in variants:
+            active(variant, args.without)  # each must be one the variant lists
     console = Console(stderr=args.json)
     prove = "never" if args.no_prove else ("always" if args.prove else "auto")
     jobs = [
@@ -87,6 +104,8 @@ def run(args: argparse.Namespace) -> int:
             args.depth if args.depth is not None else variant.bmc_depth,
             tuple(args.invariant) if args.invariant else None,
             prove,
+            without=tuple(args.without),
+            necessity=not args.no_necessity,
         )
         for variant in variants
     ]

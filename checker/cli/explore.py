@@ -40,7 +40,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.explore import explore
-    from kvproof.model.handoff import build_handoff
     from kvproof.spec.errors import KvproofInputError
 
     user = load_protocol(args.protocol) if args.protocol else None
@@ -57,7 +56,12 @@ def run(args: argparse.Namespace) -> int:
     for flag, path in (("--dot", args.dot), ("--graphml", args.graphml)):
         if path and not Path(path).resolve().parent.is_dir():
             raise KvproofInputError("no such folder", f"{flag} {path}")
-    protocol = (user.factory if user else build_handoff)(variant.switches)
+    if user:
+        protocol = user.factory(variant.switches)
+    else:  # kvproof's handoff under the variant's assumptions
+        from kvproof.model.assumptions import handoff_for
+
+        protocol = handoff_for(variant)
     if set(protocol.sorts) != {"Req", "Page"}:
         raise KvproofInputError(
             f"--requests/--pages size the sorts Req and Page; this protocol's sorts are "

@@ -21,6 +21,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--html", metavar="OUT.html", help="write the proof (or the CTI) as an HTML report"
     )
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="drop one of the variant's assumptions (repeatable)",
+    )
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
     parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
 
@@ -28,9 +35,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from kvproof.checker.report.check_report import render_assumptions
     from kvproof.checker.report.proof_report import render_proof
+    from kvproof.checker.verify.checking import assumptions_json, protocol_for
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.handoff import build_handoff
+    from kvproof.model.assumptions import active
     from kvproof.model.induction import prove
     from kvproof.spec.errors import KvproofInputError
 
@@ -41,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
 
         check_file(args.html)
     user = load_protocol(args.protocol) if args.protocol else None
-    factory = user.factory if user else build_handoff
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     if args.all:
         variants = [v for v in variants if not v.buggy]
@@ -49,16 +57,28 @@ def run(args: argparse.Namespace) -> int:
     out = []
     ok = True
     pages = []
+    without = tuple(args.without)
     for variant in variants:
-        protocol = factory(variant.switches)
+        active(variant, without)  # each dropped one must be listed by the variant
+    for variant in variants:
+        timeout_ms = args.timeout * 1000
         with console.status(f"proving {variant.name} ..."):
-            result = prove(protocol, timeout_ms=args.timeout * 1000)
+            factory = user.factory if user else None
+            protocol = protocol_for(variant, factory, without)
+            result = prove(protocol, timeout_ms=timeout_ms)
+            found = () if user else _necessity(variant, without, result.proved, timeout_ms)
         pages.append((variant, protocol, result))
         ok = ok and result.proved
-        data = {"variant": variant.name, **result.to_json()}
+        data = {
+            "variant": variant.name,
+            **result.to_json(),
+            "assumptions": assumptions_json(variant, without, found),
+            "without": list(without),
+        }
         out.append(data)
         if not args.json:
             render_proof(console, variant.name, result, cores=args.cores)
+            render_assumptions(console, data["assumptions"])
     if args.json:
         print(json.dumps(out if len(out) > 1 else out[0], indent=2))
     if args.html:
@@ -68,3 +88,24 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             console.print(f"report: {args.html}")
     return 0 if ok else 1
+
+
+def _necessity(variant, without, proved, timeout_ms):  # type: ignore[no-untyped-def]
+    """For a proof, an assumption is needed when the proof fails without it (the proof
+    alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
+    from kvproof.checker.verify.necessity import Necessity
+    from kvproof.model.assumptions import handoff_for
+    from kvproof.model.induction import prove
+
+    if not proved:
+        return ()
+    out = []
+    for name in variant.assume:
+        if name in without:
+            continue
+        again = prove(handoff_for(variant, (*without, name)), timeout_ms=timeout_ms)
+        if again.proved:
+            out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
+        else:
+            out.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
+    return tuple(out)

@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
                         "sources": list(v.sources),
                         "expect": dict(v.expect),
                         "counterpart": v.counterpart,
+                        "assume": dict(v.assume),
                     }
                     for v in variants
                 ],
@@ -38,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     table = Table(title="kvproof variants")
-    for col in ("variant", "kind", "expected violations", "source"):
+    for col in ("variant", "kind", "expected violations", "assumes", "source"):
         table.add_column(col, overflow="fold")
     for v in variants:
         bad = [k for k, x in v.expect.items() if x == "violated"]
@@ -46,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
             v.name,
             "[red]buggy[/]" if v.buggy else "[green]fixed[/]",
             ", ".join(bad) or "none",
+            ", ".join(v.assume) or "-",
             v.sources[0],
         )
     Console().print(table)

@@ -28,6 +28,7 @@ from kvproof.checker.conformance.mapping import (
     reservations,
 )
 from kvproof.checker.conformance.responses import ClientResponse, client_responses
+from kvproof.model.assumptions import handoff_for
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
@@ -101,8 +102,13 @@ class Lockstep:
     ) -> None:
         self.variant = variant
         self.sw = variant.switches
-        self.protocol = build_handoff(self.sw)
+        self.protocol = handoff_for(variant)
         self.concrete = Concrete(Instance(self.protocol, sizes))
+        # The same rules without the variant's assumptions: a step only they forbid is
+        # one the assumed environment never takes (the engine itself may well allow it).
+        self.unassumed = (
+            Concrete(Instance(build_handoff(self.sw), sizes)) if variant.assume else None
+        )
         self.state: State = self.concrete.make_state(init)
         self._actions = {a.name for a in self.protocol.actions}
         self.sizes = sizes
@@ -199,13 +205,23 @@ class Lockstep:
             return None
         return self.concrete.step(self.state, inst)
 
-    def engine_enabled(self) -> list[ActionInstance]:
+    def engine_enabled(self, *, assumed: bool = True) -> list[ActionInstance]:
+        """The engine's enabled events as model actions; with ``assumed``, less those the
+        variant's assumptions exclude from the environment."""
         out = []
         for ev in self.cluster.enabled():
             inst = self.rids.action(ev)
-            if inst is not None:
+            if inst is not None and not (assumed and self.excluded(inst)):
                 out.append(inst)
         return out
+
+    def excluded(self, inst: ActionInstance) -> bool:
+        """Only an assumption forbids ``inst`` now (the rules alone enable it)."""
+        if self.unassumed is None or inst.action not in self._actions:
+            return False
+        if self.concrete.step(self.state, inst) is not None:
+            return False
+        return self.unassumed.step(self.state, inst) is not None
 
     def engine_can(self, inst: ActionInstance) -> bool:
         return self.cluster.handoff.can(self.rids.event(inst))
@@ -220,7 +236,7 @@ class Lockstep:
         ev = self.rids.event(inst)
         engine_ok = self.cluster.handoff.can(ev)
         if nxt is None:
-            if engine_ok:
+            if engine_ok and not self.excluded(inst):
                 return "divergence", Divergence(
                     step, str(inst), "the engine performs it, the model does not enable it"
                 )
@@ -242,8 +258,8 @@ class Lockstep:
         div = self._compare(step, str(inst))
         if div is not None:
             return "divergence", div
-        for other in self.engine_enabled():
-            if self.model_step(other) is None:
+        for other in self.engine_enabled(assumed=False):
+            if self.model_step(other) is None and not self.excluded(other):
                 return "divergence", Divergence(
                     step,
                     str(inst),
@@ -290,7 +306,10 @@ class Lockstep:
         c, st = self.concrete, self.state
         names = ("dphase", "pphase", "poll", "resp")
         parts = ", ".join(f"{n} {c.value(st, n, (r,))}" for n in names)
-        return f"r{r}: {parts}; " + self.cluster.requests[r + self.rids.offset].reason
+        out = f"r{r}: {parts}; " + self.cluster.requests[r + self.rids.offset].reason
+        if self.variant.assume:
+            out += f" (the variant assumes: {', '.join(self.variant.assume)})"
+        return out
 
 
 def replay_trace(
@@ -304,7 +323,7 @@ def replay_trace(
     reference: Any = None,
 ) -> ReplayReport:
     """Replay ``trace`` on the reference engine configured by ``variant``."""
-    protocol = build_handoff(variant.switches)
+    protocol = handoff_for(variant)
     trace = normalize(trace, protocol)
     report = ReplayReport(variant.name, trace)
     ls = Lockstep(

@@ -18,7 +18,7 @@ from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import EVENT_NAMES
 from kvproof.spec.variant import Variant
 
-FAULT_ACTIONS = frozenset({"fail", "abort", "p_abort", "timeout", "expire"})
+FAULT_ACTIONS = frozenset({"fail", "abort", "p_abort", "timeout", "expire", "give_up"})
 # Candidate order: progress first (choice 0, what shrinking tends to, moves the run on).
 ORDER = {name: i for i, name in enumerate(EVENT_NAMES)}
 SIZES = {"Req": 2, "Page": 3}

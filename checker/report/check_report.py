@@ -19,6 +19,7 @@ def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | N
         f"BMC: {sizes['Req']} requests, {sizes['Page']} pages, depth {data['depth']}, "
         f"{data['seconds']:.2f} s"
     )
+    render_assumptions(console, data.get("assumptions", []))
     for inv in data["invariants"]:
         if inv["verdict"] == "holds":
             continue
@@ -96,6 +97,17 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
                 f"{check.proof.seconds:.2f}",
                 "[green]yes[/]" if check.all_match else "[red]NO[/]",
             )
+        if check.variant.assume:
+            needed = {n.name: n.needed for n in check.necessity}
+            names = [
+                n
+                + {True: " (needed)", False: " (unnecessary)", None: " (?)"}.get(
+                    needed.get(n, "-"), ""
+                )
+                + (" DROPPED" if n in check.without else "")
+                for n in check.variant.assume
+            ]
+            table.add_row(check.variant.name, "(assumes)", "; ".join(names), "", "", "")
         table.add_section()
     console.print(table)
     bad = [c.variant.name for c in checks if not c.all_match]
@@ -108,3 +120,19 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
             else f"[red]mismatch: {', '.join(bad)}[/]"
         )
     )
+
+
+def render_assumptions(console: Console, assumptions: list[dict[str, Any]]) -> None:
+    """What the verdict is under: each assumption, why it holds, and whether it is needed."""
+    if not assumptions:
+        console.print("assumptions: none (the verdict holds in every environment the model has)")
+        return
+    console.print("[bold]under assumptions[/] (spec/assumptions.py):")
+    for a in assumptions:
+        state = "in force" if a["active"] else "[yellow]DROPPED (--without)[/]"
+        console.print(f"  [bold]{a['name']}[/] ({state}): {a['text']}")
+        console.print(f"    here: {a['why']}")
+        console.print(f"    source: {a['source']}")
+        if "needed" in a:
+            color = {True: "cyan", False: "yellow", None: "magenta"}[a["needed"]]
+            console.print(f"    [{color}]{a['needed_detail']}[/]")

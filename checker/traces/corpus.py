@@ -21,13 +21,13 @@ INCIDENT = "sglang-0.5.19-pd.isolation"
 
 
 def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Path]:
+    from kvproof.model.assumptions import handoff_for
     from kvproof.model.bmc import bmc
-    from kvproof.model.handoff import build_handoff
 
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for v in list_variants():
-        protocol = build_handoff(v.switches)
+        protocol = handoff_for(v)  # under the variant's assumptions
         result = bmc(protocol, SIZES, depth or v.bmc_depth, variant=v.name)
         for r in result.results:
             if r.trace is None:

@@ -32,6 +32,8 @@ class CheckJob:
     depth: int
     invariants: tuple[str, ...] | None
     prove: str  # "auto" (fixed variants with strengthening), "always", "never"
+    without: tuple[str, ...] = ()  # assumptions dropped (--without)
+    necessity: bool = True  # assess whether each assumption in force is needed
 
 
 _FACTORY: ProtocolFactory | None = None  # set before forking; inherited by the workers
@@ -45,6 +47,7 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
         depth=job.depth,
         factory=factory,
         invariants=list(job.invariants) if job.invariants else None,
+        without=job.without,
     )
     # A fixed variant is proved for all sizes too ("BMC + proof where available"):
     # "holds to depth 12" is not what an engine team needs to hear.
@@ -52,16 +55,24 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     if job.prove == "always" or (job.prove == "auto" and fixed):
         from kvproof.model.induction import prove
 
-        check = VariantCheck(check.variant, check.protocol, check.bmc, prove(check.protocol))
+        check = VariantCheck(
+            check.variant, check.protocol, check.bmc, prove(check.protocol), without=job.without
+        )
+    # Necessity is assessed where an assumption carries a verdict of safety: fixed variants.
+    # (A buggy variant's assumptions only narrow its environment to the bug's.)
+    if job.necessity and factory is None and job.variant.assume and not job.variant.buggy:
+        from kvproof.checker.verify.checking import assess_assumptions
+
+        check = assess_assumptions(check, prove_it=check.proof is not None)
     return check
 
 
-def _work(job: CheckJob) -> tuple[Any, Any]:
+def _work(job: CheckJob) -> tuple[Any, Any, Any]:
     check = run_job(job, _FACTORY)
     proof = check.proof
     if proof is not None and proof.cti is not None:
         proof = dataclasses.replace(proof, cti=dataclasses.replace(proof.cti, protocol=None))
-    return check.bmc, proof
+    return check.bmc, proof, check.necessity
 
 
 def run_jobs(
@@ -88,13 +99,15 @@ def run_jobs(
         futures = {pool.submit(_work, job): i for i, job in enumerate(jobs)}
         for fut in as_completed(futures):
             i = futures[fut]
-            bmc, proof = fut.result()
-            protocol = protocol_for(jobs[i].variant, factory)
+            bmc, proof, found = fut.result()
+            protocol = protocol_for(jobs[i].variant, factory, jobs[i].without)
             if proof is not None and proof.cti is not None:
                 proof = dataclasses.replace(
                     proof, cti=dataclasses.replace(proof.cti, protocol=protocol)
                 )
-            check = VariantCheck(jobs[i].variant, protocol, bmc, proof)
+            check = VariantCheck(
+                jobs[i].variant, protocol, bmc, proof, without=jobs[i].without, necessity=found
+            )
             results[i] = check
             if on_done:
                 on_done(check)

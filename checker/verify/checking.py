@@ -26,6 +26,8 @@ class VariantCheck:
     protocol: Protocol
     bmc: BmcResult
     proof: Any = None  # kvproof.model.induction.ProofResult when --prove
+    without: tuple[str, ...] = ()  # assumptions dropped (--without)
+    necessity: tuple[Any, ...] = ()  # kvproof.checker.verify.necessity.Necessity, per assumption
 
     def verdict(self, inv: str) -> str:
         return "holds" if self.bmc.result(inv).holds else "violated"
@@ -48,13 +50,19 @@ class VariantCheck:
         return not self.bmc.holds or (self.proof is not None and not self.proof.proved)
 
 
-def protocol_for(variant: Variant, factory: ProtocolFactory | None = None) -> Protocol:
-    """The protocol a variant's switches configure: kvproof's handoff unless ``factory``."""
-    if factory is None:
-        from kvproof.model.handoff import build_handoff
+def protocol_for(
+    variant: Variant, factory: ProtocolFactory | None = None, without: tuple[str, ...] = ()
+) -> Protocol:
+    """The protocol a variant's switches configure: kvproof's handoff unless ``factory``,
+    under the variant's assumptions less ``without``. A user protocol gets the guards of
+    kvproof's assumptions on the actions it shares with kvproof's handoff."""
+    from kvproof.model.assumptions import active, apply, handoff_for
 
-        factory = build_handoff
-    return factory(variant.switches)
+    if factory is None:
+        return handoff_for(variant, without)
+    names = active(variant, without)
+    protocol = factory(variant.switches)
+    return apply(protocol, names, variant.switches) if names else protocol
 
 
 def check_variant(
@@ -66,8 +74,9 @@ def check_variant(
     factory: ProtocolFactory | None = None,
     on_depth: Callable[[int], None] | None = None,
     invariants: list[str] | None = None,
+    without: tuple[str, ...] = (),
 ) -> VariantCheck:
-    protocol = protocol_for(variant, factory)
+    protocol = protocol_for(variant, factory, without)
     known = {i.name for i in protocol.safety}
     for name in invariants or ():
         if name not in known:
@@ -82,7 +91,49 @@ def check_variant(
         on_depth=on_depth,
         invariants=invariants,
     )
-    return VariantCheck(variant, protocol, result)
+    return VariantCheck(variant, protocol, result, without=tuple(without))
+
+
+def assess_assumptions(check: VariantCheck, *, prove_it: bool) -> VariantCheck:
+    """``check`` with the necessity of each assumption still in force (``necessity.py``)."""
+    import dataclasses
+
+    from kvproof.checker.verify.necessity import necessity
+
+    variant = check.variant
+    holding = [r.invariant for r in check.bmc.results if r.holds]
+    found = tuple(
+        necessity(
+            variant,
+            name,
+            lambda names: protocol_for(variant, None, names),
+            dropped=check.without,
+            holding=holding,
+            sizes=check.bmc.sizes,
+            depth=check.bmc.depth,
+            prove_it=prove_it,
+        )
+        for name in variant.assume
+        if name not in check.without
+    )
+    return dataclasses.replace(check, necessity=found)
+
+
+def assumptions_json(variant: Variant, without: tuple[str, ...], found: tuple[Any, ...]) -> list:
+    """The ``"assumptions"`` entries of ``--json``: declared text and source, why the
+    variant relies on it, whether it was in force, and (when assessed) whether needed."""
+    from kvproof.model.assumptions import declared
+
+    by_name = {n.name: n for n in found}
+    out = []
+    for entry in declared(variant.assume):
+        name = entry["name"]
+        entry["why"] = variant.assume[name]
+        entry["active"] = name not in without
+        if name in by_name:
+            entry.update(by_name[name].to_json())
+        out.append(entry)
+    return out
 
 
 def trace_rows(protocol: Protocol, trace: Trace) -> list[dict[str, Any]]:
@@ -135,6 +186,8 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
         "seconds": round(check.bmc.seconds, 4),
         "verdict": "violated" if check.violated else "holds",
         "matches_expectation": check.all_match,
+        "assumptions": assumptions_json(check.variant, check.without, check.necessity),
+        "without": list(check.without),
         "invariants": [],
     }
     for r in check.bmc.results:

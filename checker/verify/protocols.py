@@ -10,7 +10,10 @@ taking a variant's switches and returning a ``Protocol``, or an object with a
 - ``INVARIANTS``: the safety invariant names a variant's ``[expect]`` table must list;
   default: the names the factory's protocol declares (built from each variant's switches);
 - ``VARIANTS_DIR``: the protocol's own variants folder, used when ``--variants-dir`` is not
-  given; default: kvproof's.
+  given; default: kvproof's;
+- ``ASSUMPTIONS``: the assumption names its variants may list in ``[assume]``; default:
+  kvproof's (``spec/assumptions.py``), whose guards apply to the actions it shares with
+  kvproof's handoff.
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ class UserProtocol:
     switches_type: type = Switches
     invariants: InvariantNames = None  # None: kvproof's invariant names
     variants_dir: Path | None = None
+    # The assumptions its variants may list (None: kvproof's, realised on the actions the
+    # protocol shares with kvproof's handoff; () for a protocol that declares none).
+    assumptions: tuple[str, ...] | None = None
 
 
 def load_protocol(spec: str) -> UserProtocol:
@@ -77,7 +83,15 @@ def load_protocol(spec: str) -> UserProtocol:
             return tuple(i.name for i in factory(sw).safety)
 
     folder = lookup("VARIANTS_DIR")
-    return UserProtocol(spec, factory, switches_type, invariants, Path(folder) if folder else None)
+    declared = lookup("ASSUMPTIONS")
+    return UserProtocol(
+        spec,
+        factory,
+        switches_type,
+        invariants,
+        Path(folder) if folder else None,
+        tuple(declared) if declared is not None else None,
+    )
 
 
 def resolve_variants(
@@ -95,9 +109,10 @@ def resolve_variants(
         return [load_variant(n, folder) for n in names]
     user = load_protocol(protocol) if isinstance(protocol, str) else protocol
     folder = folder or user.variants_dir or VARIANTS_DIR
+    names_ = user.assumptions
     if every:
-        return list_variants(folder, user.switches_type, user.invariants)
-    return [load_variant(n, folder, user.switches_type, user.invariants) for n in names]
+        return list_variants(folder, user.switches_type, user.invariants, names_)
+    return [load_variant(n, folder, user.switches_type, user.invariants, names_) for n in names]
 
 
 def _import(modname: str) -> ModuleType:

@@ -32,7 +32,7 @@ from kvproof.spec.variant import Switches
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
 
-# Every other design choice as in SGLang v0.5.22 (spec/variants/sglang-0.5.22-pd.toml).
+# Every other design choice as in SGLang v0.5.22 with release after the drain ACK.
 BASE = Switches(
     transfer_mode="push",
     honor_pending_reject=True,
@@ -42,11 +42,14 @@ BASE = Switches(
     success_overwrites_abort=False,
     release="deferred_ack",
     failed_means_drained=False,
-    transfer_checksum=False,
+    transfer_checksum="off",
     page_tags=False,
     prefill_hold="until_read",
     decode_prefix_cache=False,
     remote_trim="tail",
+    failure_status="failed",
+    abort_ack="after_drain",
+    decode_gives_up="never",
 )
 
 

@@ -49,6 +49,14 @@ def test_push_prefix_cache_fixed_has_no_finding() -> None:
     assert result.finding is None, result.finding and result.finding.detail
 
 
+def test_give_up_that_frees_is_clean_when_the_peer_has_stopped() -> None:
+    # sglang-pd-dead-prefill-free holds under silent_peer_is_stopped: the walks never take a
+    # give_up the assumption excludes (the engine would allow it; the environment does not).
+    result = fuzz(load_variant("sglang-pd-dead-prefill-free"), traces=150, faults=True, seed=3)
+    assert result.finding is None, result.finding and result.finding.detail
+    assert result.stats.faults > 0
+
+
 def test_walks_are_deterministic() -> None:
     v = load_variant("sglang-0.5.22-pd")
     walk = Walk((False, True), (False, False), (2, 1), 20, tuple(range(0, 400, 7)))

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from kvproof.checker.cli import main
+from kvproof.model.assumptions import handoff_for
 from kvproof.model.bmc import bmc
 from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
@@ -19,7 +20,7 @@ SIZES = {"Req": 2, "Page": 3}
 
 def _run(name: str, depth: int = 9):  # type: ignore[no-untyped-def]
     variant = load_variant(name)
-    protocol = build_handoff(variant.switches)
+    protocol = handoff_for(variant)  # under the variant's assumptions
     return protocol, bmc(protocol, SIZES, depth, variant=name)
 
 

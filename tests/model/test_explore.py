@@ -12,6 +12,7 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.cli.explore import graphml_graph, to_dot
+from kvproof.model.assumptions import handoff_for
 from kvproof.model.bmc import bmc
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.dsl import BOOL, Action, Invariant, Protocol, Var
@@ -29,7 +30,7 @@ DEPTH = 14  # >= every shortest counterexample at 2 requests / 2 pages (at most 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_explore_agrees_with_bmc_and_expectations(variant) -> None:
-    protocol = build_handoff(variant.switches)
+    protocol = handoff_for(variant)  # under the variant's assumptions
     full = explore(protocol, SMALL, variant=variant.name)
     assert not full.truncated
     # The whole state space at 2/2 decides each invariant: it matches the variant's claim.

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from kvproof.checker.cli import main
+from kvproof.model.assumptions import handoff_for
 from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
 from kvproof.model.induction import prove
@@ -19,7 +20,7 @@ FIXED = [v.name for v in list_variants() if not v.buggy]
 
 @pytest.mark.parametrize("name", FIXED)
 def test_fixed_variants_are_proved(name: str) -> None:
-    result = prove(build_handoff(load_variant(name).switches))
+    result = prove(handoff_for(load_variant(name)))  # under the variant's assumptions
     assert result.proved, result.summary
     assert result.cti is None and result.queries > 0
     # cores name real conjuncts
@@ -27,7 +28,7 @@ def test_fixed_variants_are_proved(name: str) -> None:
 
 
 def test_weakened_strengthening_gives_a_replayable_cti() -> None:
-    protocol = build_handoff(load_variant("sglang-0.5.22-pd").switches)
+    protocol = handoff_for(load_variant("sglang-0.5.22-pd"))
     weakened = dataclasses.replace(
         protocol,
         strengthening=tuple(c for c in protocol.strengthening if c.name != "inflight_held"),

@@ -26,7 +26,9 @@ def transferred(v: Variant, small: Sizes) -> tuple[Cluster, int]:
     rid = c.submit("B", "b" * 24, 6)
     while c.handoff.requests[rid].poll != "success":
         ev = next(
-            e for e in c.enabled() if e.rid == rid and e.name not in ("abort", "fail", "p_abort")
+            e
+            for e in c.enabled()
+            if e.rid == rid and e.name not in ("abort", "fail", "p_abort", "give_up")
         )
         c.apply(ev)
     return c, rid
@@ -52,7 +54,7 @@ def test_debug_allocator_catches_a_raw_tampered_entry_at_release(small: Sizes) -
 
 
 def test_checksum_catches_a_tampered_table_at_commit(small: Sizes) -> None:
-    c, rid = transferred(with_switches("sglang-0.5.22-pd", transfer_checksum=True), small)
+    c, rid = transferred(with_switches("sglang-0.5.22-pd", transfer_checksum="both"), small)
     tamper(c, rid)
     c.apply(Event("commit", rid))
     assert c.response(rid).status == 500 and "checksum" in c.response(rid).reason

@@ -29,11 +29,25 @@ def test_fixed_variant_returns_the_original_400() -> None:
 
 def test_each_guard_alone_turns_the_leak_into_a_500() -> None:
     buggy = load_variant("sglang-0.5.19-pd")
-    for switch in ("written_length_check", "transfer_checksum", "page_tags"):
-        sw = dataclasses.replace(buggy.switches, **{switch: True})
+    for switch, on in (
+        ("written_length_check", True),
+        ("transfer_checksum", "both"),
+        ("page_tags", True),
+    ):
+        sw = dataclasses.replace(buggy.switches, **{switch: on})
         report = run_incident(dataclasses.replace(buggy, switches=sw))
         assert report.exit_code == 0, switch
         assert report.rows[-1].status == 500, switch
+
+
+def test_a_checksum_on_one_role_only_checks_nothing() -> None:
+    """#39500: decode skips the comparison when the checksum it received is 0."""
+    buggy = load_variant("sglang-0.5.19-pd")
+    for side in ("decode_only", "prefill_only"):
+        sw = dataclasses.replace(buggy.switches, transfer_checksum=side)
+        report = run_incident(dataclasses.replace(buggy, switches=sw))
+        assert report.exit_code == 1, side
+        assert report.rows[-1].status == 200, side
 
 
 def test_cli_demo_exit_codes_and_json(capsys) -> None:  # type: ignore[no-untyped-def]

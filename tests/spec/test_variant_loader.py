@@ -33,7 +33,9 @@ def test_catalog_loads_with_sources_and_expectations() -> None:
     assert incident.deployment.prefill_pool_tokens == 681_280
     assert incident.deployment.context_len == 1_048_576
     fixed = load_variant("sglang-0.5.22-pd")
-    assert fixed.switches.honor_pending_reject and fixed.switches.release == "deferred_ack"
+    # v0.5.22 frees on the drain ACK or a 30 s timeout: safe only under bounded_transfer.
+    assert fixed.switches.honor_pending_reject and fixed.switches.release == "deferred_timeout"
+    assert list(fixed.assume) == ["bounded_transfer"]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,79 @@
+"""The environment assumptions the handoff protocol declares (prose in ``handoff.md``).
+
+A proof of a real engine is a proof *under* assumptions about its environment: the network
+delivers a write within the release timeout, a lease is renewed while a read runs. The
+protocol declares each one here (name, statement, where the fact comes from); a variant
+lists the ones its verdict relies on in its ``[assume]`` table; the model realises each as
+a guard on an environment action (``model/assumptions.py``); ``kvproof check VARIANT
+--without NAME`` drops one and shows the counterexample it was hiding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class AssumptionInfo:
+    name: str
+    text: str  # what the environment is assumed to do, in one sentence
+    source: str  # where the bound comes from, and where it is known to fail
+    # Assumptions that state the opposite: listing both describes no environment.
+    excludes: tuple[str, ...] = ()
+
+
+_ALL = (
+    AssumptionInfo(
+        "bounded_transfer",
+        "prefill's transfer of a request ends (every posted write has landed and no further"
+        " write is posted) before decode's deferred-release timeout fires",
+        "SGLang env SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT (30 s, decode"
+        " frees on ABORT_ACK or on this timeout); a later UniFlow backend design note says the"
+        " 30 s equals the default transfer timeout and 'a put that stalls to its deadline can"
+        " still be writing when decode releases the pages' (shared/UPSTREAM.md)",
+        excludes=("stalled_transfer",),
+    ),
+    AssumptionInfo(
+        "stalled_transfer",
+        "a write of the request is still in flight when decode's release timeout fires (the"
+        " scenario, not a guarantee: it focuses a check on the stall)",
+        "shared/UPSTREAM.md: UniFlow design note, an RDMA shutdown after a failed put has no"
+        " deadline",
+        excludes=("bounded_transfer",),
+    ),
+    AssumptionInfo(
+        "failed_is_drained",
+        "a transfer reported Failed has no write of it still in flight",
+        "Mooncake getBatchTransferStatus returns FAILED as soon as one task failed while"
+        " others may still be in flight (kvcache-ai/Mooncake; shared/UPSTREAM.md); vLLM #56104"
+        " (a failed handle while sibling handles still wrote)",
+    ),
+    AssumptionInfo(
+        "lease_outlives_read",
+        "prefill's block lease does not expire before decode's read of the blocks has ended",
+        "vLLM NixlConnector kv_lease_duration (30 s) renewed by heartbeats (#41383); a read"
+        " after expiry is only logged ('Potentially invalid KV blocks for unrecognized"
+        " request', #52234); decode-side expiry check #32208 open (shared/UPSTREAM.md)",
+    ),
+    AssumptionInfo(
+        "silent_peer_is_stopped",
+        "a prefill that decode gives up on (its waiting timeout, or heartbeats declaring the"
+        " prefill dead) has stopped writing: no write is in flight and none will be posted",
+        "SGLang env SGLANG_DISAGGREGATION_WAITING_TIMEOUT (300 s) and"
+        " SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL (5 s) x _HEARTBEAT_MAX_FAILURE (2);"
+        " a missed heartbeat or a slow transfer is not a stopped writer (shared/UPSTREAM.md)",
+    ),
+)
+
+ASSUMPTIONS: dict[str, AssumptionInfo] = {a.name: a for a in _ALL}
+
+
+def contradiction(names: tuple[str, ...] | list[str]) -> tuple[str, str] | None:
+    """The first pair of ``names`` that exclude each other, if any."""
+    for i, a in enumerate(names):
+        info = ASSUMPTIONS.get(a)
+        for b in names[i + 1 :]:
+            other = ASSUMPTIONS.get(b)
+            if (info and b in info.excludes) or (other and a in other.excludes):
+                return a, b
+    return None
