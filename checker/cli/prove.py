@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
+
+from kvproof.checker.distrib.options import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
     parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
+    add_ray_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,9 +45,15 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=args.json)
     out = []
     ok = True
-    for variant in variants:
-        with console.status(f"proving {variant.name} ..."):
-            result = prove(factory(variant.switches), timeout_ms=args.timeout * 1000)
+    results = None
+    if args.ray is not None:
+        results = _on_ray(args, variants, user.factory if user else None, console)
+    for i, variant in enumerate(variants):
+        if results is not None:
+            result = results[i]
+        else:
+            with console.status(f"proving {variant.name} ..."):
+                result = prove(factory(variant.switches), timeout_ms=args.timeout * 1000)
         ok = ok and result.proved
         data = {"variant": variant.name, **result.to_json()}
         out.append(data)
@@ -52,3 +62,17 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out if len(out) > 1 else out[0], indent=2))
     return 0 if ok else 1
+
+
+def _on_ray(args, variants, factory, console):  # type: ignore[no-untyped-def]
+    """Every variant's proof as one Ray task; results in variant order."""
+    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.verify.prove_pool import prove_variants
+
+    with (
+        executor_for(args.ray, min(os.cpu_count() or 1, len(variants) or 1)) as ray,
+        console.status(f"proving {len(variants)} variants on Ray ..."),
+    ):
+        return prove_variants(
+            variants, ray, protocol=args.protocol, factory=factory, timeout_ms=args.timeout * 1000
+        )
