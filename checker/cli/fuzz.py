@@ -61,6 +61,11 @@ def run(args: argparse.Namespace) -> int:
     workers = args.workers if args.workers is not None else default_workers()
     if workers < 1:
         raise KvproofInputError("must be >= 1", "--workers")
+    if args.device == "cuda" and args.ray is None:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise KvproofInputError("no CUDA device here (a Ray cluster's: add --ray)", "--device")
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
     console = Console(stderr=args.json)

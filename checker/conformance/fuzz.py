@@ -17,11 +17,12 @@ number of worker processes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,8 @@ def search_batch(
         deadline=None,
     )
     try:
-        walk = find(walks(sizes, variant), fails, settings=cfg, random=random.Random(seed))
+        with _no_local_constants():
+            walk = find(walks(sizes, variant), fails, settings=cfg, random=random.Random(seed))
     except NoSuchExample:
         stats.seconds = time.perf_counter() - start
         return stats, None
@@ -158,6 +160,32 @@ def search_batch(
     res.trace.meta["seed"] = seed
     stats.seconds = time.perf_counter() - start
     return stats, res
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Hypothesis also draws integers it finds in the source of the local modules loaded
+    so far (``providers._get_local_constants``, Hypothesis 6.170): a batch's walks would
+    then depend on what its process happened to import (a pytest run, a forked pool, a
+    fresh Ray worker each differ). Pinned to none, a seed gives the same walks anywhere."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - an older Hypothesis without the feature
+        yield
+        return
+    get = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if get is None or cache is None or not hasattr(providers, "Constants"):
+        yield
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    cache.cache.clear()  # values computed with earlier constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = get
+        cache.cache.clear()
 
 
 def _batches(traces: int) -> list[int]:
@@ -198,10 +226,13 @@ def fuzz(
     pool = executor if executor is not None else make_executor(workers)
     plans: dict[int, tuple[int, int]] = {}  # batch index -> (walks, seed)
     found_at: dict[int, float] = {}
+    raw: dict[int, WalkResult] = {}  # findings as the workers found them (unshrunk)
     hit: int | None = None
 
     def arrived(index: int, out: tuple[FuzzStats, WalkResult | None]) -> None:
         stats, found = out
+        if found is not None:
+            raw[index] = found
         if found is not None and stats.first_finding_s is not None:
             # When the batch found it: its arrival, less the time spent after the finding.
             now = time.perf_counter() - start
@@ -244,13 +275,25 @@ def fuzz(
             pool.close()
     if hit is not None:
         # Shrinking happens once, on the driver: the batch again from its seed (the same
-        # walks, so the same first failure), now with Hypothesis's shrinking.
+        # walks, so the same first failure), now with Hypothesis's shrinking. A driver
+        # without a GPU shrinks a --device cuda finding on the CPU (recorded in the trace).
         n, s = plans[hit]
+        here = device if device == "cpu" or _has_cuda() else "cpu"
         _, result.finding = search_batch(
-            variant, n, s, faults=faults, sizes=sizes, engine=engine, device=device
+            variant, n, s, faults=faults, sizes=sizes, engine=engine, device=here
         )
+        if result.finding is None:  # cannot happen with pinned constants; never lose it
+            result.finding = raw.get(hit)
+        if result.finding is not None and device != "cpu":
+            result.finding.trace.meta["shrunk_on"] = here
     total.seconds = time.perf_counter() - start
     return result
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def _batch_seed(seed: int, index: int) -> int:

@@ -54,7 +54,13 @@ class CampaignLog:
         return out
 
     def record(self, index: int, data: dict[str, Any]) -> None:
+        line = json.dumps({"index": index, **data}) + "\n"
+        if self._units.exists() and self._units.stat().st_size:
+            with self._units.open("rb") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":  # a killed run's half line: start a fresh one
+                    line = "\n" + line
         with self._units.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"index": index, **data}) + "\n")
+            f.write(line)
             f.flush()
             os.fsync(f.fileno())
