@@ -50,8 +50,11 @@ def test_fuzz_finding_on_ray_is_the_local_pools(ray_cluster: Any) -> None:
     on_ray = fuzz(v, traces=100, seed=0, executor=ray_cluster)
     assert local.finding is not None and on_ray.finding is not None
     assert on_ray.finding.kind == local.finding.kind
-    assert on_ray.finding.trace.steps == local.finding.trace.steps
+    assert on_ray.finding.trace.meta["seed"] == local.finding.trace.meta["seed"]
     assert _stats(on_ray) == _stats(local)
+    # Not the shrunk steps themselves: shrinking has a wall-clock budget (search_batch's
+    # shrink_budget_s), so on a loaded machine two shrinks of one finding may stop apart.
+    assert 0 < len(on_ray.finding.trace.steps) <= 20
 
 
 def test_clean_fuzz_on_ray_counts_what_the_pool_counts(ray_cluster: Any) -> None:
