@@ -24,7 +24,9 @@ ALLOWED: dict[str, set[str]] = {
     # The engine must not know the model, or differential testing proves nothing.
     "refimpl": {"spec", "kernels"},
     "checker.traces": {"spec", "model"},
-    "checker.verify": {"spec", "model"},
+    # Where work units run (serial, local pool, Ray): knows no protocol and no engine.
+    "checker.distrib": {"spec"},
+    "checker.verify": {"spec", "model", "checker.distrib"},
     "checker.report": {"spec", "model", "checker.verify", "checker.traces"},
     "checker.conformance": {
         "spec",
@@ -33,6 +35,7 @@ ALLOWED: dict[str, set[str]] = {
         "refimpl",
         "checker.traces",
         "checker.verify",
+        "checker.distrib",
     },
     # Needs neither model nor engine: an operator runs it on a laptop.
     "checker.audit": {"spec"},

@@ -12,6 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+from kvproof.checker.distrib.options import add_ray_option
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variants", nargs="*", metavar="VARIANT", help="name or .toml path")
@@ -59,6 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"
     )
+    add_ray_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
             prove,
             without=tuple(args.without),
             necessity=not args.no_necessity,
+            protocol=args.protocol,
         )
         for variant in variants
     ]
@@ -122,9 +126,20 @@ def run(args: argparse.Namespace) -> int:
         transient=True,
     ) as progress:
         task = progress.add_task("checking variants", total=len(jobs))
-        checks = run_jobs(
-            jobs, workers=workers, factory=factory, on_done=lambda c: progress.advance(task)
-        )
+        from kvproof.checker.distrib.options import executor_for
+
+        ray = executor_for(args.ray, workers)
+        try:
+            checks = run_jobs(
+                jobs,
+                workers=workers,
+                factory=factory,
+                on_done=lambda c: progress.advance(task),
+                executor=ray,
+            )
+        finally:
+            if ray is not None:
+                ray.close()
     results = []
     for check in checks:
         data = checking.to_json(check)

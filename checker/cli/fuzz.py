@@ -1,6 +1,7 @@
 """Fuzz a variant: model-guided random walks on the engine, shrunk to a minimal trace.
 
-``kvproof fuzz VARIANT [--traces N] [--seed S] [--faults] [--workers W]``: each walk is a
+``kvproof fuzz VARIANT [--traces N] [--seed S] [--faults] [--workers W] [--ray [ADDRESS]]
+[--resume DIR] [--device cuda]``: each walk is a
 run of the model forced on the reference engine (with ``--faults``: transfer failures,
 disconnects, aborts, timeouts, lease expiries, reordered writes, duplicate status
 messages), checked after every step. The first finding (divergence, leak or invariant
@@ -13,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+
+from kvproof.checker.distrib.options import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +31,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="kvproof-out", help="folder for a failing trace")
     parser.add_argument("--html", metavar="DIR", help="an HTML report of the finding here")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--device", choices=("cpu", "cuda"), default="cpu", help="engine device (cpu)"
+    )
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        metavar="DIR",
+        help="campaign folder: batches done are recorded there and skipped on a rerun; "
+        "findings are written to DIR/findings as they arrive",
+    )
+    add_ray_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from kvproof.checker.conformance.fuzz import default_workers, fuzz
+    from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.handoff import build_handoff
     from kvproof.spec.errors import KvproofInputError
@@ -51,6 +66,11 @@ def run(args: argparse.Namespace) -> int:
         from kvproof.checker.cli.html_out import check_dir
 
         check_dir(args.html)
+    if args.device == "cuda" and args.ray is None:
+        import torch
+
+        if not torch.cuda.is_available():
+            raise KvproofInputError("no CUDA device here (a Ray cluster's: add --ray)", "--device")
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
     console = Console(stderr=args.json)
@@ -64,15 +84,24 @@ def run(args: argparse.Namespace) -> int:
         disable=args.json,
     ) as progress:
         task = progress.add_task(f"fuzz {variant.name}", total=args.traces)
-        result = fuzz(
-            variant,
-            traces=args.traces,
-            seed=args.seed,
-            faults=args.faults,
-            workers=workers,
-            sizes=sizes,
-            on_batch=lambda st: progress.advance(task, st.traces),
-        )
+        ray = executor_for(args.ray, workers)
+        try:
+            result = fuzz(
+                variant,
+                traces=args.traces,
+                seed=args.seed,
+                faults=args.faults,
+                workers=workers,
+                sizes=sizes,
+                on_batch=lambda st: progress.advance(task, st.traces),
+                device=args.device,
+                executor=ray,
+                resume=args.resume,
+            )
+        finally:
+            if ray is not None:
+                workers = ray.slots
+                ray.close()
     s = result.stats
     saved = None
     if result.finding is not None:
@@ -98,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         "workers": workers,
         "seed": args.seed,
         "faults": args.faults,
+        "ray": args.ray,
     }
     if args.json:
         f = result.finding

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
+
+from kvproof.checker.distrib.options import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
     parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
+    add_ray_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,13 +64,21 @@ def run(args: argparse.Namespace) -> int:
     without = tuple(args.without)
     for variant in variants:
         active(variant, without)  # each dropped one must be listed by the variant
-    for variant in variants:
-        timeout_ms = args.timeout * 1000
-        with console.status(f"proving {variant.name} ..."):
-            factory = user.factory if user else None
-            protocol = protocol_for(variant, factory, without)
-            result = prove(protocol, timeout_ms=timeout_ms)
-            found = () if user else _necessity(variant, without, result.proved, timeout_ms)
+    factory = user.factory if user else None
+    timeout_ms = args.timeout * 1000
+    results = None
+    if args.ray is not None:
+        if without:
+            raise KvproofInputError("--without runs locally: drop --ray", "--without")
+        results = _on_ray(args, variants, factory, console)
+    for i, variant in enumerate(variants):
+        protocol = protocol_for(variant, factory, without)
+        if results is not None:
+            result = results[i]
+        else:
+            with console.status(f"proving {variant.name} ..."):
+                result = prove(protocol, timeout_ms=timeout_ms)
+        found = () if user else _necessity(variant, without, result.proved, timeout_ms)
         pages.append((variant, protocol, result))
         ok = ok and result.proved
         data = {
@@ -109,3 +121,17 @@ def _necessity(variant, without, proved, timeout_ms):  # type: ignore[no-untyped
         else:
             out.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
     return tuple(out)
+
+
+def _on_ray(args, variants, factory, console):  # type: ignore[no-untyped-def]
+    """Every variant's proof as one Ray task; results in variant order."""
+    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.verify.prove_pool import prove_variants
+
+    with (
+        executor_for(args.ray, min(os.cpu_count() or 1, len(variants) or 1)) as ray,
+        console.status(f"proving {len(variants)} variants on Ray ..."),
+    ):
+        return prove_variants(
+            variants, ray, protocol=args.protocol, factory=factory, timeout_ms=args.timeout * 1000
+        )

@@ -17,16 +17,22 @@ number of worker processes.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import random
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, is_dataclass
+from pathlib import Path
 from typing import Any
 
 from kvproof.checker.conformance.replay import EngineFactory
 from kvproof.checker.conformance.walk import SIZES, Walk, WalkResult, run_walk, trim, walks
+from kvproof.checker.distrib.campaign import CampaignLog
+from kvproof.checker.distrib.executor import Executor, Unit, make_executor, ordered
+from kvproof.checker.traces.tracefile import write_jsonl
+from kvproof.model.handoff import build_handoff
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import Variant
 
@@ -74,8 +80,11 @@ def search_batch(
     engine: EngineFactory = Cluster,
     shrink: bool = True,
     shrink_budget_s: float = 2.0,
+    device: str = "cpu",
 ) -> tuple[FuzzStats, WalkResult | None]:
-    """Up to ``n`` walks from ``seed``; the first failing one, shrunk (or None)."""
+    """Up to ``n`` walks from ``seed``; the first failing one, shrunk (or None).
+    ``shrink=False``: the first failing walk as found (a campaign's workers: the driver
+    shrinks the one finding it reports)."""
     import torch
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
@@ -85,8 +94,10 @@ def search_batch(
 
     torch.set_num_threads(1)
     start = time.perf_counter()
-    model = build_model("echo", seed=0, device="cpu")
-    reference = SingleNode(model, page_size=16, num_pages=64)
+    model = build_model("echo", seed=0, device=device)
+    reference = SingleNode(model, page_size=16, num_pages=64, device=device)
+    if device != "cpu":
+        engine = functools.partial(engine, device=device)
     stats = FuzzStats()
 
     seen: dict[Walk, bool] = {}
@@ -131,7 +142,8 @@ def search_batch(
         deadline=None,
     )
     try:
-        walk = find(walks(sizes, variant), fails, settings=cfg, random=random.Random(seed))
+        with _no_local_constants():
+            walk = find(walks(sizes, variant), fails, settings=cfg, random=random.Random(seed))
     except NoSuchExample:
         stats.seconds = time.perf_counter() - start
         return stats, None
@@ -142,14 +154,44 @@ def search_batch(
         "model": model,
         "reference": reference,
     }
-    res = trim(variant, walk, run_walk(variant, walk, **kw), **kw)  # type: ignore[arg-type]
+    res = run_walk(variant, walk, **kw)  # type: ignore[arg-type]
+    if shrink:
+        res = trim(variant, walk, res, **kw)  # type: ignore[arg-type]
     res.trace.meta["seed"] = seed
     stats.seconds = time.perf_counter() - start
     return stats, res
 
 
-def _batches(traces: int, workers: int) -> list[int]:
-    size = max(10, min(100, traces // max(1, 4 * workers)))
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Hypothesis also draws integers it finds in the source of the local modules loaded
+    so far (``providers._get_local_constants``, Hypothesis 6.170): a batch's walks would
+    then depend on what its process happened to import (a pytest run, a forked pool, a
+    fresh Ray worker each differ). Pinned to none, a seed gives the same walks anywhere."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - an older Hypothesis without the feature
+        yield
+        return
+    get = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if get is None or cache is None or not hasattr(providers, "Constants"):
+        yield
+        return
+    empty = providers.Constants()
+    providers._get_local_constants = lambda: empty
+    cache.cache.clear()  # values computed with earlier constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = get
+        cache.cache.clear()
+
+
+def _batches(traces: int) -> list[int]:
+    # The plan depends on the budget only, never on the number of workers (nor on Ray):
+    # the same seeds give the same batches, so the same result, on any executor.
+    size = max(10, min(100, traces // 4))
     out = [size] * (traces // size)
     if traces % size:
         out.append(traces % size)
@@ -166,86 +208,126 @@ def fuzz(
     sizes: dict[str, int] = SIZES,
     engine: EngineFactory = Cluster,
     on_batch: Callable[[FuzzStats], None] | None = None,
+    device: str = "cpu",
+    executor: Executor | None = None,
+    resume: Path | None = None,
 ) -> FuzzResult:
-    """Up to ``traces`` walks; stops at the first finding (shrunk)."""
+    """Up to ``traces`` walks; stops at the first finding (shrunk).
+
+    Batches run on ``executor`` (default: this process, or a local pool of ``workers``) and
+    merge in batch order, so the finding is the serial run's. Shrinking happens once, here.
+    ``resume``: a campaign folder; batches it records are not run again, and every finding
+    is written to its ``findings/`` as soon as it arrives.
+    """
     start = time.perf_counter()
     total = FuzzStats()
     result = FuzzResult(variant.name, total, seed=seed)
-    # Hypothesis may end a batch early (it skips walks it has already run): top up with
-    # more batches until the budget of walks is spent.
-    for _ in range(10):
-        if total.traces >= traces or result.finding is not None:
-            break
-        plan = _batches(traces - total.traces, workers)
-        first = result.batches
-        for stats, found in _run_batches(
-            variant, plan, seed, first, faults, workers, sizes, engine
-        ):
-            if found is not None and total.first_finding_s is None and stats.first_finding_s:
-                # When the batch found it: its end, less the time spent shrinking afterwards.
-                batch_end = time.perf_counter() - start
-                total.first_finding_s = batch_end - (stats.seconds - stats.first_finding_s)
-            total.add(stats)
-            result.batches += 1
-            if on_batch is not None:
-                on_batch(stats)
+    log = _campaign(resume, variant, seed, faults, sizes) if resume is not None else None
+    pool = executor if executor is not None else make_executor(workers)
+    plans: dict[int, tuple[int, int]] = {}  # batch index -> (walks, seed)
+    found_at: dict[int, float] = {}
+    raw: dict[int, WalkResult] = {}  # findings as the workers found them (unshrunk)
+    hit: int | None = None
+
+    def arrived(index: int, out: tuple[FuzzStats, WalkResult | None]) -> None:
+        stats, found = out
+        if found is not None:
+            raw[index] = found
+        if found is not None and stats.first_finding_s is not None:
+            # When the batch found it: its arrival, less the time spent after the finding.
+            now = time.perf_counter() - start
+            found_at[index] = now - (stats.seconds - stats.first_finding_s)
+        if log is not None:
+            n, s = plans[index]
             if found is not None:
-                result.finding = found
+                path = log.findings / f"{variant.name}.batch-{index}.jsonl"
+                write_jsonl(found.trace, path, protocol=build_handoff(variant.switches))
+            log.record(index, {"walks": n, "seed": s, "stats": asdict(stats), "found": bool(found)})
+        if on_batch is not None:
+            on_batch(stats)
+
+    try:
+        # Hypothesis may end a batch early (it skips walks it has already run): top up with
+        # more batches until the budget of walks is spent.
+        for _ in range(10):
+            if total.traces >= traces or hit is not None:
                 break
+            first = result.batches
+            units = []
+            for i, n in enumerate(_batches(traces - total.traces)):
+                plans[first + i] = (n, _batch_seed(seed, first + i))
+                kw = {"faults": faults, "sizes": sizes, "engine": engine, "device": device}
+                kw["shrink"] = False
+                gpus = 1.0 if device.startswith("cuda") else 0.0
+                units.append(Unit(first + i, search_batch, (variant, *plans[first + i]), kw, gpus))
+            done = _done(log, {u.index: plans[u.index] for u in units}, on_batch)
+            for index, (stats, found) in ordered(
+                pool, units, done=done, stops=lambda r: r[1] is not None, on_arrival=arrived
+            ):
+                total.add(stats)
+                result.batches += 1
+                if found is not None:
+                    hit = index
+                    total.first_finding_s = found_at.get(index)
+                    break
+    finally:
+        if executor is None:
+            pool.close()
+    if hit is not None:
+        # Shrinking happens once, on the driver: the batch again from its seed (the same
+        # walks, so the same first failure), now with Hypothesis's shrinking. A driver
+        # without a GPU shrinks a --device cuda finding on the CPU (recorded in the trace).
+        n, s = plans[hit]
+        here = device if device == "cpu" or _has_cuda() else "cpu"
+        _, result.finding = search_batch(
+            variant, n, s, faults=faults, sizes=sizes, engine=engine, device=here
+        )
+        if result.finding is None:  # cannot happen with pinned constants; never lose it
+            result.finding = raw.get(hit)
+        if result.finding is not None and device != "cpu":
+            result.finding.trace.meta["shrunk_on"] = here
     total.seconds = time.perf_counter() - start
     return result
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 def _batch_seed(seed: int, index: int) -> int:
     return seed * 1_000_003 + index
 
 
-def _run_batches(
-    variant: Variant,
-    plan: list[int],
-    seed: int,
-    first: int,
-    faults: bool,
-    workers: int,
-    sizes: dict[str, int],
-    engine: EngineFactory,
-) -> Iterator[tuple[FuzzStats, WalkResult | None]]:
-    if workers <= 1:
-        for i, n in enumerate(plan):
-            yield search_batch(
-                variant, n, _batch_seed(seed, first + i), faults=faults, sizes=sizes, engine=engine
-            )
-        return
-    import multiprocessing
+def _campaign(
+    folder: Path, variant: Variant, seed: int, faults: bool, sizes: dict[str, int]
+) -> CampaignLog:
+    switches = asdict(variant.switches) if is_dataclass(variant.switches) else {}
+    settings = {
+        "variant": variant.name,
+        "switches": {k: repr(v) for k, v in switches.items()},
+        "seed": seed,
+        "faults": faults,
+        "sizes": sizes,
+    }
+    return CampaignLog(folder, settings)
 
-    # fork: the workers inherit the imported modules (spawn would re-import torch in each).
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    ctx = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
-        pending: set[Future[Any]] = set()
-        todo = list(enumerate(plan))
-        while todo or pending:
-            while todo and len(pending) < workers:
-                i, n = todo.pop(0)
-                pending.add(
-                    pool.submit(
-                        search_batch,
-                        variant,
-                        n,
-                        _batch_seed(seed, first + i),
-                        faults=faults,
-                        sizes=sizes,
-                        engine=engine,
-                    )
-                )
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                stats, found = fut.result()
-                yield stats, found
-                if found is not None:
-                    for other in pending:
-                        other.cancel()
-                    return
+
+def _done(
+    log: CampaignLog | None,
+    plans: dict[int, tuple[int, int]],
+    on_batch: Callable[[FuzzStats], None] | None,
+) -> dict[int, tuple[FuzzStats, Any]]:
+    """Batches the campaign folder already has (same walks and seed): their stats, and
+    ``True`` for a finding (shrinking re-runs that batch on the driver)."""
+    out: dict[int, tuple[FuzzStats, Any]] = {}
+    for index, row in (log.done() if log else {}).items():
+        if plans.get(index) == (row.get("walks"), row.get("seed")):
+            out[index] = (FuzzStats(**row["stats"]), True if row.get("found") else None)
+            if on_batch is not None:
+                on_batch(out[index][0])
+    return out
 
 
 def default_workers() -> int:

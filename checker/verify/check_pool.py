@@ -1,20 +1,22 @@
 """Checking several variants at once: one worker process per variant (``check --all``).
 
 BMC and proofs are CPU-bound and independent per variant, so ``--workers`` runs them in
-parallel. Workers are forked (the protocol factory, user protocols included, is inherited
-rather than pickled); each returns its plain results (BMC results and traces, the proof),
-and the parent re-attaches the protocol, which holds functions and does not cross processes.
+parallel (``--ray``: one Ray task per variant). Local workers are forked (the protocol
+factory, user protocols included, is inherited rather than pickled); each returns its plain
+results (BMC results and traces, the proof), and the parent re-attaches the protocol, which
+holds functions and does not cross processes. A unit is a whole variant, not a (variant,
+invariant) pair: BMC shares one incremental solver across a variant's invariants, and split
+runs could return other (equally valid) counterexamples than a local run.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.distrib.executor import Executor, PoolExecutor, Unit, ordered
 from kvproof.checker.verify.checking import (
     ProtocolFactory,
     VariantCheck,
@@ -34,6 +36,7 @@ class CheckJob:
     prove: str  # "auto" (fixed variants with strengthening), "always", "never"
     without: tuple[str, ...] = ()  # assumptions dropped (--without)
     necessity: bool = True  # assess whether each assumption in force is needed
+    protocol: str | None = None  # a user protocol's 'module:attr' (None: kvproof's handoff)
 
 
 _FACTORY: ProtocolFactory | None = None  # set before forking; inherited by the workers
@@ -68,7 +71,14 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
 
 
 def _work(job: CheckJob) -> tuple[Any, Any, Any]:
-    check = run_job(job, _FACTORY)
+    # A forked worker inherits the parent's factory; a Ray worker (a fresh process, maybe
+    # on another node) loads the user's protocol from its 'module:attr' itself.
+    factory = _FACTORY
+    if factory is None and job.protocol is not None:
+        from kvproof.checker.verify.protocols import load_protocol
+
+        factory = load_protocol(job.protocol).factory
+    check = run_job(job, factory)
     proof = check.proof
     if proof is not None and proof.cti is not None:
         proof = dataclasses.replace(proof, cti=dataclasses.replace(proof.cti, protocol=None))
@@ -81,9 +91,11 @@ def run_jobs(
     workers: int,
     factory: ProtocolFactory | None = None,
     on_done: Callable[[VariantCheck], None] | None = None,
+    executor: Executor | None = None,
 ) -> list[VariantCheck]:
-    """Every job's check, in the order of ``jobs``."""
-    if workers <= 1 or len(jobs) <= 1:
+    """Every job's check, in the order of ``jobs``: in this process, on a local pool of
+    ``workers``, or on ``executor`` (a Ray cluster: ``check --all --ray``)."""
+    if executor is None and (workers <= 1 or len(jobs) <= 1):
         out = []
         for job in jobs:
             check = run_job(job, factory)
@@ -94,21 +106,28 @@ def run_jobs(
     global _FACTORY
     _FACTORY = factory
     results: dict[int, VariantCheck] = {}
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=ctx) as pool:
-        futures = {pool.submit(_work, job): i for i, job in enumerate(jobs)}
-        for fut in as_completed(futures):
-            i = futures[fut]
-            bmc, proof, found = fut.result()
-            protocol = protocol_for(jobs[i].variant, factory, jobs[i].without)
-            if proof is not None and proof.cti is not None:
-                proof = dataclasses.replace(
-                    proof, cti=dataclasses.replace(proof.cti, protocol=protocol)
-                )
-            check = VariantCheck(
-                jobs[i].variant, protocol, bmc, proof, without=jobs[i].without, necessity=found
+
+    def arrived(i: int, out: tuple[Any, Any, Any]) -> None:
+        bmc, proof, found = out
+        protocol = protocol_for(jobs[i].variant, factory, jobs[i].without)
+        if proof is not None and proof.cti is not None:
+            proof = dataclasses.replace(
+                proof, cti=dataclasses.replace(proof.cti, protocol=protocol)
             )
-            results[i] = check
-            if on_done:
-                on_done(check)
+        results[i] = VariantCheck(
+            jobs[i].variant, protocol, bmc, proof, without=jobs[i].without, necessity=found
+        )
+        if on_done:
+            on_done(results[i])
+
+    pool = executor if executor is not None else PoolExecutor(min(workers, len(jobs)))
+    try:
+        for _ in ordered(
+            pool, [Unit(i, _work, (job,)) for i, job in enumerate(jobs)], on_arrival=arrived
+        ):
+            pass
+    finally:
+        if executor is None:
+            pool.close()
+        _FACTORY = None
     return [results[i] for i in range(len(jobs))]

@@ -1,0 +1,170 @@
+"""Executors: one interface over "run these units, give me their results".
+
+A ``Unit`` is a picklable call (a module-level function and plain-data arguments) with the
+resources it asks for. ``Executor.imap`` runs units as slots free up and yields
+``(index, result)`` in completion order; ``ordered`` turns that into unit order, skips
+units a campaign already has, and stops feeding units past the first one the caller says
+ends the run (a fuzz finding): the merge is the serial run's, whatever finished first.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class Unit:
+    index: int
+    fn: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    gpus: float = 0.0  # Ray asks the cluster for this many GPUs (local executors ignore it)
+
+    def __call__(self) -> Any:
+        return self.fn(*self.args, **self.kwargs)
+
+
+class Executor(Protocol):
+    slots: int  # units that run at once
+
+    def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
+        """Results as units finish; closing the iterator cancels the units still queued."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SerialExecutor:
+    """Every unit in this process, in order (``--workers 1``)."""
+
+    slots = 1
+
+    def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
+        for unit in units:
+            yield unit.index, unit()
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> SerialExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _call(unit: Unit) -> Any:
+    return unit()
+
+
+class PoolExecutor:
+    """A local process pool. Forked where the platform can (the workers inherit the
+    imported modules: spawn would re-import torch in each)."""
+
+    def __init__(self, workers: int) -> None:
+        self.slots = workers
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        self._pool = ProcessPoolExecutor(
+            max_workers=workers, mp_context=multiprocessing.get_context(method)
+        )
+
+    def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
+        todo = iter(units)
+        pending: dict[Future[Any], int] = {}
+        try:
+            while True:
+                while len(pending) < self.slots:
+                    unit = next(todo, None)
+                    if unit is None:
+                        break
+                    pending[self._pool.submit(_call, unit)] = unit.index
+                if not pending:
+                    return
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    yield pending.pop(fut), fut.result()
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> PoolExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ordered(
+    executor: Executor,
+    units: Iterable[Unit],
+    *,
+    done: Mapping[int, Any] | None = None,
+    stops: Callable[[Any], bool] = lambda _: False,
+    on_arrival: Callable[[int, Any], None] | None = None,
+) -> Iterator[tuple[int, Any]]:
+    """``(index, result)`` in unit order, as if run one by one.
+
+    ``done``: results a campaign already holds (resume): not run again. ``stops``: a result
+    that ends the run; units after it are no longer started, and results after it are
+    dropped, so the answer does not depend on which worker was fastest. ``on_arrival`` sees
+    every fresh result as it comes (progress, writing findings at once).
+    """
+    units = list(units)
+    done = dict(done or {})
+    first_stop: list[int] = []
+
+    def feed() -> Iterator[Unit]:
+        for unit in units:
+            if first_stop and unit.index > first_stop[0]:
+                return
+            if unit.index not in done:
+                yield unit
+
+    def arrived(index: int, result: Any) -> None:
+        if stops(result) and (not first_stop or index < first_stop[0]):
+            first_stop[:] = [index]
+
+    for index, result in done.items():
+        arrived(index, result)
+    buffered: dict[int, Any] = {i: r for i, r in done.items()}
+    order = [u.index for u in units]
+    pos = 0
+
+    def release() -> Iterator[tuple[int, Any]]:
+        nonlocal pos
+        while pos < len(order) and order[pos] in buffered:
+            index = order[pos]
+            pos += 1
+            yield index, buffered.pop(index)
+
+    stream = executor.imap(feed())
+    try:
+        for out in release():
+            yield out
+            if stops(out[1]):
+                return
+        for index, result in stream:
+            if on_arrival is not None:
+                on_arrival(index, result)
+            arrived(index, result)
+            buffered[index] = result
+            for out in release():
+                yield out
+                if stops(out[1]):
+                    return
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
+
+
+def make_executor(workers: int) -> SerialExecutor | PoolExecutor:
+    """This process for one worker, else a local pool (Ray: ``options.executor_for``)."""
+    return SerialExecutor() if workers <= 1 else PoolExecutor(workers)

@@ -1,0 +1,53 @@
+"""Proving several variants as work units (``prove --all --ray``).
+
+One unit is one variant's proof (every obligation of its inductive invariant: initiation
+and consecution per action and conjunct), which Z3 discharges in one ``Prover``. Units
+return plain results (the counterexample to induction without its protocol, which holds
+functions); the driver re-attaches the protocol and merges in variant order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kvproof.checker.distrib.executor import Executor, Unit, ordered
+from kvproof.checker.verify.checking import ProtocolFactory, protocol_for
+from kvproof.spec.variant import Variant
+
+
+def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:
+    from kvproof.model.induction import prove
+
+    factory = None
+    if protocol is not None:
+        from kvproof.checker.verify.protocols import load_protocol
+
+        factory = load_protocol(protocol).factory
+    result = prove(protocol_for(variant, factory), timeout_ms=timeout_ms)
+    if result.cti is not None:
+        result = dataclasses.replace(result, cti=dataclasses.replace(result.cti, protocol=None))
+    return result
+
+
+def prove_variants(
+    variants: Sequence[Variant],
+    executor: Executor,
+    *,
+    protocol: str | None = None,
+    factory: ProtocolFactory | None = None,
+    timeout_ms: int = 60_000,
+    on_done: Callable[[Variant, Any], None] | None = None,
+) -> list[Any]:
+    """Each variant's ``ProofResult``, in the order of ``variants``."""
+    out: dict[int, Any] = {}
+    units = [Unit(i, prove_unit, (v, protocol, timeout_ms)) for i, v in enumerate(variants)]
+    for i, result in ordered(executor, units):
+        if result.cti is not None:
+            own = protocol_for(variants[i], factory)
+            result = dataclasses.replace(result, cti=dataclasses.replace(result.cti, protocol=own))
+        out[i] = result
+        if on_done is not None:
+            on_done(variants[i], result)
+    return [out[i] for i in range(len(variants))]
