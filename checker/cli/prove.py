@@ -9,6 +9,8 @@ import argparse
 import json
 from pathlib import Path
 
+from kvproof.checker.cli.argtypes import positive_int
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variants", nargs="*", metavar="VARIANT", help="name or .toml path")
@@ -16,7 +18,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cores", action="store_true", help="show which conjuncts each step needed"
     )
-    parser.add_argument("--timeout", type=int, default=60, help="seconds per solver query")
+    parser.add_argument(
+        "--timeout", type=positive_int, default=60, help="seconds per solver query (60)"
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
     parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
@@ -25,6 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from kvproof.checker.cli.paths import check_input_dir
     from kvproof.checker.report.proof_report import render_proof
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.handoff import build_handoff
@@ -33,11 +38,16 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.variants and not args.all:
         raise KvproofInputError("name at least one VARIANT, or --all")
+    if args.variants and args.all:
+        raise KvproofInputError("name VARIANTs or --all, not both", "--all")
+    check_input_dir(args.variants_dir, "--variants-dir")
     user = load_protocol(args.protocol) if args.protocol else None
     factory = user.factory if user else build_handoff
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     if args.all:
         variants = [v for v in variants if not v.buggy]
+        if not variants:
+            raise KvproofInputError("no fixed variant to prove", str(args.variants_dir or "--all"))
     console = Console(stderr=args.json)
     out = []
     ok = True

@@ -21,6 +21,7 @@ from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.files import write_text_atomic
 from kvproof.spec.variant import Variant
 
 LOG_VERSION = 1
@@ -79,7 +80,7 @@ def write_event_log(cluster: Any, path: Path) -> None:
             req = cluster.requests[ev.rid]
             row["over_p"], row["over_d"] = req.over_p, req.over_d
         lines.append(json.dumps(row))
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def read_event_log(path: Path) -> EventLog:

@@ -22,6 +22,7 @@ from kvproof import __version__
 from kvproof.model.instance import ActionInstance
 from kvproof.model.trace import Trace
 from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.files import read_text, write_text_atomic
 
 FORMAT_VERSION = 1
 HEADER_KEYS = {"kvproof_trace", "kvproof_version", "variant", "sizes", "seed", "init", "violated"}
@@ -113,7 +114,7 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
         if state_rows:
             row["state"] = state_rows[i]
         lines.append(json.dumps(row))
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def _guess_names(inst: ActionInstance) -> tuple[str, ...]:
@@ -128,10 +129,7 @@ def _fail(path: Path, line: int, message: str) -> KvproofInputError:
 def read_json_lines(path: Path, what: str = "trace") -> list[tuple[int, Any]]:
     """(line number, value) of every non-blank line of a JSON Lines file; strict."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KvproofInputError(f"cannot read {what}: {exc.strerror}", str(path)) from None
+    text = read_text(path, what)
     rows: list[tuple[int, Any]] = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
