@@ -25,9 +25,7 @@ def read_text(path: Path | str, what: str = "file") -> str:
     except IsADirectoryError:
         raise KvproofInputError(f"cannot read {what}: is a directory", str(p)) from None
     except OSError as exc:
-        raise KvproofInputError(
-            f"cannot read {what}: {exc.strerror or exc}", str(p)
-        ) from None
+        raise KvproofInputError(f"cannot read {what}: {exc.strerror or exc}", str(p)) from None
     except UnicodeDecodeError as exc:
         raise KvproofInputError(
             f"cannot read {what}: not UTF-8 text (byte {exc.start})", str(p)

@@ -12,6 +12,7 @@ error into an exit code and one line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import importlib
 import importlib.util
@@ -125,7 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(f"{where}: {exc.strerror}")
             return exits.BAD_INPUT
         return _internal(exc)
-    except Exception as exc:  # noqa: BLE001 -- the last guard: one line, never a traceback
+    except Exception as exc:  # the last guard: one line, never a traceback
         return _internal(exc)
 
 
@@ -152,14 +153,9 @@ def entry() -> None:
     process entry point does this: ``main`` called as a library returns normally.
     """
     code = main()
-    try:
-        sys.stdout.flush()
-    except (BrokenPipeError, ValueError):
-        pass
-    try:
-        sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            stream.flush()
     os._exit(code)
 
 

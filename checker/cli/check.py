@@ -44,7 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sarif", type=Path, help="write a SARIF report")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr' (see README)")
     parser.add_argument(
-        "--workers", type=positive_int, help="processes for several variants (default: one per core)"
+        "--workers",
+        type=positive_int,
+        help="processes for several variants (default: one per core)",
     )
     parser.add_argument(
         "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"

@@ -21,9 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="variant name or .toml path")
     parser.add_argument("--requests", type=positive_int, default=2, help="requests (default 2)")
     parser.add_argument("--pages", type=positive_int, default=3, help="decode pages (default 3)")
-    parser.add_argument(
-        "--max-states", type=positive_int, metavar="N", help="stop after N states"
-    )
+    parser.add_argument("--max-states", type=positive_int, metavar="N", help="stop after N states")
     parser.add_argument(
         "--max-seconds", type=positive_float, metavar="S", help="stop after S seconds (> 0)"
     )
@@ -46,9 +44,9 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.explore import explore
-    from kvproof.spec.files import write_text_atomic
     from kvproof.model.handoff import build_handoff
     from kvproof.spec.errors import KvproofInputError
+    from kvproof.spec.files import write_text_atomic
 
     check_output_file(args.dot, "--dot")
     check_output_file(args.graphml, "--graphml")
@@ -89,11 +87,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _with_progress(protocol: Any, sizes: dict[str, int], kwargs: dict[str, Any]) -> Any:
+    from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from kvproof.model.explore import explore
-
-    from rich.console import Console
 
     console = Console()
     with Progress(

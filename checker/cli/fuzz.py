@@ -4,8 +4,10 @@
 run of the model forced on the reference engine (with ``--faults``: transfer failures,
 disconnects, aborts, timeouts, lease expiries, reordered writes, duplicate status
 messages), checked after every step. The first finding (divergence, leak or invariant
-violation) is shrunk by Hypothesis, saved as a trace in ``--out`` and printed as a
-``kvproof replay`` command. Exit 1 on a finding, 0 when every walk was clean.
+violation, engine crash) is shrunk by Hypothesis, saved as a trace in ``--out`` and printed
+as a ``kvproof replay`` command. First, the model alone is searched (random walks, no
+engine, no torch): a model-side finding is reported at once, then confirmed on the engine
+(``--engine-only`` skips this). Exit 1 on a finding, 0 when every walk was clean.
 """
 
 from __future__ import annotations
@@ -14,18 +16,32 @@ import argparse
 import json
 from pathlib import Path
 
+from kvproof.checker.cli.argtypes import int_at_least, positive_int
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", help="variant name or .toml path")
-    parser.add_argument("--traces", type=int, default=200, help="walks to run (200)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--traces", type=positive_int, default=200, help="walks to run (200)")
+    parser.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0)
     parser.add_argument("--faults", action="store_true", help="inject environment faults")
     parser.add_argument(
-        "--workers", type=int, default=None, help="processes (default: CPUs, max 4)"
+        "--workers",
+        type=int_at_least(1, 256),
+        default=None,
+        help="processes (default: CPUs, max 4)",
     )
-    parser.add_argument("--requests", type=int, default=2, help="requests per walk (2)")
-    parser.add_argument("--pages", type=int, default=3, help="decode pages per walk (3)")
+    parser.add_argument(
+        "--requests", type=int_at_least(1, 16), default=2, help="requests per walk (2)"
+    )
+    parser.add_argument(
+        "--pages", type=int_at_least(1, 64), default=3, help="decode pages per walk (3)"
+    )
     parser.add_argument("--out", default="kvproof-out", help="folder for a failing trace")
+    parser.add_argument(
+        "--engine-only",
+        action="store_true",
+        help="skip the model-first search; walk model and engine in lockstep from the start",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -34,21 +50,25 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
-    from kvproof.checker.conformance.fuzz import default_workers, fuzz
-    from kvproof.checker.traces.tracefile import write_jsonl
-    from kvproof.model.handoff import build_handoff
-    from kvproof.spec.errors import KvproofInputError
+    from kvproof.checker.cli.fuzz_first import model_first
+    from kvproof.checker.cli.paths import check_output_dir
     from kvproof.spec.variant import load_variant
 
-    for name in ("traces", "requests", "pages"):
-        if getattr(args, name) < 1:
-            raise KvproofInputError("must be >= 1", f"--{name}")
-    workers = args.workers if args.workers is not None else default_workers()
-    if workers < 1:
-        raise KvproofInputError("must be >= 1", "--workers")
+    # Before the work: a finding that cannot be saved is a finding lost.
+    check_output_dir(args.out, "--out")
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
     console = Console(stderr=args.json)
+    if not args.engine_only:
+        code = model_first(args, variant, sizes, console)
+        if code is not None:
+            return code
+    # Nothing in the model: the engine campaign (loads torch), where engine-only bugs show.
+    from kvproof.checker.conformance.fuzz import default_workers, fuzz
+    from kvproof.checker.traces.tracefile import write_jsonl
+    from kvproof.model.handoff import build_handoff
+
+    workers = args.workers if args.workers is not None else default_workers()
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -56,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         TimeElapsedColumn(),
         console=console,
         transient=True,
-        disable=args.json,
+        disable=args.json or not console.is_terminal,
     ) as progress:
         task = progress.add_task(f"fuzz {variant.name}", total=args.traces)
         result = fuzz(
@@ -83,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         "divergences": s.divergences,
         "leaks": s.leaks,
         "violations": s.violations,
+        "crashes": s.crashes,
         "seconds": round(s.seconds, 2),
         "seconds_to_first_finding": None
         if s.first_finding_s is None
@@ -107,7 +128,16 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(row, indent=2))
         return result.exit_code
     table = Table(title=f"fuzz {variant.name}" + (" with faults" if args.faults else ""))
-    cols = ("traces", "steps", "faults_injected", "divergences", "leaks", "violations", "seconds")
+    cols = (
+        "traces",
+        "steps",
+        "faults_injected",
+        "divergences",
+        "leaks",
+        "violations",
+        "crashes",
+        "seconds",
+    )
     for c in cols:
         table.add_column(c.replace("_", " "), justify="right")
     table.add_row(*(str(row[c]) for c in cols))

@@ -128,7 +128,8 @@ def write_junit(checks: list[VariantCheck], path: Path, *, gate: bool = True) ->
             if not entry["matches"] or (not gate and entry["verdict"] == "violated"):
                 failures += 1
                 kind = "mismatch" if not entry["matches"] else "violation"
-                failure = ET.SubElement(case, "failure", message=_verdict_line(data, entry), type=kind)
+                message = _verdict_line(data, entry)
+                failure = ET.SubElement(case, "failure", message=message, type=kind)
                 failure.text = text
             elif entry["verdict"] == "violated":
                 ET.SubElement(case, "system-out").text = text

@@ -2,7 +2,12 @@
 
 ``generate()`` runs BMC on each variant and writes one ``<variant>.<invariant>.jsonl`` per
 violated invariant (with the model's states), plus the ITF rendering of the incident's
-trace. ``load()`` reads them back. ``python -m kvproof.checker.traces.corpus`` regenerates them.
+trace. ``load()`` reads them back.
+
+``python -m kvproof.checker.traces.corpus`` regenerates them into a temporary folder and
+compares with ``traces/`` (exit 1 on a difference); ``--write`` overwrites the tracked files,
+``--out DIR`` writes elsewhere. Z3's answers are deterministic for the same query, so the
+same kvproof gives the same files.
 """
 
 from __future__ import annotations
@@ -50,6 +55,34 @@ def counterpart(trace: Trace) -> str | None:
     return load_variant(trace.variant).counterpart
 
 
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(prog="python -m kvproof.checker.traces.corpus")
+    parser.add_argument("--write", action="store_true", help="overwrite the tracked traces/")
+    parser.add_argument("--out", type=Path, help="write the corpus to this folder instead")
+    args = parser.parse_args(argv)
+    if args.write or args.out:
+        for p in generate(args.out or TRACES_DIR):
+            print(p)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = generate(Path(tmp))
+        differ = [
+            p.name
+            for p in fresh
+            if not (TRACES_DIR / p.name).is_file()
+            or (TRACES_DIR / p.name).read_bytes() != p.read_bytes()
+        ]
+    for name in differ:
+        print(f"differs from traces/{name}")
+    print(
+        f"{len(fresh) - len(differ)} of {len(fresh)} traces as tracked"
+        + (" (--write to update)" if differ else "")
+    )
+    return 1 if differ else 0
+
+
 if __name__ == "__main__":  # pragma: no cover
-    for p in generate():
-        print(p)
+    raise SystemExit(main())

@@ -25,7 +25,18 @@ from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text, write_text_atomic
 
 FORMAT_VERSION = 1
-HEADER_KEYS = {"kvproof_trace", "kvproof_version", "variant", "sizes", "seed", "init", "violated"}
+# ``steps``: the number of step lines. A file cut at a line boundary is still valid JSON
+# Lines; without the count it would replay as a shorter, passing trace.
+HEADER_KEYS = {
+    "kvproof_trace",
+    "kvproof_version",
+    "variant",
+    "sizes",
+    "seed",
+    "init",
+    "violated",
+    "steps",
+}
 OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version"}
 STEP_KEYS = {"step", "action", "args", "state"}
 
@@ -98,6 +109,7 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
         "seed": trace.meta.get("seed"),
         "init": _encode_init(trace.init),
         "violated": trace.violated,
+        "steps": len(trace.steps),
     }
     meta = {k: v for k, v in trace.meta.items() if k != "seed"}
     if meta:
@@ -204,6 +216,15 @@ def read_jsonl(path: Path) -> Trace:
         ):
             raise _fail(path, n, "'args' must map parameter names to non-negative integers")
         steps.append(ActionInstance(action, tuple(args[k] for k in _arg_order(args))))
+    count = header["steps"]
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise _fail(path, n, "'steps' must be a non-negative integer")
+    if count != len(steps):
+        raise KvproofInputError(
+            f"the header says {count} steps, the file has {len(steps)}"
+            + (" (truncated?)" if len(steps) < count else ""),
+            str(path),
+        )
     return Trace(
         variant=variant,
         sizes=dict(sizes),

@@ -115,7 +115,7 @@ def _import(modname: str) -> ModuleType:
         sys.modules[name] = module
         try:
             spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 -- the user's module: any failure is bad input
+        except Exception as exc:  # the user's module: any failure is bad input
             del sys.modules[name]
             raise KvproofInputError(_import_failure(exc), f"--protocol {modname}") from None
         return module
@@ -124,7 +124,7 @@ def _import(modname: str) -> ModuleType:
         sys.path.insert(0, str(Path.cwd()))
     try:
         return importlib.import_module(modname)
-    except Exception as exc:  # noqa: BLE001 -- syntax errors, bad bytes, a module that raises
+    except Exception as exc:  # syntax errors, bad bytes, a module that raises
         raise KvproofInputError(_import_failure(exc), f"--protocol {modname}") from None
 
 
