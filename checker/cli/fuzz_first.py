@@ -55,6 +55,17 @@ def model_first(
             json.dumps(
                 {
                     "variant": variant.name,
+                    # The engine campaign did not run: its counters are zero.
+                    "traces": 0,
+                    "steps": 0,
+                    "faults_injected": 0,
+                    "divergences": 0,
+                    "leaks": 0,
+                    "violations": 1,
+                    "crashes": 0,
+                    "seconds": round(found.seconds + engine_s, 2),
+                    "seconds_to_first_finding": round(found.seconds, 2),
+                    "workers": 1,
                     "seed": args.seed,
                     "faults": args.faults,
                     "finding": {

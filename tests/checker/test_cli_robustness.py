@@ -190,7 +190,7 @@ def test_engine_and_network_commands(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], data: st.DataObject
 ) -> None:
     tmp = Path(tempfile.mkdtemp(dir=tmp_path))  # fresh per example (Hypothesis reruns)
-    cmd = data.draw(st.sampled_from(["fuzz", "serve", "probe", "audit"]))
+    cmd = data.draw(st.sampled_from(["fuzz", "serve", "probe", "audit", "demo"]))
     if cmd == "fuzz":
         argv = ["fuzz", data.draw(st.sampled_from([*NAMES[:2], "nosuch"])), "--traces"]
         argv += [data.draw(st.sampled_from(["1", "2", "0", "-1", "x"]))]
@@ -215,6 +215,11 @@ def test_engine_and_network_commands(
         url = data.draw(st.sampled_from([f"http://127.0.0.1:{closed_port()}", "ftp://x", "x"]))
         argv = ["probe", url, *data.draw(flag("--timeout")), *data.draw(flag("--max-requests"))]
         argv += data.draw(flag("--context"))
+    elif cmd == "demo":
+        argv = ["demo", data.draw(st.sampled_from(["incident", "nope"]))]
+        argv += ["--variant", data.draw(st.sampled_from([*NAMES[:2], "nosuch"]))]
+        argv += data.draw(st.sampled_from([[], ["--device", "tpu"], ["--device", "cuda"]]))
+        argv += data.draw(flag("--seed"))
     else:
         argv = ["audit", data.draw(input_file(tmp, data.draw(st.sampled_from(["toml", "jsonl"]))))]
         argv += data.draw(flag("--context"))
