@@ -54,7 +54,8 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors become one line and exit 2, through ``main`` (so a library call returns)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise _UsageError(f"{self.prog}: error: {message}")
+        # Every error line starts "kvproof: error:", usage errors too (scripts grep for it).
+        raise _UsageError(f"kvproof: error: {message} (see '{self.prog} --help')")
 
 
 def build_parser() -> argparse.ArgumentParser:
