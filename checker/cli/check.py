@@ -55,16 +55,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
+    from kvproof.checker.cli.progress import progress_bar
     from kvproof.checker.report import check_report
     from kvproof.checker.verify import checking
     from kvproof.checker.verify.check_pool import CheckJob, run_jobs
@@ -97,20 +90,8 @@ def run(args: argparse.Namespace) -> int:
         for variant in variants
     ]
     workers = args.workers or max(1, min(os.cpu_count() or 1, len(jobs)))
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=not console.is_terminal,  # a pipe gets no progress (and no blank line)
-    ) as progress:
-        task = progress.add_task("checking variants", total=len(jobs))
-        checks = run_jobs(
-            jobs, workers=workers, factory=factory, on_done=lambda c: progress.advance(task)
-        )
+    with progress_bar(console, "checking variants", len(jobs)) as advance:
+        checks = run_jobs(jobs, workers=workers, factory=factory, on_done=lambda c: advance(1))
     results = []
     for check in checks:
         data = checking.to_json(check)

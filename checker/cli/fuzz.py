@@ -47,8 +47,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-    from rich.table import Table
 
     from kvproof.checker.cli.fuzz_first import model_first
     from kvproof.checker.cli.paths import check_output_dir
@@ -69,16 +67,11 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.model.handoff import build_handoff
 
     workers = args.workers if args.workers is not None else default_workers()
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=args.json or not console.is_terminal,
-    ) as progress:
-        task = progress.add_task(f"fuzz {variant.name}", total=args.traces)
+    from rich.table import Table
+
+    from kvproof.checker.cli.progress import progress_bar
+
+    with progress_bar(console, f"fuzz {variant.name}", args.traces, enabled=not args.json) as adv:
         result = fuzz(
             variant,
             traces=args.traces,
@@ -86,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             faults=args.faults,
             workers=workers,
             sizes=sizes,
-            on_batch=lambda st: progress.advance(task, st.traces),
+            on_batch=lambda st: adv(st.traces),
         )
     s = result.stats
     saved = None
