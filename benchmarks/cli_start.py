@@ -10,7 +10,9 @@
   reporting the model-side finding, and to the engine's confirmation.
 
 Runs alternate the tools over ``--trials`` rounds (a shared, noisy machine hits both alike);
-the figures are medians with min and max; the ratio is the median of per-round ratios.
+the figures are medians with min and max; the ratio is the median of per-round ratios. Wall
+time on a loaded machine is mostly waiting for a core, so the CPU time (user + system) of
+each whole process tree is reported too (``*_cpu_s``), with its own ratio.
 Prints one JSON object; ``--write`` also stores it in ``benchmarks/cli_start.json``.
 
     python benchmarks/cli_start.py [--trials 5] [--write]
@@ -22,6 +24,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -35,33 +38,32 @@ KVPROOF = [sys.executable, "-m", "kvproof"]
 CHECK = [*KVPROOF, "check", "sglang-0.5.19-pd", "--invariant", "isolation", "--no-prove"]
 
 
-def timed(
-    cmd: list[str], cwd: Path | None = None
-) -> tuple[float, subprocess.CompletedProcess[str]]:
-    start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, check=False)
-    return time.perf_counter() - start, done
+def children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
-def run_check() -> float:
-    seconds, done = timed(CHECK)
+def run_check() -> tuple[float, float]:
+    cpu0, start = children_cpu(), time.perf_counter()
+    done = subprocess.run(CHECK, capture_output=True, text=True, check=False)
+    seconds, cpu = time.perf_counter() - start, children_cpu() - cpu0
     assert done.returncode == 1 and "VIOLATED invariant 1 isolation" in done.stdout, done.stderr
-    return seconds
+    return seconds, cpu
 
 
-def run_spin() -> float:
+def run_spin() -> tuple[float, float]:
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(HERE / "promela" / "incident.pml", tmp)
-        start = time.perf_counter()
+        cpu0, start = children_cpu(), time.perf_counter()
         for cmd in (
             ["spin", "-a", "incident.pml"],
             ["gcc", "-O2", "-DSAFETY", "-o", "pan", "pan.c"],
             ["./pan"],
         ):
             done = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, check=False)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, children_cpu() - cpu0
         assert "assertion violated" in done.stdout, done.stdout
-    return seconds
+    return seconds, cpu
 
 
 def run_fuzz() -> dict[str, float]:
@@ -98,14 +100,18 @@ def main() -> None:
     args = parser.parse_args()
     have_spin = bool(shutil.which("spin") and shutil.which("gcc"))
     check, spin, ratios = [], [], []
+    check_cpu, spin_cpu, cpu_ratios = [], [], []
     fuzz: dict[str, list[float]] = {}
     for _ in range(args.trials):
-        c = run_check()
+        c, c_cpu = run_check()
         check.append(c)
+        check_cpu.append(c_cpu)
         if have_spin:
-            s = run_spin()
+            s, s_cpu = run_spin()
             spin.append(s)
+            spin_cpu.append(s_cpu)
             ratios.append(c / s)
+            cpu_ratios.append(c_cpu / s_cpu)
         for k, v in run_fuzz().items():
             fuzz.setdefault(k, []).append(v)
     out = {
@@ -119,6 +125,10 @@ def main() -> None:
         "spin_model": "benchmarks/promela/incident.pml" if spin else "spin not installed",
         "ratio_check_over_spin": summary(ratios) if ratios else None,
         "ratio_goal": 0.5,
+        "check_incident_cpu_s": summary(check_cpu),
+        "spin_pipeline_cpu_s": summary(spin_cpu) if spin_cpu else None,
+        "ratio_cpu_check_over_spin": summary(cpu_ratios) if cpu_ratios else None,
+        "load_average_1min": round(os.getloadavg()[0], 2),
         "fuzz_command": "kvproof fuzz sglang-0.5.19-pd",
         "fuzz_s": {k: summary(v) for k, v in fuzz.items()},
         "fuzz_first_finding_goal_s": 2.0,

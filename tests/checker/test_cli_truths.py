@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from kvproof.checker.cli import build_parser
@@ -91,3 +92,13 @@ def test_variants_cite_no_missing_file() -> None:
                 continue
             path = src.split(":", 1)[0].strip()
             assert (ROOT / path).exists(), f"{v.name} cites {src}"
+
+
+@pytest.mark.slow
+def test_corpus_regenerates_as_tracked_and_writes_nothing(tmp_path: Path) -> None:
+    from kvproof.checker.traces import corpus
+
+    before = {p.name: p.read_bytes() for p in corpus.TRACES_DIR.iterdir()}
+    assert corpus.main([]) == 0  # deterministic: the same files as tracked
+    assert {p.name: p.read_bytes() for p in corpus.TRACES_DIR.iterdir()} == before
+    assert corpus.main(["--out", str(tmp_path)]) == 0 and any(tmp_path.glob("*.jsonl"))
