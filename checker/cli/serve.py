@@ -11,8 +11,8 @@ prefill is visibly fast, as in the incident.
 from __future__ import annotations
 
 import argparse
-import socket
 import sys
+from typing import Any
 
 from kvproof.checker.cli.argtypes import nonnegative_float, port
 
@@ -76,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def bind(host: str, port_no: int) -> socket.socket:
+def bind(host: str, port_no: int) -> Any:
     """A listening socket on ``host:port``; a bad host or a taken port is bad input."""
+    import socket  # here, not at the top: every command's parser imports this module
+
     from kvproof.spec.errors import KvproofInputError
 
     try:
