@@ -6,14 +6,15 @@ trace. ``load()`` reads them back.
 
 ``python -m kvproof.checker.traces.corpus`` regenerates them into a temporary folder and
 compares with ``traces/`` (exit 1 on a difference); ``--write`` overwrites the tracked files,
-``--out DIR`` writes elsewhere. Z3's answers are deterministic for the same query, so the
-same kvproof gives the same files.
+``--out DIR`` writes elsewhere. Z3's pick among equally short traces varies between
+processes, so each trace is written in a canonical form (``canonical.py``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from kvproof.checker.traces.canonical import canonical
 from kvproof.checker.traces.itf import write_itf
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.model.trace import Trace
@@ -38,10 +39,11 @@ def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Pat
             if r.trace is None:
                 continue
             path = folder / f"{v.name}.{r.invariant}.jsonl"
-            write_jsonl(r.trace, path, protocol=protocol)
+            trace = canonical(r.trace, protocol)  # the same files from every run
+            write_jsonl(trace, path, protocol=protocol)
             written.append(path)
             if path.stem == INCIDENT:
-                write_itf(r.trace, folder / f"{path.stem}.itf.json", protocol)
+                write_itf(trace, folder / f"{path.stem}.itf.json", protocol)
                 written.append(folder / f"{path.stem}.itf.json")
     return written
 

@@ -60,7 +60,9 @@ def test_readme_check_example_is_the_real_output() -> None:
     shown = _block_after("### `kvproof check`").splitlines()[1:]  # after the $ line
 
     def norm(line: str) -> str:
-        return re.sub(r"\d+\.\d\d s", "S s", line.rstrip())
+        # Z3's pick among equally short traces is not stable across processes (seen: the
+        # same trace on p0 or on p1); the steps, changes and verdicts are.
+        return re.sub(r"\bp\d\b", "p#", re.sub(r"\d+\.\d\d s", "S s", line.rstrip()))
 
     real_n = [norm(x) for x in real]
     i = 0
