@@ -6,13 +6,16 @@ trace. ``load()`` reads them back.
 
 ``python -m kvproof.checker.traces.corpus`` regenerates them into a temporary folder and
 compares with ``traces/`` (exit 1 on a difference); ``--write`` overwrites the tracked files,
-``--out DIR`` writes elsewhere. Z3's pick among equally short traces varies between
-processes, so each trace is written in a canonical form (``canonical.py``).
+``--out DIR`` writes elsewhere. Each trace is written in a canonical form
+(``canonical.py``); run from a fresh process (as above) the files are the same every time
+(checked with different hash seeds). A process that loaded other libraries first (torch,
+pytest) can get other, equally short traces from Z3.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kvproof.checker.traces.canonical import canonical
 from kvproof.checker.traces.itf import write_itf
@@ -35,17 +38,38 @@ def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Pat
     for v in list_variants():
         protocol = build_handoff(v.switches)
         result = bmc(protocol, SIZES, depth or v.bmc_depth, variant=v.name)
+        searches: dict[bool, Any] = {}
         for r in result.results:
             if r.trace is None:
                 continue
             path = folder / f"{v.name}.{r.invariant}.jsonl"
-            trace = canonical(r.trace, protocol)  # the same files from every run
+            trace = _deterministic(r.trace, r.invariant, protocol, v.name, searches)
             write_jsonl(trace, path, protocol=protocol)
             written.append(path)
             if path.stem == INCIDENT:
                 write_itf(trace, folder / f"{path.stem}.itf.json", protocol)
                 written.append(folder / f"{path.stem}.itf.json")
     return written
+
+
+def _deterministic(
+    found: Trace, invariant: str, protocol: Any, variant: str, searches: dict[bool, Any]
+) -> Trace:
+    """A trace as long as BMC's, chosen without Z3: Z3's pick among equally short traces
+    differs between processes. Breadth-first search (``model.explore``, deterministic order)
+    gives one of the same length: first without earlier violations (BMC's primary trace),
+    else any; failing both, BMC's own trace in canonical form."""
+    from dataclasses import replace
+
+    from kvproof.model.explore import explore
+
+    for stop in (True, False):
+        if stop not in searches:
+            searches[stop] = explore(protocol, SIZES, variant=variant, stop_at_violation=stop)
+        cand = searches[stop].counterexamples.get(invariant)
+        if cand is not None and len(cand.steps) == len(found.steps):
+            return canonical(replace(cand, violated=invariant, meta=dict(found.meta)), protocol)
+    return canonical(found, protocol)
 
 
 def load(folder: Path = TRACES_DIR) -> dict[str, Trace]:
