@@ -16,6 +16,7 @@ from typing import Any
 
 from kvproof.spec.assumptions import ASSUMPTIONS, contradiction
 from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.files import read_text
 from kvproof.spec.invariants import INVARIANTS
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
@@ -309,10 +310,7 @@ def load_variant_file(
     invariants: InvariantNames = None,
     assumptions: AssumptionNames = None,
 ) -> Variant:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KvproofInputError(f"cannot read variant: {exc.strerror}", str(path)) from None
+    text = read_text(path, "variant")
     variant = parse_variant(text, path, switches_type, invariants, assumptions)
     if variant.name != path.stem:
         raise KvproofInputError(
@@ -327,11 +325,19 @@ def list_variants(
     invariants: InvariantNames = None,
     assumptions: AssumptionNames = None,
 ) -> list[Variant]:
-    """Every variant in ``folder``, sorted by name."""
-    return [
-        load_variant_file(p, switches_type, invariants, assumptions)
-        for p in sorted(folder.glob("*.toml"))
-    ]
+    """Every variant in ``folder``, sorted by name (a folder without any is bad input)."""
+    paths = sorted(_folder(folder).glob("*.toml"))
+    if not paths:
+        raise KvproofInputError("no variant files (*.toml) in this folder", str(folder))
+    return [load_variant_file(p, switches_type, invariants, assumptions) for p in paths]
+
+
+def _folder(folder: Path) -> Path:
+    if not folder.exists():
+        raise KvproofInputError("no such variants folder", str(folder))
+    if not folder.is_dir():
+        raise KvproofInputError("variants folder is not a folder", str(folder))
+    return folder
 
 
 def load_variant(
@@ -347,8 +353,10 @@ def load_variant(
         if not candidate.exists():
             raise KvproofInputError("no such variant file", name_or_path)
         return load_variant_file(candidate, switches_type, invariants, assumptions)
-    path = folder / f"{name_or_path}.toml"
-    if not path.exists():
+    path = _folder(folder) / f"{name_or_path}.toml"
+    if not path.is_file():
         known = ", ".join(p.stem for p in sorted(folder.glob("*.toml")))
+        if not known:
+            raise KvproofInputError(f"no such variant (no *.toml in {folder})", name_or_path)
         raise KvproofInputError(f"no such variant (known: {known})", name_or_path)
     return load_variant_file(path, switches_type, invariants, assumptions)

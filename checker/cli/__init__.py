@@ -5,19 +5,24 @@ Each subcommand lives in ``kvproof.checker.cli.<name>`` and exposes
 Heavy imports (torch, z3) happen inside ``run`` so that ``kvproof check`` never
 loads torch and ``kvproof --help`` starts instantly.
 
-Exit codes everywhere: 0 holds / clean, 1 violation / leak / finding, 2 bad input.
+The exit-code contract lives in ``exits.py``; ``main`` is the one place that turns an
+error into an exit code and one line.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import importlib
 import importlib.util
 import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from kvproof import __version__
+from kvproof.checker.cli import exits
 from kvproof.spec.errors import KvproofInputError
 
 # Order is the order of ``kvproof --help``. A command whose module is absent is skipped,
@@ -38,15 +43,30 @@ COMMANDS: tuple[str, ...] = (
 )
 
 
+class _UsageError(Exception):
+    """argparse's usage error, caught by ``main`` instead of exiting the process."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse exits with 2 on usage errors already; keep its message to one line."""
+    """Usage errors become one line and exit 2, through ``main`` (so a library call returns)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(2, f"kvproof: error: {message}\n")
+        # Every error line starts "kvproof: error:", usage errors too (scripts grep for it).
+        raise _UsageError(f"kvproof: error: {message} (see '{self.prog} --help')")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="kvproof", description="KV-cache isolation, provable and testable.")
+    fmt = argparse.RawDescriptionHelpFormatter
+    parser = _Parser(
+        prog="kvproof",
+        description="KV-cache isolation, provable and testable.",
+        epilog=exits.CONTRACT,
+        formatter_class=fmt,
+    )
     parser.add_argument("--version", action="version", version=f"kvproof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
@@ -55,31 +75,91 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module = importlib.import_module(modname)
         doc = (module.__doc__ or "").strip().splitlines()
-        p = sub.add_parser(name, help=doc[0] if doc else None, description=(module.__doc__ or None))
+        p = sub.add_parser(
+            name,
+            help=doc[0] if doc else None,
+            description=(module.__doc__ or None),
+            epilog=exits.CONTRACT,
+            formatter_class=fmt,
+        )
         module.configure(p)
         p.set_defaults(_run=module.run)
     return parser
 
 
+def _say(message: str, prefix: str = "kvproof: error: ") -> None:
+    # One line, always: a message with newlines (a file's content, an OS error) is joined.
+    print(prefix + " ".join(str(message).split()), file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns its exit code (see ``exits.CONTRACT``), never raises."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except _UsageError as exc:
+        _say(exc.message, prefix="")
+        return exits.BAD_INPUT
+    except SystemExit as exc:  # --help, --version
+        return int(exc.code or 0) if isinstance(exc.code, int) else exits.BAD_INPUT
     if not getattr(args, "_run", None):
-        parser.print_help()
-        return 2
+        _say("name a COMMAND (kvproof --help lists them)")
+        return exits.BAD_INPUT
     try:
         return int(args._run(args))
     except KvproofInputError as exc:
-        print(f"kvproof: error: {exc}", file=sys.stderr)
-        return 2
+        _say(str(exc))
+        return exits.BAD_INPUT
+    except _UsageError as exc:  # a command's own parser.error (mutually exclusive flags)
+        _say(exc.message, prefix="")
+        return exits.BAD_INPUT
     except KeyboardInterrupt:
         print("kvproof: interrupted", file=sys.stderr)
-        return 130
+        return exits.INTERRUPTED
     except BrokenPipeError:
-        # `kvproof ... --json | head`: the reader left; say nothing more.
+        # `kvproof ... --json | head`: the reader left; say nothing more. The verdict was
+        # not delivered, so do not claim one: the shell's code for SIGPIPE.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+        return 141
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EPERM, errno.EDQUOT):
+            # The disk filled or a path became unwritable mid-run: the user's environment.
+            where = exc.filename or "output"
+            _say(f"{where}: {exc.strerror}")
+            return exits.BAD_INPUT
+        return _internal(exc)
+    except Exception as exc:  # the last guard: one line, never a traceback
+        return _internal(exc)
+
+
+def _internal(exc: BaseException) -> int:
+    if os.environ.get("KVPROOF_DEBUG"):
+        traceback.print_exception(exc)
+    else:
+        tb = traceback.extract_tb(exc.__traceback__)
+        at = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+        _say(
+            f"internal error (a bug in kvproof, please report it): "
+            f"{type(exc).__name__}: {exc}{at}; KVPROOF_DEBUG=1 shows the traceback"
+        )
+    return exits.INTERNAL
+
+
+def entry() -> None:
+    """The console script: run ``main``, flush, and leave without running finalizers.
+
+    Z3's ``Context.__del__`` at interpreter teardown can spin for minutes in
+    ``Z3_del_context`` (``ast_manager::~ast_manager``) when the GC finalizes the context
+    before ASTs still alive in caches (seen on ``check sglang-0.5.22-pd --depth 12``).
+    The work is done and the output flushed; nothing is left for finalizers to do. Only the
+    process entry point does this: ``main`` called as a library returns normally.
+    """
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BrokenPipeError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

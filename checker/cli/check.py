@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from kvproof.checker.cli.argtypes import int_at_least, positive_int
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -19,22 +20,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variants", nargs="*", metavar="VARIANT", help="name or .toml path")
     parser.add_argument("--all", action="store_true", help="every variant in spec/variants")
     parser.add_argument(
-        "--depth", type=int, help="BMC depth (default: the variant's bmc_depth, 12 if unset)"
+        "--depth",
+        type=int_at_least(1, 64),
+        help="BMC depth 1..64 (default: the variant's bmc_depth, 12 if unset)",
     )
-    parser.add_argument("--requests", type=int, default=3, help="requests (default 3)")
-    parser.add_argument("--pages", type=int, default=6, help="decode pages (default 6)")
+    parser.add_argument("--requests", type=positive_int, default=3, help="requests (default 3)")
+    parser.add_argument("--pages", type=positive_int, default=6, help="decode pages (default 6)")
     parser.add_argument(
         "--invariant",
         action="append",
         metavar="NAME",
         help="check only this invariant (repeatable)",
     )
-    parser.add_argument(
+    proving = parser.add_mutually_exclusive_group()
+    proving.add_argument(
         "--prove",
         action="store_true",
         help="also prove buggy variants (fixed ones are proved by default)",
     )
-    parser.add_argument("--no-prove", action="store_true", help="BMC only, no unbounded proof")
+    proving.add_argument("--no-prove", action="store_true", help="BMC only, no unbounded proof")
     parser.add_argument(
         "--without",
         action="append",
@@ -56,7 +60,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sarif", type=Path, help="write a SARIF report")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr' (see README)")
     parser.add_argument(
-        "--workers", type=int, help="processes for several variants (default: one per core)"
+        "--workers",
+        type=positive_int,
+        help="processes for several variants (default: one per core)",
     )
     parser.add_argument(
         "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"
@@ -66,29 +72,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
-    )
 
+    from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
+    from kvproof.checker.cli.progress import progress_bar
     from kvproof.checker.report import check_report
     from kvproof.checker.verify import checking
     from kvproof.checker.verify.check_pool import CheckJob, run_jobs
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.spec.errors import KvproofInputError
 
-    if (args.depth is not None and args.depth < 0) or args.requests < 1 or args.pages < 1:
-        raise KvproofInputError("--depth must be >= 0, --requests and --pages >= 1")
     if not args.variants and not args.all:
         raise KvproofInputError("name at least one VARIANT, or --all")
-    if args.html:
-        from kvproof.checker.cli.html_out import check_dir
-
-        check_dir(args.html)
+    if args.variants and args.all:
+        raise KvproofInputError("name VARIANTs or --all, not both", "--all")
+    # Every output path is checked before minutes of work, not after.
+    check_output_dir(args.out, "--out")
+    check_output_file(args.junit, "--junit")
+    check_output_file(args.sarif, "--sarif")
+    check_input_dir(args.variants_dir, "--variants-dir")
+    check_output_dir(args.html, "--html")
     user = load_protocol(args.protocol) if args.protocol else None
     factory = user.factory if user else None
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
@@ -113,33 +115,22 @@ def run(args: argparse.Namespace) -> int:
         )
         for variant in variants
     ]
-    workers = args.workers if args.workers is not None else min(os.cpu_count() or 1, len(jobs))
-    if workers < 1:
-        raise KvproofInputError("must be at least 1", "--workers")
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
-        task = progress.add_task("checking variants", total=len(jobs))
-        from kvproof.checker.distrib.options import executor_for
+    workers = args.workers or max(1, min(os.cpu_count() or 1, len(jobs)))
+    from kvproof.checker.distrib.options import executor_for
 
-        ray = executor_for(args.ray, workers)
-        try:
+    ray = executor_for(args.ray, workers)
+    try:
+        with progress_bar(console, "checking variants", len(jobs)) as advance:
             checks = run_jobs(
                 jobs,
                 workers=workers,
                 factory=factory,
-                on_done=lambda c: progress.advance(task),
+                on_done=lambda c: advance(1),
                 executor=ray,
             )
-        finally:
-            if ray is not None:
-                ray.close()
+    finally:
+        if ray is not None:
+            ray.close()
     results = []
     for check in checks:
         data = checking.to_json(check)
@@ -158,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if args.junit:
         from kvproof.checker.report.gate import write_junit
 
-        write_junit(checks, args.junit)
+        write_junit(checks, args.junit, gate=args.all)
     if args.sarif:
         from kvproof.checker.report.gate import write_sarif
 

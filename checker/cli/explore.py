@@ -14,13 +14,17 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kvproof.checker.cli.argtypes import positive_float, positive_int
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", metavar="VARIANT", help="variant name or .toml path")
-    parser.add_argument("--requests", type=int, default=2, help="requests (default 2)")
-    parser.add_argument("--pages", type=int, default=3, help="decode pages (default 3)")
-    parser.add_argument("--max-states", type=int, metavar="N", help="stop after N states")
-    parser.add_argument("--max-seconds", type=float, metavar="S", help="stop after S seconds")
+    parser.add_argument("--requests", type=positive_int, default=2, help="requests (default 2)")
+    parser.add_argument("--pages", type=positive_int, default=3, help="decode pages (default 3)")
+    parser.add_argument("--max-states", type=positive_int, metavar="N", help="stop after N states")
+    parser.add_argument(
+        "--max-seconds", type=positive_float, metavar="S", help="stop after S seconds (> 0)"
+    )
     parser.add_argument(
         "--no-symmetry", action="store_true", help="do not reduce states under page permutations"
     )
@@ -38,24 +42,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.explore import explore
     from kvproof.spec.errors import KvproofInputError
+    from kvproof.spec.files import write_text_atomic
 
+    check_output_file(args.dot, "--dot")
+    check_output_file(args.graphml, "--graphml")
+    check_input_dir(args.variants_dir, "--variants-dir")
     user = load_protocol(args.protocol) if args.protocol else None
     (variant,) = resolve_variants([args.variant], False, args.variants_dir, user)
-    for flag, value in (("--requests", args.requests), ("--pages", args.pages)):
-        if value < 1:
-            raise KvproofInputError(f"must be at least 1, got {value}", flag)
-    if args.max_states is not None and args.max_states < 1:
-        raise KvproofInputError(f"must be at least 1, got {args.max_states}", "--max-states")
-    if args.html:
-        from kvproof.checker.cli.html_out import check_file
-
-        check_file(args.html)
-    for flag, path in (("--dot", args.dot), ("--graphml", args.graphml)):
-        if path and not Path(path).resolve().parent.is_dir():
-            raise KvproofInputError("no such folder", f"{flag} {path}")
+    check_output_file(args.html, "--html")
     if user:
         protocol = user.factory(variant.switches)
     else:  # kvproof's handoff under the variant's assumptions
@@ -82,15 +80,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         result = _with_progress(protocol, sizes, kwargs)
     if args.dot:
-        Path(args.dot).write_text(to_dot(result), encoding="utf-8")
+        write_text_atomic(args.dot, to_dot(result))
     if args.graphml:
         import networkx as nx
 
-        nx.write_graphml(graphml_graph(result), args.graphml)
+        write_text_atomic(args.graphml, "\n".join(nx.generate_graphml(graphml_graph(result))))
     if args.html:
         from kvproof.checker.report.html_page import graph_page
 
-        Path(args.html).write_text(graph_page(result, variant), encoding="utf-8")
+        write_text_atomic(args.html, graph_page(result, variant))
     if args.json:
         print(json.dumps(as_json(result, protocol), indent=2))
     else:
@@ -99,12 +97,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _with_progress(protocol: Any, sizes: dict[str, int], kwargs: dict[str, Any]) -> Any:
+    from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from kvproof.model.explore import explore
 
+    console = Console()
     with Progress(
-        SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), transient=True
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        transient=True,
+        console=console,
+        disable=not console.is_terminal,  # a pipe gets no progress (and no blank line)
     ) as bar:
         task = bar.add_task("exploring")
 

@@ -5,8 +5,10 @@
 run of the model forced on the reference engine (with ``--faults``: transfer failures,
 disconnects, aborts, timeouts, lease expiries, reordered writes, duplicate status
 messages), checked after every step. The first finding (divergence, leak or invariant
-violation) is shrunk by Hypothesis, saved as a trace in ``--out`` and printed as a
-``kvproof replay`` command. Exit 1 on a finding, 0 when every walk was clean.
+violation, engine crash) is shrunk by Hypothesis, saved as a trace in ``--out`` and printed
+as a ``kvproof replay`` command. First, the model alone is searched (random walks, no
+engine, no torch): a model-side finding is reported at once, then confirmed on the engine
+(``--engine-only`` skips this). Exit 1 on a finding, 0 when every walk was clean.
 """
 
 from __future__ import annotations
@@ -15,21 +17,34 @@ import argparse
 import json
 from pathlib import Path
 
+from kvproof.checker.cli.argtypes import int_at_least, positive_int
 from kvproof.checker.distrib.options import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", help="variant name or .toml path")
-    parser.add_argument("--traces", type=int, default=200, help="walks to run (200)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--traces", type=positive_int, default=200, help="walks to run (200)")
+    parser.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0)
     parser.add_argument("--faults", action="store_true", help="inject environment faults")
     parser.add_argument(
-        "--workers", type=int, default=None, help="processes (default: CPUs, max 4)"
+        "--workers",
+        type=int_at_least(1, 256),
+        default=None,
+        help="processes (default: CPUs, max 4)",
     )
-    parser.add_argument("--requests", type=int, default=2, help="requests per walk (2)")
-    parser.add_argument("--pages", type=int, default=3, help="decode pages per walk (3)")
+    parser.add_argument(
+        "--requests", type=int_at_least(1, 16), default=2, help="requests per walk (2)"
+    )
+    parser.add_argument(
+        "--pages", type=int_at_least(1, 64), default=3, help="decode pages per walk (3)"
+    )
     parser.add_argument("--out", default="kvproof-out", help="folder for a failing trace")
     parser.add_argument("--html", metavar="DIR", help="an HTML report of the finding here")
+    parser.add_argument(
+        "--engine-only",
+        action="store_true",
+        help="skip the model-first search; walk model and engine in lockstep from the start",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--device", choices=("cpu", "cuda"), default="cpu", help="engine device (cpu)"
@@ -46,44 +61,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-    from rich.table import Table
 
-    from kvproof.checker.conformance.fuzz import default_workers, fuzz
-    from kvproof.checker.distrib.options import executor_for
-    from kvproof.checker.traces.tracefile import write_jsonl
-    from kvproof.model.handoff import build_handoff
+    from kvproof.checker.cli.fuzz_first import model_first
+    from kvproof.checker.cli.paths import check_output_dir
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
 
-    for name in ("traces", "requests", "pages"):
-        if getattr(args, name) < 1:
-            raise KvproofInputError("must be >= 1", f"--{name}")
-    workers = args.workers if args.workers is not None else default_workers()
-    if workers < 1:
-        raise KvproofInputError("must be >= 1", "--workers")
-    if args.html:
-        from kvproof.checker.cli.html_out import check_dir
-
-        check_dir(args.html)
+    # Before the work: a finding that cannot be saved is a finding lost.
+    check_output_dir(args.out, "--out")
+    check_output_dir(args.html, "--html")
+    variant = load_variant(args.variant)
+    sizes = {"Req": args.requests, "Page": args.pages}
+    console = Console(stderr=args.json)
     if args.device == "cuda" and args.ray is None:
         import torch
 
         if not torch.cuda.is_available():
             raise KvproofInputError("no CUDA device here (a Ray cluster's: add --ray)", "--device")
-    variant = load_variant(args.variant)
-    sizes = {"Req": args.requests, "Page": args.pages}
-    console = Console(stderr=args.json)
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        disable=args.json,
-    ) as progress:
-        task = progress.add_task(f"fuzz {variant.name}", total=args.traces)
+    # A campaign on a cluster or resumed from its folder is the engine's: no model-first pass.
+    if not args.engine_only and args.ray is None and args.resume is None:
+        code = model_first(args, variant, sizes, console)
+        if code is not None:
+            return code
+    # Nothing in the model: the engine campaign (loads torch), where engine-only bugs show.
+    from rich.table import Table
+
+    from kvproof.checker.cli.progress import progress_bar
+    from kvproof.checker.conformance.fuzz import default_workers, fuzz
+    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.traces.tracefile import write_jsonl
+    from kvproof.model.assumptions import handoff_for
+
+    workers = args.workers if args.workers is not None else default_workers()
+    with progress_bar(console, f"fuzz {variant.name}", args.traces, enabled=not args.json) as adv:
         ray = executor_for(args.ray, workers)
         try:
             result = fuzz(
@@ -93,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
                 faults=args.faults,
                 workers=workers,
                 sizes=sizes,
-                on_batch=lambda st: progress.advance(task, st.traces),
+                on_batch=lambda st: adv(st.traces),
                 device=args.device,
                 executor=ray,
                 resume=args.resume,
@@ -108,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         saved = out / f"{variant.name}.fuzz-{args.seed}.jsonl"
-        write_jsonl(result.finding.trace, saved, protocol=build_handoff(variant.switches))
+        write_jsonl(result.finding.trace, saved, protocol=handoff_for(variant))
     html = None
     if result.finding is not None and args.html:
         html = write_fuzz_html(Path(args.html), variant, result.finding.trace, args.seed)
@@ -120,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         "divergences": s.divergences,
         "leaks": s.leaks,
         "violations": s.violations,
+        "crashes": s.crashes,
         "seconds": round(s.seconds, 2),
         "seconds_to_first_finding": None
         if s.first_finding_s is None
@@ -146,7 +157,16 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(row, indent=2))
         return result.exit_code
     table = Table(title=f"fuzz {variant.name}" + (" with faults" if args.faults else ""))
-    cols = ("traces", "steps", "faults_injected", "divergences", "leaks", "violations", "seconds")
+    cols = (
+        "traces",
+        "steps",
+        "faults_injected",
+        "divergences",
+        "leaks",
+        "violations",
+        "crashes",
+        "seconds",
+    )
     for c in cols:
         table.add_column(c.replace("_", " "), justify="right")
     table.add_row(*(str(row[c]) for c in cols))
@@ -169,14 +189,14 @@ def write_fuzz_html(out: Path, variant, trace, seed: int) -> Path:  # type: igno
     """The finding's report, with the shrunk trace replayed for the engine's answers."""
     from kvproof.checker.cli.report import replay_rows
     from kvproof.checker.report.html_page import trace_page, write
-    from kvproof.model.handoff import build_handoff
+    from kvproof.model.assumptions import handoff_for
 
     out.mkdir(parents=True, exist_ok=True)
     rows, summary = replay_rows(trace, variant)
     path = out / f"{variant.name}.fuzz-{seed}.html"
     page = trace_page(
         trace,
-        build_handoff(variant.switches),
+        handoff_for(variant),
         variant=variant,
         responses=rows,
         replay_summary=summary,

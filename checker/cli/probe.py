@@ -3,13 +3,17 @@
 ``kvproof probe URL [--api-key K --second-key K2] [--context N]``: plants canaries from one
 tenant, sends prompts from another around the acceptance boundary, and reports foreign
 canaries, 200s that should be 400s, answers faster than their prefill, and inconsistent
-answers. Exit 1 on any finding, 0 when clean, 2 for an unreachable or non-OpenAI URL.
+answers. Exit 0 when clean; 1 on any finding, or when the budget ran out before the probe
+was done (verdict ``inconclusive``: never reported as clean); 2 for an unreachable or
+non-OpenAI URL.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+
+from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -26,13 +30,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--context",
-        type=int,
+        type=int_at_least(128),
         default=None,
-        help="advertised context in tokens (default: from /v1/models)",
+        help="advertised context in tokens, >= 128 (default: from /v1/models)",
     )
-    parser.add_argument("--max-requests", type=int, default=120, help="request budget")
-    parser.add_argument("--max-seconds", type=float, default=90.0, help="time budget")
-    parser.add_argument("--timeout", type=float, default=30.0, help="per-request timeout (s)")
+    parser.add_argument("--max-requests", type=positive_int, default=120, help="request budget")
+    parser.add_argument("--max-seconds", type=positive_float, default=90.0, help="time budget")
+    parser.add_argument(
+        "--timeout", type=positive_float, default=30.0, help="per-request timeout (s, > 0)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -45,10 +51,6 @@ def run(args: argparse.Namespace) -> int:
         raise KvproofInputError("URL must start with http:// or https://", args.url)
     if args.api_key == args.second_key:
         raise KvproofInputError("the two keys must differ (two tenants)", "--second-key")
-    if args.context is not None and args.context < 128:
-        raise KvproofInputError("must be at least 128 tokens", "--context")
-    if args.max_requests < 1 or args.max_seconds <= 0:
-        raise KvproofInputError("budget must be positive", "--max-requests/--max-seconds")
     report = run_probe(
         args.url,
         api_key=args.api_key,

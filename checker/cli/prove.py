@@ -10,6 +10,7 @@ import json
 import os
 from pathlib import Path
 
+from kvproof.checker.cli.argtypes import positive_int
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -19,7 +20,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cores", action="store_true", help="show which conjuncts each step needed"
     )
-    parser.add_argument("--timeout", type=int, default=60, help="seconds per solver query")
+    parser.add_argument(
+        "--timeout", type=positive_int, default=60, help="seconds per solver query (60)"
+    )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument(
         "--html", metavar="OUT.html", help="write the proof (or the CTI) as an HTML report"
@@ -39,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.report.check_report import render_assumptions
     from kvproof.checker.report.proof_report import render_proof
     from kvproof.checker.verify.checking import assumptions_json, protocol_for
@@ -49,14 +53,16 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.variants and not args.all:
         raise KvproofInputError("name at least one VARIANT, or --all")
-    if args.html:
-        from kvproof.checker.cli.html_out import check_file
-
-        check_file(args.html)
+    if args.variants and args.all:
+        raise KvproofInputError("name VARIANTs or --all, not both", "--all")
+    check_input_dir(args.variants_dir, "--variants-dir")
+    check_output_file(args.html, "--html")
     user = load_protocol(args.protocol) if args.protocol else None
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     if args.all:
         variants = [v for v in variants if not v.buggy]
+        if not variants:
+            raise KvproofInputError("no fixed variant to prove", str(args.variants_dir or "--all"))
     console = Console(stderr=args.json)
     out = []
     ok = True

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kvproof.checker.cli.argtypes import int_at_least
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trace", help="trace file (.jsonl or .itf.json)")
@@ -22,7 +24,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--variant", help="engine and model variant (default: the trace's own variant)"
     )
     parser.add_argument(
-        "--max-new-tokens", type=int, default=32, help="decode length for the oracle (32)"
+        "--max-new-tokens",
+        type=int_at_least(1, 4096),
+        default=32,
+        help="decode length for the oracle (32)",
     )
     parser.add_argument("--no-drain", action="store_true", help="stop at the trace's last step")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -41,12 +46,31 @@ def load_trace(path: str, variant_name: str | None) -> Any:
         raise KvproofInputError("no such trace file", path)
     if p.name.endswith(".itf.json"):
         if variant_name is None:
-            meta = json.loads(p.read_text(encoding="utf-8")).get("#meta", {})
-            variant_name = meta.get("variant")
+            variant_name = _itf_variant(p)
         if not variant_name:
             raise KvproofInputError("an ITF trace needs --variant", path)
         return read_itf(p, build_handoff(load_variant(variant_name).switches))
     return read_jsonl(p)
+
+
+def _itf_variant(p: Path) -> str | None:
+    """The variant an ITF file names in ``#meta.variant``; malformed files are bad input."""
+    from kvproof.spec.errors import KvproofInputError
+    from kvproof.spec.files import read_text
+
+    try:
+        doc = json.loads(read_text(p, "trace"))
+    except json.JSONDecodeError as exc:
+        raise KvproofInputError(f"malformed JSON: {exc.msg}", f"{p}:{exc.lineno}") from None
+    if not isinstance(doc, dict):
+        raise KvproofInputError("not an ITF trace (expected a JSON object)", str(p))
+    meta = doc.get("#meta", {})
+    if not isinstance(meta, dict):
+        raise KvproofInputError("'#meta' must be an object", str(p))
+    name = meta.get("variant")
+    if name is not None and not (isinstance(name, str) and name):
+        raise KvproofInputError("'#meta.variant' must be a variant name", str(p))
+    return name
 
 
 def report_json(report: Any) -> dict[str, Any]:
@@ -79,6 +103,7 @@ def report_json(report: Any) -> dict[str, Any]:
             for f in report.findings
         ],
         "leak": report.leak,
+        "crash": report.crash,
         "exit_code": report.exit_code,
     }
 
@@ -130,30 +155,45 @@ def print_report(report: Any, console: Any = None) -> None:
                 console.print(f"  table[{sp.index}] page {sp.page}: {sp.describe()}")
         else:
             console.print(f"[green]ok[/] {who} got 200, same tokens as single node")
+    if report.crash:
+        console.print(f"[bold red]CRASH[/]: {report.crash}")
     if report.exit_code:
-        console.print("[bold red]FAILED[/]: " + ("divergence" if d else "leak on the engine"))
+        console.print("[bold red]FAILED[/]: " + failure_summary(report))
     else:
-        console.print("[green]no divergence, no leak[/]")
+        console.print("[green]no divergence, no leak, no invariant broken on the engine[/]")
+
+
+def failure_summary(report: Any) -> str:
+    """What failed, by name: "leak" only when a response carried another request's KV."""
+    parts = []
+    if report.crash:
+        parts.append("the engine crashed")
+    if report.divergence is not None:
+        parts.append(f"divergence at step {report.divergence.step}")
+    if report.leak:
+        parts.append("leak: a response carried another request's KV")
+    broken = sorted({n for _, n in report.engine_violations if n != "isolation"})
+    if broken:
+        parts.append("the engine violates " + ", ".join(broken))
+    return "; ".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
-    import torch
-
-    from kvproof.checker.conformance.replay import replay_trace
-    from kvproof.spec.errors import KvproofInputError
-    from kvproof.spec.variant import load_variant
-
-    torch.set_num_threads(1)  # tiny models: threads only add wake-up latency
-    if args.max_new_tokens < 1:
-        raise KvproofInputError("must be >= 1", "--max-new-tokens")
-    trace = load_trace(args.trace, args.variant)
-    variant = load_variant(args.variant or trace.variant)
     from kvproof.checker.traces.tracefile import check_against
     from kvproof.model.handoff import build_handoff
+    from kvproof.spec.variant import load_variant
 
+    # Bad input is found before the engine (and torch) is loaded.
+    trace = load_trace(args.trace, args.variant)
+    variant = load_variant(args.variant or trace.variant)
     # Names and sizes must fit the trace's own protocol (a different --variant may lack an
     # action: that is "not enabled", not bad input).
     check_against(trace, build_handoff(load_variant(trace.variant).switches), args.trace)
+    import torch
+
+    from kvproof.checker.conformance.replay import replay_trace
+
+    torch.set_num_threads(1)  # tiny models: threads only add wake-up latency
     report = replay_trace(
         trace, variant, drain=not args.no_drain, max_new_tokens=args.max_new_tokens
     )

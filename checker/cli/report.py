@@ -48,7 +48,7 @@ def replay_rows(trace: Any, variant: Any, max_new_tokens: int = 32) -> tuple[lis
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.html_out import check_file
+    from kvproof.checker.cli.paths import check_output_file
     from kvproof.checker.cli.replay import load_trace
     from kvproof.checker.report.html_page import trace_page, write
     from kvproof.checker.traces.tracefile import check_against
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
 
-    out = check_file(args.html)
+    out = check_output_file(args.html, "--html")
     if args.max_new_tokens < 1:
         raise KvproofInputError("must be >= 1", "--max-new-tokens")
     trace = load_trace(args.trace, args.variant)

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
+
+from kvproof.checker.cli.argtypes import nonnegative_float, port
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -19,7 +22,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--variant", default="sglang-0.5.22-pd", help="engine version (name or .toml path)"
     )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (loopback default)")
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=port, default=8000, help="1..65535 (8000)")
     parser.add_argument(
         "--own-sizes",
         action="store_true",
@@ -27,13 +30,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--prefill-us-per-token",
-        type=float,
+        type=nonnegative_float,
         default=200.0,
         help="simulated prefill compute per prefilled token (microseconds)",
     )
     parser.add_argument(
         "--transfer-us-per-page",
-        type=float,
+        type=nonnegative_float,
         default=500.0,
         help="simulated RDMA latency of one page write (microseconds)",
     )
@@ -41,12 +44,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.spec.errors import KvproofInputError
+    from kvproof.spec.variant import load_variant
 
-    if not 0 < args.port < 65536:
-        raise KvproofInputError(f"port {args.port} out of range", "--port")
-    if args.prefill_us_per_token < 0 or args.transfer_us_per_page < 0:
-        raise KvproofInputError("simulated timings must be >= 0", "--prefill-us-per-token")
+    load_variant(args.variant)  # a bad variant is bad input before the port is taken
+    sock = bind(args.host, args.port)
     import torch
 
     from kvproof.checker.serve.config import ServeConfig
@@ -71,5 +72,29 @@ def run(args: argparse.Namespace) -> int:
         f"RDMA {args.transfer_us_per_page:g} us/page)",
         flush=True,
     )
-    serve_forever(config, args.host, args.port)
+    serve_forever(config, args.host, args.port, sock)
     return 0
+
+
+def bind(host: str, port_no: int) -> Any:
+    """A listening socket on ``host:port``; a bad host or a taken port is bad input."""
+    import socket  # here, not at the top: every command's parser imports this module
+
+    from kvproof.spec.errors import KvproofInputError
+
+    try:
+        infos = socket.getaddrinfo(host, port_no, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise KvproofInputError(f"cannot resolve this host: {exc}", f"--host {host}") from None
+    family, kind, proto, _, addr = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(addr)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        raise KvproofInputError(
+            f"cannot listen on {host}:{port_no}: {exc.strerror or exc}", f"--port {port_no}"
+        ) from None
+    return sock

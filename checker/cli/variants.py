@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"
+    )
+    parser.add_argument("--protocol", help="user protocol factory 'module:attr' (its variants)")
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from kvproof.spec.variant import list_variants
+    from kvproof.checker.cli.paths import check_input_dir
+    from kvproof.checker.verify.protocols import resolve_variants
 
-    variants = list_variants()
+    check_input_dir(args.variants_dir, "--variants-dir")
+    variants = resolve_variants([], True, args.variants_dir, args.protocol)
     if args.json:
         print(
             json.dumps(

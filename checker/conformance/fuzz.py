@@ -45,11 +45,12 @@ class FuzzStats:
     divergences: int = 0
     leaks: int = 0
     violations: int = 0
+    crashes: int = 0
     seconds: float = 0.0
     first_finding_s: float | None = None
 
     def add(self, other: FuzzStats) -> None:
-        for name in ("traces", "steps", "faults", "divergences", "leaks", "violations"):
+        for name in ("traces", "steps", "faults", "divergences", "leaks", "violations", "crashes"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -129,7 +130,12 @@ def search_batch(
             stats.faults += res.faults
             if res.failed:
                 stats.first_finding_s = time.perf_counter() - start
-                kind = {"divergence": "divergences", "leak": "leaks", "violation": "violations"}
+                kind = {
+                    "divergence": "divergences",
+                    "leak": "leaks",
+                    "violation": "violations",
+                    "crash": "crashes",
+                }
                 setattr(stats, kind[res.kind], getattr(stats, kind[res.kind]) + 1)  # type: ignore[index]
         return res.failed
 

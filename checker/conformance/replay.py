@@ -65,6 +65,7 @@ class ReplayReport:
     offset: int = 0  # engine request id of model request 0
     why_not: str = ""  # the model's view of the request whose step is not enabled
     responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
+    crash: str | None = None  # the engine raised: what, and at which step
 
     @property
     def leaks(self) -> list[Finding]:
@@ -72,12 +73,19 @@ class ReplayReport:
 
     @property
     def leak(self) -> bool:
-        """The engine leaked: the oracle saw it, or an invariant broke on the engine's state."""
-        return bool(self.leaks or self.engine_violations)
+        """A response carried foreign KV: the oracle saw it, or isolation broke on the engine.
+
+        Other invariants broken on the engine (reject_final, no_stray_write) fail the
+        replay too, under their own names, not as a "leak"."""
+        return bool(self.leaks) or any(n == "isolation" for _, n in self.engine_violations)
 
     @property
     def failed(self) -> bool:
-        return self.divergence is not None or self.leak
+        return (
+            self.divergence is not None
+            or bool(self.leaks or self.engine_violations)
+            or self.crash is not None
+        )
 
     @property
     def exit_code(self) -> int:
@@ -335,12 +343,18 @@ def replay_trace(
         warmup=warmup,
         max_new_tokens=max_new_tokens,
     )
-    _run(ls, trace.steps, report)
-    if drain and report.divergence is None:
-        ls.drain()
-    report.findings = ls.oracle(reference)
     report.offset = ls.rids.offset
-    report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
+    try:
+        _run(ls, trace.steps, report)
+        if drain and report.divergence is None:
+            ls.drain()
+        report.findings = ls.oracle(reference)
+    except Exception as exc:  # the engine under test raised: a finding
+        at = report.steps_applied + 1
+        where = f"step {at}: {trace.steps[at - 1]}" if at <= len(trace.steps) else "drain"
+        report.crash = f"the engine raised {type(exc).__name__}: {exc} (at {where})"
+    if report.crash is None:
+        report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
     return report
 
 

@@ -20,7 +20,9 @@ from kvproof.checker.traces.tracefile import read_json_lines
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
+from kvproof.refimpl.events import EVENT_NAMES
 from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.files import write_text_atomic
 from kvproof.spec.variant import Variant
 
 LOG_VERSION = 1
@@ -69,6 +71,7 @@ def write_event_log(cluster: Any, path: Path) -> None:
         "variant": cluster.variant.name,
         "pages": cluster.decode.num_pages,
         "requests": len(cluster.requests),
+        "events": len(cluster.events),  # a log cut at a line boundary is caught
     }
     lines = [json.dumps(header)]
     for ev in cluster.events:
@@ -79,7 +82,7 @@ def write_event_log(cluster: Any, path: Path) -> None:
             req = cluster.requests[ev.rid]
             row["over_p"], row["over_d"] = req.over_p, req.over_d
         lines.append(json.dumps(row))
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def read_event_log(path: Path) -> EventLog:
@@ -98,6 +101,16 @@ def read_event_log(path: Path) -> EventLog:
         events.append(_event(row, where, n))
     if header is None:
         raise KvproofInputError("empty log", str(path))
+    count = header.get("events")
+    if count is not None:
+        if not _nat(count):
+            raise KvproofInputError("'events' must be a non-negative integer", f"{path}:1")
+        if count != len(events):
+            raise KvproofInputError(
+                f"the header says {count} events, the log has {len(events)}"
+                + (" (truncated?)" if len(events) < count else ""),
+                str(path),
+            )
     requests = max([e.action.args[0] + 1 for e in events] + [int(header.get("requests") or 0)])
     pages = header.get("pages")
     if pages is None:
@@ -117,6 +130,10 @@ def _event(row: dict[str, Any], where: str, n: int) -> LogEvent:
     name, rid, page = row.get("event"), row.get("rid"), row.get("page")
     if not isinstance(name, str) or not name:
         raise KvproofInputError("'event' must be an event name", where)
+    if name not in EVENT_NAMES:
+        # Outside the vocabulary of spec/handoff.md: bad input, as ``replay`` says of an
+        # unknown action. A known event the variant cannot take is "not enabled" (exit 1).
+        raise KvproofInputError(f"unknown event {name!r} (known: {', '.join(EVENT_NAMES)})", where)
     if not _nat(rid):
         raise KvproofInputError("'rid' must be a non-negative integer", where)
     if (name in PAGE_EVENTS) != (page is not None):

@@ -82,70 +82,88 @@ def run_walk(
     forced: tuple[ActionInstance, ...] | None = None,
 ) -> WalkResult:
     """One lockstep walk; stops at the first finding. ``forced``: take these steps instead
-    of choosing (shrinking's trimming pass); a step the engine cannot take ends the run."""
+    of choosing (shrinking's trimming pass); a step the engine cannot take ends the run.
+
+    An engine that raises is a finding (``crash``), not the fuzzer's crash: it is shrunk and
+    saved like any other (e.g. a planted bug committing decode before the transfer ended
+    raised ``AssertionError`` out of ``kvproof fuzz``)."""
     init = {
         "over_p": {(r,): v for r, v in enumerate(walk.over_p)},
         "over_d": {(r,): v for r, v in enumerate(walk.over_d)},
     }
     if walk.hit:
         init["hit"] = {(r,): v for r, v in enumerate(walk.hit)}
-    ls = Lockstep(
-        variant,
-        sizes,
-        init,
-        walk.reserve,
-        engine=engine,
-        model=model,
-        max_new_tokens=MAX_NEW_TOKENS,
-    )
     steps: list[ActionInstance] = []
     n_faults = 0
+    ls: Lockstep | None = None
 
     def result(kind: str | None = None, detail: str = "", div: Divergence | None = None) -> Any:
         meta = {"reserve": list(walk.reserve), "finding": kind, "detail": detail}
         trace = Trace(variant.name, dict(sizes), init, tuple(steps), None, meta)
-        if kind == "violation" or kind == "leak":
+        if kind in ("violation", "leak") and ls is not None:
             bad = ls.model_violated() or ls.engine_violated()
             trace = replace(trace, violated=bad[0] if bad else None)
         return WalkResult(trace, n_faults, kind, detail, div)
 
-    div = ls.check_initial()
-    if div is not None:
-        return result("divergence", div.reason, div)
-    # Past the drawn choices the walk goes on with choice 0 (the first candidate: progress
-    # of the lowest request), so shrinking the length and the choices gives short runs.
-    for i in range(walk.length if forced is None else len(forced)):
-        cands = _candidates(ls, faults)
-        if forced is not None:
-            if forced[i] not in cands:
-                return result()
-            inst = forced[i]
-        else:
-            if not cands:
-                break
-            choice = walk.choices[i] if i < len(walk.choices) else 0
-            inst = _pick(ls, cands, choice)
-        if _is_fault(ls, inst):
-            n_faults += 1
-        status, div = ls.apply(inst)
-        steps.append(inst)
-        if status != "ok":  # the engine offered it, so "not enabled" is a divergence too
-            reason = div.reason if div else "the engine performs it, the model does not"
-            return result("divergence", f"step {len(steps)}: {inst}: {reason}", div)
-        if faults and inst.action in ("done", "ack"):
-            ls.cluster.redeliver(ls.rids.event(inst))  # a duplicate status message
-            n_faults += 1
-        bad_engine = ls.engine_violated()
-        if bad_engine:
-            return result("leak", f"engine violates {', '.join(bad_engine)} after {inst}")
-        bad_model = ls.model_violated()
-        if bad_model:
-            return result("violation", f"model violates {', '.join(bad_model)} after {inst}")
-    leaks = [f for f in ls.oracle(reference) if f.leak]
-    if leaks:
-        f = leaks[0]
-        return result("leak", f"oracle: request {f.rid - ls.rids.offset} got 200 with {f.text!r}")
-    return result()
+    def go() -> WalkResult:
+        nonlocal n_faults, ls
+        ls = Lockstep(
+            variant,
+            sizes,
+            init,
+            walk.reserve,
+            engine=engine,
+            model=model,
+            max_new_tokens=MAX_NEW_TOKENS,
+        )
+        div = ls.check_initial()
+        if div is not None:
+            return result("divergence", div.reason, div)
+        # Past the drawn choices the walk goes on with choice 0 (the first candidate:
+        # progress of the lowest request), so shrinking the length and the choices gives
+        # short runs.
+        for i in range(walk.length if forced is None else len(forced)):
+            cands = _candidates(ls, faults)
+            if forced is not None:
+                if forced[i] not in cands:
+                    return result()
+                inst = forced[i]
+            else:
+                if not cands:
+                    break
+                choice = walk.choices[i] if i < len(walk.choices) else 0
+                inst = _pick(ls, cands, choice)
+            if _is_fault(ls, inst):
+                n_faults += 1
+            steps.append(inst)
+            status, div = ls.apply(inst)
+            if status != "ok":  # the engine offered it, so "not enabled" is a divergence too
+                reason = div.reason if div else "the engine performs it, the model does not"
+                return result("divergence", f"step {len(steps)}: {inst}: {reason}", div)
+            if faults and inst.action in ("done", "ack"):
+                ls.cluster.redeliver(ls.rids.event(inst))  # a duplicate status message
+                n_faults += 1
+            bad_engine = ls.engine_violated()
+            if bad_engine:
+                # "leak" only when a response read foreign KV; any other broken invariant
+                # (reject_final, no_stray_write, ...) is named as what it is.
+                kind = "leak" if "isolation" in bad_engine else "violation"
+                return result(kind, f"engine violates {', '.join(bad_engine)} after {inst}")
+            bad_model = ls.model_violated()
+            if bad_model:
+                return result("violation", f"model violates {', '.join(bad_model)} after {inst}")
+        leaks = [f for f in ls.oracle(reference) if f.leak]
+        if leaks:
+            f = leaks[0]
+            who = f"request {f.rid - ls.rids.offset}"
+            return result("leak", f"oracle: {who} got 200 with {f.text!r}")
+        return result()
+
+    try:
+        return go()
+    except Exception as exc:  # the engine under test raised: a finding
+        at = f" at step {len(steps)}: {steps[-1]}" if steps else " before the first step"
+        return result("crash", f"the engine raised {type(exc).__name__}: {exc}{at}")
 
 
 def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:

@@ -50,5 +50,14 @@ class ProbeReport:
     stopped_by_budget: str | None  # "requests" / "seconds" when the budget ran out
 
     @property
+    def verdict(self) -> str:
+        """``finding``; ``inconclusive`` when the budget ran out before the probe's plan was
+        done (a leak may sit past where it stopped: never shown as clean); else ``clean``."""
+        if self.findings:
+            return "finding"
+        return "inconclusive" if self.stopped_by_budget else "clean"
+
+    @property
     def exit_code(self) -> int:
-        return 1 if self.findings else 0
+        # Only a finished probe without findings is clean (exit 0); see checker/cli/exits.py.
+        return 0 if self.verdict == "clean" else 1

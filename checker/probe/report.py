@@ -2,7 +2,8 @@
 
 JSON keys: ``url, model, context, context_from, chars_per_token, boundary_tokens, fit,
 requests, seconds, stopped_by_budget, findings[{kind, detail, evidence}], samples[...]``,
-``exit_code``. No API key appears anywhere (tenants are "A" and "B").
+``verdict`` (``finding``, ``inconclusive``: the budget ran out first, or ``clean``),
+``exit_code`` (0 only when clean). No API key appears anywhere (tenants are "A" and "B").
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def as_json(report: ProbeReport) -> dict[str, Any]:
         "stopped_by_budget": report.stopped_by_budget,
         "findings": [dataclasses.asdict(f) for f in report.findings],
         "samples": [dataclasses.asdict(s) for s in report.samples],
+        "verdict": report.verdict,
         "exit_code": report.exit_code,
     }
 
@@ -68,6 +70,13 @@ def print_rich(report: ProbeReport) -> None:
             escape(s.text[:60]),
         )
     console.print(table)
+    if report.verdict == "inconclusive":
+        console.print(
+            f"[bold yellow]INCONCLUSIVE[/]: the budget of {report.stopped_by_budget} ran out "
+            "before the probe was done; no finding so far, but not shown clean "
+            "(raise --max-requests / --max-seconds)"
+        )
+        return
     if not report.findings:
         console.print(
             "[green]clean[/]: no foreign canary, no 200 past a reject, "

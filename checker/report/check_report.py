@@ -75,7 +75,11 @@ def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:
 
 def render_all(console: Console, checks: list[VariantCheck]) -> None:
     table = Table(title="kvproof check --all", title_justify="left")
-    for col in ("variant", "invariant", "expected", "got", "seconds", "ok"):
+    # Names are never cut: the table grows past a narrow terminal rather than fold a name.
+    longest = max((len(c.variant.name) for c in checks), default=7)
+    table.add_column("variant", no_wrap=True, min_width=longest)
+    table.add_column("invariant", no_wrap=True)
+    for col in ("expected", "got", "seconds", "ok"):
         table.add_column(col)
     for check in checks:
         for r in check.bmc.results:

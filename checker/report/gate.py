@@ -24,6 +24,7 @@ from typing import Any
 from kvproof import __version__
 from kvproof.checker.verify.checking import VariantCheck, to_json
 from kvproof.model.explain import change_text
+from kvproof.spec.files import write_bytes_atomic, write_text_atomic
 from kvproof.spec.invariants import INVARIANTS
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -93,7 +94,13 @@ def _statement(check: VariantCheck, name: str) -> str:
 # -- JUnit --------------------------------------------------------------------------------
 
 
-def write_junit(checks: list[VariantCheck], path: Path) -> None:
+def write_junit(checks: list[VariantCheck], path: Path, *, gate: bool = True) -> None:
+    """JUnit XML whose failure count agrees with the exit code.
+
+    ``gate`` (``check --all``): a failure is a verdict that does not match the variant's
+    expectation. Otherwise (``check VARIANT``, which exits 1 on any violation) every
+    violated invariant is a failure too.
+    """
     root = ET.Element("testsuites", name="kvproof check")
     total = failed = 0
     seconds = 0.0
@@ -118,16 +125,16 @@ def write_junit(checks: list[VariantCheck], path: Path) -> None:
             text = _verdict_line(data, entry)
             if entry["verdict"] == "violated":
                 text += "\n" + trace_text(entry)
-            if not entry["matches"]:
+            if not entry["matches"] or (not gate and entry["verdict"] == "violated"):
                 failures += 1
-                failure = ET.SubElement(
-                    case, "failure", message=_verdict_line(data, entry), type="mismatch"
-                )
+                kind = "mismatch" if not entry["matches"] else "violation"
+                message = _verdict_line(data, entry)
+                failure = ET.SubElement(case, "failure", message=message, type=kind)
                 failure.text = text
             elif entry["verdict"] == "violated":
                 ET.SubElement(case, "system-out").text = text
         proof = data.get("proof")
-        if proof is not None and not check.variant.buggy:
+        if proof is not None and (not check.variant.buggy or not gate):
             case = ET.SubElement(
                 suite,
                 "testcase",
@@ -156,8 +163,8 @@ def write_junit(checks: list[VariantCheck], path: Path) -> None:
     root.set("errors", "0")
     root.set("time", f"{seconds:.3f}")
     ET.indent(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    xml = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    write_bytes_atomic(path, xml + b"\n")
 
 
 # -- SARIF --------------------------------------------------------------------------------
@@ -238,8 +245,7 @@ def write_sarif(checks: list[VariantCheck], path: Path) -> None:
     if len(roots) == 1:
         run["originalUriBaseIds"] = {"%SRCROOT%": {"uri": roots.pop().as_uri() + "/"}}
     sarif = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(sarif, indent=2) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(sarif, indent=2) + "\n")
 
 
 def _location(uri: str, root: Path | None, line: int) -> dict[str, Any]:

@@ -17,9 +17,20 @@ from kvproof.checker.serve.runner import EngineRunner
 LOOPBACK = "127.0.0.1"
 
 
-def serve_forever(config: ServeConfig, host: str = LOOPBACK, port: int = 8000) -> None:
+def serve_forever(
+    config: ServeConfig,
+    host: str = LOOPBACK,
+    port: int = 8000,
+    sock: socket.socket | None = None,
+) -> None:
+    """Serve until interrupted; ``sock``: an already bound listening socket (the CLI binds
+    first, so a port in use or a bad host is bad input before the engine is built)."""
     runner = EngineRunner(config)
-    uvicorn.run(build_app(runner), host=host, port=port, log_level="warning")
+    if sock is None:
+        uvicorn.run(build_app(runner), host=host, port=port, log_level="warning")
+        return
+    uv_config = uvicorn.Config(build_app(runner), log_level="warning", lifespan="on")
+    uvicorn.Server(uv_config).run(sockets=[sock])
 
 
 class BackgroundServer:

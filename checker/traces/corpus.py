@@ -2,13 +2,22 @@
 
 ``generate()`` runs BMC on each variant and writes one ``<variant>.<invariant>.jsonl`` per
 violated invariant (with the model's states), plus the ITF rendering of the incident's
-trace. ``load()`` reads them back. ``python -m kvproof.checker.traces.corpus`` regenerates them.
+trace. ``load()`` reads them back.
+
+``python -m kvproof.checker.traces.corpus`` regenerates them into a temporary folder and
+compares with ``traces/`` (exit 1 on a difference); ``--write`` overwrites the tracked files,
+``--out DIR`` writes elsewhere. Each trace is written in a canonical form
+(``canonical.py``); run from a fresh process (as above) the files are the same every time
+(checked with different hash seeds). A process that loaded other libraries first (torch,
+pytest) can get other, equally short traces from Z3.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from kvproof.checker.traces.canonical import canonical
 from kvproof.checker.traces.itf import write_itf
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.model.trace import Trace
@@ -29,16 +38,38 @@ def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Pat
     for v in list_variants():
         protocol = handoff_for(v)  # under the variant's assumptions
         result = bmc(protocol, SIZES, depth or v.bmc_depth, variant=v.name)
+        searches: dict[bool, Any] = {}
         for r in result.results:
             if r.trace is None:
                 continue
             path = folder / f"{v.name}.{r.invariant}.jsonl"
-            write_jsonl(r.trace, path, protocol=protocol)
+            trace = _deterministic(r.trace, r.invariant, protocol, v.name, searches)
+            write_jsonl(trace, path, protocol=protocol)
             written.append(path)
             if path.stem == INCIDENT:
-                write_itf(r.trace, folder / f"{path.stem}.itf.json", protocol)
+                write_itf(trace, folder / f"{path.stem}.itf.json", protocol)
                 written.append(folder / f"{path.stem}.itf.json")
     return written
+
+
+def _deterministic(
+    found: Trace, invariant: str, protocol: Any, variant: str, searches: dict[bool, Any]
+) -> Trace:
+    """A trace as long as BMC's, chosen without Z3: Z3's pick among equally short traces
+    differs between processes. Breadth-first search (``model.explore``, deterministic order)
+    gives one of the same length: first without earlier violations (BMC's primary trace),
+    else any; failing both, BMC's own trace in canonical form."""
+    from dataclasses import replace
+
+    from kvproof.model.explore import explore
+
+    for stop in (True, False):
+        if stop not in searches:
+            searches[stop] = explore(protocol, SIZES, variant=variant, stop_at_violation=stop)
+        cand = searches[stop].counterexamples.get(invariant)
+        if cand is not None and len(cand.steps) == len(found.steps):
+            return canonical(replace(cand, violated=invariant, meta=dict(found.meta)), protocol)
+    return canonical(found, protocol)
 
 
 def load(folder: Path = TRACES_DIR) -> dict[str, Trace]:
@@ -50,6 +81,34 @@ def counterpart(trace: Trace) -> str | None:
     return load_variant(trace.variant).counterpart
 
 
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(prog="python -m kvproof.checker.traces.corpus")
+    parser.add_argument("--write", action="store_true", help="overwrite the tracked traces/")
+    parser.add_argument("--out", type=Path, help="write the corpus to this folder instead")
+    args = parser.parse_args(argv)
+    if args.write or args.out:
+        for p in generate(args.out or TRACES_DIR):
+            print(p)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = generate(Path(tmp))
+        differ = [
+            p.name
+            for p in fresh
+            if not (TRACES_DIR / p.name).is_file()
+            or (TRACES_DIR / p.name).read_bytes() != p.read_bytes()
+        ]
+    for name in differ:
+        print(f"differs from traces/{name}")
+    print(
+        f"{len(fresh) - len(differ)} of {len(fresh)} traces as tracked"
+        + (" (--write to update)" if differ else "")
+    )
+    return 1 if differ else 0
+
+
 if __name__ == "__main__":  # pragma: no cover
-    for p in generate():
-        print(p)
+    raise SystemExit(main())

@@ -22,6 +22,7 @@ from kvproof.model.concrete import Concrete, State
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.trace import ReplayError, Trace, initial_assignment, replay
 from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.files import read_text, write_text_atomic
 
 ACTION_KEY = "mbt::actionTaken"
 PICKS_KEY = "mbt::nondetPicks"
@@ -75,7 +76,7 @@ def write_itf(trace: Trace, path: Path, protocol: Any) -> None:
         "vars": [v.name for v in protocol.vars],
         "states": rows,
     }
-    Path(path).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
 # -- import --------------------------------------------------------------------------------
@@ -122,9 +123,7 @@ def read_itf(path: Path, protocol: Any) -> Trace:
     """Read an ITF trace of ``protocol``; strict, errors name ``path: states[i].key``."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise KvproofInputError(f"cannot read trace: {exc.strerror}", str(path)) from None
+        doc = json.loads(read_text(path, "trace"))
     except json.JSONDecodeError as exc:
         raise KvproofInputError(f"malformed JSON: {exc.msg}", f"{path}:{exc.lineno}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("states"), list) or not doc["states"]:

@@ -22,9 +22,21 @@ from kvproof import __version__
 from kvproof.model.instance import ActionInstance
 from kvproof.model.trace import Trace
 from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.files import read_text, write_text_atomic
 
 FORMAT_VERSION = 1
-HEADER_KEYS = {"kvproof_trace", "kvproof_version", "variant", "sizes", "seed", "init", "violated"}
+# ``steps``: the number of step lines. A file cut at a line boundary is still valid JSON
+# Lines; without the count it would replay as a shorter, passing trace.
+HEADER_KEYS = {
+    "kvproof_trace",
+    "kvproof_version",
+    "variant",
+    "sizes",
+    "seed",
+    "init",
+    "violated",
+    "steps",
+}
 OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version"}
 STEP_KEYS = {"step", "action", "args", "state"}
 
@@ -97,6 +109,7 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
         "seed": trace.meta.get("seed"),
         "init": _encode_init(trace.init),
         "violated": trace.violated,
+        "steps": len(trace.steps),
     }
     meta = {k: v for k, v in trace.meta.items() if k != "seed"}
     if meta:
@@ -113,7 +126,7 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
         if state_rows:
             row["state"] = state_rows[i]
         lines.append(json.dumps(row))
-    Path(path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_text_atomic(path, "\n".join(lines) + "\n")
 
 
 def _guess_names(inst: ActionInstance) -> tuple[str, ...]:
@@ -128,10 +141,7 @@ def _fail(path: Path, line: int, message: str) -> KvproofInputError:
 def read_json_lines(path: Path, what: str = "trace") -> list[tuple[int, Any]]:
     """(line number, value) of every non-blank line of a JSON Lines file; strict."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KvproofInputError(f"cannot read {what}: {exc.strerror}", str(path)) from None
+    text = read_text(path, what)
     rows: list[tuple[int, Any]] = []
     for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -206,6 +216,15 @@ def read_jsonl(path: Path) -> Trace:
         ):
             raise _fail(path, n, "'args' must map parameter names to non-negative integers")
         steps.append(ActionInstance(action, tuple(args[k] for k in _arg_order(args))))
+    count = header["steps"]
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise _fail(path, n, "'steps' must be a non-negative integer")
+    if count != len(steps):
+        raise KvproofInputError(
+            f"the header says {count} steps, the file has {len(steps)}"
+            + (" (truncated?)" if len(steps) < count else ""),
+            str(path),
+        )
     return Trace(
         variant=variant,
         sizes=dict(sizes),

@@ -128,15 +128,26 @@ def _import(modname: str) -> ModuleType:
             raise KvproofInputError("cannot load this file as a module", f"--protocol {modname}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:  # the user's module: any failure is bad input
+            del sys.modules[name]
+            raise KvproofInputError(_import_failure(exc), f"--protocol {modname}") from None
         return module
     # Like ``python -m``: a module in the current directory is importable.
     if "" not in sys.path and str(Path.cwd()) not in sys.path:
         sys.path.insert(0, str(Path.cwd()))
     try:
         return importlib.import_module(modname)
-    except ImportError as exc:
-        raise KvproofInputError(f"cannot import {modname}: {exc}", "--protocol") from None
+    except Exception as exc:  # syntax errors, bad bytes, a module that raises
+        raise KvproofInputError(_import_failure(exc), f"--protocol {modname}") from None
+
+
+def _import_failure(exc: BaseException) -> str:
+    """One line: what went wrong importing the user's module, and where in it."""
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        return f"cannot import: {exc.msg} ({exc.filename}:{exc.lineno})"
+    return f"cannot import: {type(exc).__name__}: {exc}"
 
 
 def _checked(build: Callable[[Any], Any], spec: str) -> Callable[[Any], Any]:

@@ -1,3 +1,3 @@
-from kvproof.checker.cli import main
+from kvproof.checker.cli import entry
 
-raise SystemExit(main())
+entry()

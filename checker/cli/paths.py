@@ -1,0 +1,78 @@
+"""Output paths, checked before any work starts.
+
+A run of ``check --all`` or ``fuzz`` can take minutes; an ``--out``, ``--junit``,
+``--sarif``, ``--dot`` or ``--graphml`` that cannot be written must fail at once (exit 2,
+one line), not after the work, losing its findings. Writing itself is atomic
+(``kvproof.spec.files.write_text_atomic``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kvproof.spec.errors import KvproofInputError
+
+
+def _nearest_existing(path: Path) -> Path:
+    p = path.absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def _check_creatable(path: Path, flag: str) -> None:
+    """``path`` does not exist: its nearest existing ancestor must be a writable folder."""
+    anc = _nearest_existing(path)
+    if not anc.is_dir():
+        raise KvproofInputError(f"{anc} is not a folder", f"{flag} {path}")
+    if not os.access(anc, os.W_OK | os.X_OK):
+        raise KvproofInputError(f"cannot write in {anc}", f"{flag} {path}")
+
+
+def check_output_file(path: Path | str | None, flag: str) -> Path | None:
+    """``path`` can be written as a file (an existing file is replaced); None passes."""
+    if path is None:
+        return None
+    p = Path(path)
+    if str(path) == "" or str(path).endswith(os.sep):
+        raise KvproofInputError("expected a file name", f"{flag} {path}")
+    if p.is_dir():
+        raise KvproofInputError("is a folder, expected a file", f"{flag} {path}")
+    if p.exists():
+        if not os.access(p, os.W_OK) or not os.access(p.absolute().parent, os.W_OK | os.X_OK):
+            raise KvproofInputError("not writable", f"{flag} {path}")
+        return p
+    _check_creatable(p, flag)
+    return p
+
+
+def check_output_dir(path: Path | str | None, flag: str) -> Path | None:
+    """``path`` is, or can be made, a writable folder; None passes."""
+    if path is None:
+        return None
+    p = Path(path)
+    if str(path) == "":
+        raise KvproofInputError("expected a folder name", flag)
+    if p.exists():
+        if not p.is_dir():
+            raise KvproofInputError("exists and is not a folder", f"{flag} {path}")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise KvproofInputError("folder not writable", f"{flag} {path}")
+        return p
+    _check_creatable(p, flag)
+    return p
+
+
+def check_input_dir(path: Path | str | None, flag: str, pattern: str = "*.toml") -> Path | None:
+    """``path`` is an existing folder holding at least one ``pattern``; None passes."""
+    if path is None:
+        return None
+    p = Path(path)
+    if not p.exists():
+        raise KvproofInputError("no such folder", f"{flag} {path}")
+    if not p.is_dir():
+        raise KvproofInputError("is not a folder", f"{flag} {path}")
+    if not any(p.glob(pattern)):
+        raise KvproofInputError(f"no {pattern} files in this folder", f"{flag} {path}")
+    return p

@@ -1,0 +1,136 @@
+"""Search the model first, start the engine only to confirm: a finding in well under 2 s.
+
+``kvproof fuzz`` used to start with the engine (importing torch alone takes seconds) and
+walk model and engine in lockstep. Most findings are already in the model: a model-only
+random walk (the compiled concrete interpreter, no torch, no Z3) finds the incident's
+counterexample in a fraction of a second. It is reported at once as a *model-side*
+finding; then the engine replays it (``replay_trace``), and its verdict follows, timed too.
+The engine campaign (``fuzz.fuzz``) still runs when the model finds nothing, which is
+where engine-only bugs (a crash, a divergence) show up.
+
+This module imports neither torch nor the engine: ``confirm`` does, when called.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from kvproof.model.assumptions import handoff_for
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.trace import Trace, initial_assignment
+from kvproof.spec.variant import Variant
+
+# The environment's faults (as in ``walk.FAULT_ACTIONS``, which imports the engine): left
+# out of model walks unless ``faults``.
+FAULT_ACTIONS = frozenset({"fail", "abort", "p_abort", "timeout", "expire"})
+
+
+@dataclass(frozen=True)
+class ModelFinding:
+    trace: Trace  # shortened: no step can be dropped without losing the violation
+    invariant: str
+    walks: int
+    seconds: float
+
+
+def model_search(
+    variant: Variant,
+    sizes: dict[str, int],
+    *,
+    faults: bool = False,
+    seed: int = 0,
+    max_walks: int = 5000,
+    max_seconds: float = 1.0,
+    max_steps: int = 40,
+) -> ModelFinding | None:
+    """Random walks of the model alone; the first one reaching a violated invariant."""
+    start = time.perf_counter()
+    concrete = Concrete(Instance(handoff_for(variant), sizes))
+    inits = list(concrete.initial_states())
+    rng = random.Random(seed)
+    for n in range(1, max_walks + 1):
+        if time.perf_counter() - start > max_seconds:
+            break
+        state = rng.choice(inits)
+        steps: list[ActionInstance] = []
+        for _ in range(max_steps):
+            bad = concrete.violated(state)
+            if bad:
+                trace = _shorten(concrete, variant, state0(inits, state, concrete), steps, bad[0])
+                return ModelFinding(trace, bad[0], n, time.perf_counter() - start)
+            succ = [
+                (inst, data)
+                for inst, data in concrete.successor_data(state.data)
+                if faults or inst.action not in FAULT_ACTIONS
+            ]
+            if not succ:
+                break
+            inst, data = rng.choice(succ)
+            steps.append(inst)
+            state = State(data)
+        else:
+            bad = concrete.violated(state)
+            if bad:
+                trace = _shorten(concrete, variant, state0(inits, state, concrete), steps, bad[0])
+                return ModelFinding(trace, bad[0], n, time.perf_counter() - start)
+    return None
+
+
+def state0(inits: list[State], last: State, concrete: Concrete) -> State:
+    """The walk's initial state: the one whose rigid values the last state still has."""
+    want = initial_assignment(concrete, last)
+    for st in inits:
+        if initial_assignment(concrete, st) == want:
+            return st
+    raise AssertionError("a walk left its rigid values")  # rigid variables never change
+
+
+def _violates(concrete: Concrete, init: State, steps: list[ActionInstance], inv: str) -> bool:
+    state: State | None = init
+    for inst in steps:
+        state = concrete.step(state, inst)  # type: ignore[arg-type]
+        if state is None:
+            return False
+    return inv in concrete.violated(state)  # type: ignore[arg-type]
+
+
+def _shorten(
+    concrete: Concrete, variant: Variant, init: State, steps: list[ActionInstance], inv: str
+) -> Trace:
+    """Drop steps one at a time while the rest still ends in the violation (delta debugging,
+    one element at a time: walks are short, and each check is a few compiled steps)."""
+    best = list(steps)
+    for r in sorted({s.args[0] for s in steps}):  # first a whole request at a time
+        cand = [s for s in best if s.args[0] != r]
+        if _violates(concrete, init, cand, inv):
+            best = cand
+    i = 0
+    while i < len(best):
+        cand = best[:i] + best[i + 1 :]
+        if _violates(concrete, init, cand, inv):
+            best = cand
+        else:
+            i += 1
+    # Cut the tail after the first state that violates ``inv``.
+    state = init
+    for k, inst in enumerate(best, start=1):
+        state = concrete.step(state, inst)  # type: ignore[assignment]
+        if inv in concrete.violated(state):
+            best = best[:k]
+            break
+    init_values = initial_assignment(concrete, init)
+    meta = {"finding": "violation", "detail": f"model violates {inv}", "source": "model walk"}
+    return Trace(variant.name, dict(concrete.inst.sizes), init_values, tuple(best), inv, meta)
+
+
+def confirm(trace: Trace, variant: Variant, *, max_new_tokens: int = 4) -> Any:
+    """Replay the model's counterexample on the engine: its ``ReplayReport``.
+
+    An engine that raises is reported, not propagated (``crash`` in the returned dict)."""
+    from kvproof.checker.conformance.replay import replay_trace
+
+    return replay_trace(trace, variant, max_new_tokens=max_new_tokens)
