@@ -102,6 +102,7 @@ class Step:
     """What Houdini asks of an encoding (``model/step.py``)."""
 
     solver: z3.Solver
+    small: Any  # an assumption bounding each sort, or None
 
     def formula(self, c: Conjunct, post: bool) -> Any: ...
     def cex(self, model: z3.ModelRef) -> Cex: ...
@@ -163,7 +164,12 @@ def houdini(
         queries += 1
         goal = z3.Bool(f"goal#{queries}")
         step.solver.add(z3.Implies(goal, z3.Or(*(z3.Not(posts[i][n]) for n in frontier))))
-        res = step.solver.check(goal, *(lits[i][n] for n in needed))
+        assumed = [goal, *(lits[i][n] for n in needed)]
+        res = z3.unsat
+        if step.small is not None:
+            res = step.solver.check(step.small, *assumed)
+        if res == z3.unsat:
+            res = step.solver.check(*assumed)
         if res == z3.unknown:
             return result(False, f"unknown: {step.solver.reason_unknown()}")
         if res == z3.unsat:
@@ -174,8 +180,7 @@ def houdini(
         if any(c.name in needed for c in bad_pre):
             raise ProofError(f"Houdini counterexample {cex.action}: pre-state breaks a needed one")
         if bad_pre:  # not a state of the invariant: the simplest blocking candidates join
-            least = min(c.size for c in bad_pre)
-            needed += [c.name for c in bad_pre if c.size == least]
+            needed.append(min(bad_pre, key=lambda c: c.size).name)
             continue
         post = checker.post(cex)
         broken = [c for c in live.values() if not checker.holds(c, cex.sizes, post)]

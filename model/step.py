@@ -71,6 +71,7 @@ class FiniteStep:
                     self.solver.add(*(z3.ULT(c, n) for c in row))
             self.pre[v.name] = row
         self.post, self.act, self.options = self._transition()
+        self.small = None  # a finite instance is small already
         self._envs: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
         self._lits: dict[tuple[int, Any], Any] = {}
 
@@ -204,6 +205,13 @@ class SymbolicStep:
         self.solver = z3.Solver()
         self.solver.set("timeout", prover.timeout_ms)
         self.solver.add(self.guard)
+        # Under ``small``, each sort has at most 3 elements: models stay small and quick
+        # (Houdini asks again without it before it trusts an unsat).
+        self.small = z3.Bool(f"small:{self.action.name}")
+        for name, sort in prover.sorts.items():
+            elems = [z3.Const(f"{name}!{i}", sort) for i in range(3)]
+            x = z3.Const(f"{name}!x", sort)
+            self.solver.add(z3.Implies(self.small, z3.ForAll([x], z3.Or(*(x == e for e in elems)))))
 
     def formula(self, c: Any, post: bool) -> Any:
         view = self.post if post else self.prover.pre

@@ -44,6 +44,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"
     )
+    parser.add_argument(
+        "--complete",
+        action="store_true",
+        help="also check every depth at --requests/--pages (no bound; see README)",
+    )
+    parser.add_argument(
+        "--budget", type=float, default=120.0, help="seconds for --complete (default 120)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -99,11 +107,31 @@ def run(args: argparse.Namespace) -> int:
             jobs, workers=workers, factory=factory, on_done=lambda c: progress.advance(task)
         )
     results = []
+    complete_bad = False
     for check in checks:
         data = checking.to_json(check)
         results.append(data)
         if not args.json and not args.all:
             check_report.render_check(console, check, data)
+        if args.complete:
+            from kvproof.model.complete import check_complete
+
+            with console.status(f"complete check of {check.variant.name} ..."):
+                done = check_complete(
+                    check.protocol,
+                    {"Req": args.requests, "Page": args.pages},
+                    budget_s=args.budget,
+                    variant=check.variant.name,
+                )
+            data["complete"] = done.to_json()
+            if done.trace is not None:
+                data["complete"]["trace"] = checking.trace_rows(check.protocol, done.trace)
+            complete_bad = complete_bad or done.verdict == "violated"
+            if not args.json:
+                console.print(f"[bold]{check.variant.name}[/] complete: {done.summary}")
+                if done.trace is not None:
+                    for row in data["complete"]["trace"]:
+                        console.print(f"  {row['step']:>2} {row['label']}", highlight=False)
         if args.out:
             write_traces(args.out, check)
     if args.all and not args.json:
@@ -121,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         write_sarif(checks, args.sarif)
     if args.all:
         return 0 if all(c.all_match for c in checks) else 1
-    return 1 if any(c.violated for c in checks) else 0
+    return 1 if complete_bad or any(c.violated for c in checks) else 0
 
 
 def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]

@@ -20,6 +20,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
     parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
+    parser.add_argument(
+        "--infer",
+        action="store_true",
+        help="infer the strengthening (default when the protocol brings none)",
+    )
+    parser.add_argument("--save", type=Path, help="with --infer: write the invariant (JSON)")
+    parser.add_argument(
+        "--strengthening", type=Path, help="prove with a saved strengthening (from --save)"
+    )
+    parser.add_argument(
+        "--budget", type=float, default=120.0, help="seconds for inference (default 120)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,9 +53,21 @@ def run(args: argparse.Namespace) -> int:
     console = Console(stderr=args.json)
     out = []
     ok = True
+    if args.save and len(variants) != 1:
+        raise KvproofInputError("--save needs exactly one VARIANT", "--save")
     for variant in variants:
+        protocol = factory(variant.switches)
+        if args.strengthening:
+            from dataclasses import replace
+
+            from kvproof.model.infer import load
+
+            protocol = replace(protocol, strengthening=load(args.strengthening, protocol))
+        elif args.infer or not protocol.strengthening:
+            ok = _infer(args, console, variant.name, protocol, out) and ok
+            continue
         with console.status(f"proving {variant.name} ..."):
-            result = prove(factory(variant.switches), timeout_ms=args.timeout * 1000)
+            result = prove(protocol, timeout_ms=args.timeout * 1000)
         ok = ok and result.proved
         data = {"variant": variant.name, **result.to_json()}
         out.append(data)
@@ -52,3 +76,33 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out if len(out) > 1 else out[0], indent=2))
     return 0 if ok else 1
+
+
+def _infer(args: argparse.Namespace, console, name: str, protocol, out: list) -> bool:  # type: ignore[no-untyped-def]
+    """``prove --infer``: infer the strengthening, then prove with it."""
+    from kvproof.checker.proof_report import render_proof
+    from kvproof.model.infer import infer, save
+
+    with console.status(f"inferring an invariant for {name} ..."):
+        result = infer(protocol, budget_s=args.budget, timeout_ms=args.timeout * 1000)
+    proof = result.proof
+    data = {"variant": name, **(proof.to_json() if proof else {"proved": False})}
+    data["proved"] = result.proved
+    data["summary"] = result.summary
+    data["inferred"] = [{"text": c.text, **c.to_json()} for c in result.inferred]
+    data["inference"] = result.to_json()
+    out.append(data)
+    if args.save and result.proved:
+        save(args.save, protocol, result.inferred)
+    if not args.json:
+        color = "green" if result.proved else "red"
+        console.print(f"[bold]{name}[/]: [{color}]{result.summary}[/]")
+        if result.proved:
+            console.print("  inferred invariant (with the safety invariants):")
+            for c in result.inferred:
+                console.print(f"    {c.text}", highlight=False, markup=False)
+            if args.save:
+                console.print(f"  saved to {args.save} (prove --strengthening {args.save})")
+        elif proof is not None:
+            render_proof(console, name, proof, cores=False)
+    return result.proved
