@@ -130,6 +130,9 @@ class Templates:
     max_candidates: int = 20_000  # over this: bad input (shrink the templates)
 
 
+DEFAULT_TEMPLATES = Templates()
+
+
 def shapes(protocol: Protocol, t: Templates) -> list[tuple[str, ...]]:
     """Quantifier prefixes, smallest first: e.g. (Req,), (Req, Page), (Req, Req, Page)."""
     out = []
@@ -157,7 +160,7 @@ def candidates(
     protocol: Protocol,
     concrete: Concrete,
     states: Iterable[Any],
-    templates: Templates = Templates(),
+    templates: Templates = DEFAULT_TEMPLATES,
 ) -> list[Clause]:
     """Minimal cubes no sampled state shows, as clauses (``states``: ``State.data``)."""
     if not protocol.vars:
@@ -234,7 +237,9 @@ def _shape_candidates(
                     for i, (d, sub) in enumerate(zip(drops, subs, strict=True))
                 ):
                     continue  # a smaller cube is unseen already
-                cube = tuple(Literal(found[s], doms[s][v]) for s, v in zip(slots, values, strict=True))
+                cube = tuple(
+                    Literal(found[s], doms[s][v]) for s, v in zip(slots, values, strict=True)
+                )
                 key = _canonical(cube, perms)
                 out.setdefault(key, Clause(qvars, key))
     return list(out.values())
@@ -254,7 +259,10 @@ def _flat(concrete: Concrete, datas: list[Any]) -> tuple[list[int], Any]:
 
 
 def _rows(
-    concrete: Concrete, flat_states: tuple[list[int], Any], qvars: tuple[str, ...], found: list[Atom]
+    concrete: Concrete,
+    flat_states: tuple[list[int], Any],
+    qvars: tuple[str, ...],
+    found: list[Atom],
 ) -> Any:
     """Distinct atom valuations over every sample and assignment (an int matrix)."""
     inst = concrete.inst
@@ -292,7 +300,10 @@ def _canonical(cube: tuple[Literal, ...], perms: list[tuple[int, ...]]) -> tuple
     for p in perms:
         lits = tuple(
             sorted(
-                (Literal(Atom(lit.atom.var, tuple(p[a] for a in lit.atom.args)), lit.value) for lit in cube),
+                (
+                    Literal(Atom(lit.atom.var, tuple(p[a] for a in lit.atom.args)), lit.value)
+                    for lit in cube
+                ),
                 key=key,
             )
         )
@@ -340,7 +351,4 @@ class Evaluator:
         return plan
 
     def holds(self, c: Clause, data: Any) -> bool:
-        for cube in self._plan(c):
-            if all(data[i][j] == v for i, j, v in cube):
-                return False
-        return True
+        return not any(all(data[i][j] == v for i, j, v in cube) for cube in self._plan(c))

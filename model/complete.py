@@ -24,7 +24,7 @@ from typing import Any
 
 import z3
 
-from kvproof.model.candidates import Templates, candidates
+from kvproof.model.candidates import DEFAULT_TEMPLATES, Templates, candidates
 from kvproof.model.concrete import Concrete
 from kvproof.model.dsl import Protocol
 from kvproof.model.houdini import Checker, Conjunct, houdini
@@ -80,7 +80,7 @@ def check_complete(
     budget_s: float = 60.0,
     explore_s: float = 2.0,
     variant: str = "",
-    templates: Templates = Templates(),
+    templates: Templates = DEFAULT_TEMPLATES,
 ) -> CompleteResult:
     from kvproof.model.explore import explore
     from kvproof.model.infer import sample_states
@@ -94,9 +94,7 @@ def check_complete(
 
     # 1. explicit state, briefly
     sym = tuple(s for s in ("Page",) if s in base.symmetric and sizes.get(s, 0) > 1)
-    ex = explore(
-        base, sizes, variant=variant, symmetry=sym, max_seconds=min(explore_s, budget_s)
-    )
+    ex = explore(base, sizes, variant=variant, symmetry=sym, max_seconds=min(explore_s, budget_s))
     if ex.counterexamples:
         trace = min(ex.counterexamples.values(), key=len)
         return done("violated", "explore", depth=len(trace), trace=trace, states=ex.states)
@@ -126,7 +124,9 @@ def check_complete(
     return _deepen(base, sizes, deadline, variant, done)
 
 
-def _deepen(protocol: Protocol, sizes: dict[str, int], deadline: float, variant: str, done: Any) -> CompleteResult:
+def _deepen(
+    protocol: Protocol, sizes: dict[str, int], deadline: float, variant: str, done: Any
+) -> CompleteResult:
     from kvproof.model.unroll import Unroller
 
     inst = Instance(protocol, sizes)

@@ -24,6 +24,8 @@ finite instance (a proof for that size, every depth: ``check --complete``).
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +39,8 @@ from kvproof.model.dsl import Invariant, Protocol
 from kvproof.model.induction import ProofError
 from kvproof.model.instance import Instance
 from kvproof.model.step import Cex
+
+_DEBUG = bool(os.environ.get("KVPROOF_DEBUG_HOUDINI"))
 
 
 @dataclass
@@ -58,6 +62,7 @@ class Conjunct:
 
 @dataclass
 class HoudiniResult:
+    live: list[Conjunct]  # the candidates not dropped
     needed: list[Conjunct]  # inductive and implies safety when ``proved``
     proved: bool
     queries: int
@@ -115,11 +120,13 @@ def houdini(
     *,
     initially: Callable[[Conjunct], bool],
     deadline: float,
+    needed_first: Sequence[str] = (),
 ) -> HoudiniResult:
     """Goal-directed Houdini over ``steps`` (each has ``solver``, ``formula``, ``cex``)."""
     start = time.perf_counter()
     live: dict[str, Conjunct] = {c.name: c for c in conjuncts}
     needed: list[str] = [c.name for c in conjuncts if c.safety]
+    needed += [n for n in needed_first if n in live and n not in needed]
     safety = list(needed)
     lits: list[dict[str, Any]] = [{} for _ in steps]
     posts: list[dict[str, Any]] = [{} for _ in steps]
@@ -128,6 +135,7 @@ def houdini(
 
     def result(proved: bool, reason: str = "", **kw: Any) -> HoudiniResult:
         return HoudiniResult(
+            list(live.values()),
             [live[n] for n in needed if n in live],
             proved,
             queries,
@@ -170,6 +178,12 @@ def houdini(
             res = step.solver.check(step.small, *assumed)
         if res == z3.unsat:
             res = step.solver.check(*assumed)
+        if _DEBUG:
+            print(
+                f"houdini q{queries} {res} needed={len(needed)} frontier={len(frontier)} "
+                f"live={len(live)} t={time.perf_counter() - start:.1f}",
+                file=sys.stderr,
+            )
         if res == z3.unknown:
             return result(False, f"unknown: {step.solver.reason_unknown()}")
         if res == z3.unsat:
@@ -195,3 +209,30 @@ def houdini(
         gone = {c.name for c in broken}
         needed = [n for n in needed if n not in gone]
         verified.clear()  # what was proved with a dropped conjunct is proved no more
+
+
+def shrink(step: Any, needed: Sequence[Conjunct]) -> list[Conjunct]:
+    """The part of a closed ``needed`` set its own proof uses (unsat cores, from safety).
+
+    Houdini's blocking picks a candidate per counterexample, so a closed set holds more
+    than the proof needs; asking the step again with every needed conjunct assumed, the
+    cores of the safety invariants' queries, and of those cores' queries, are enough.
+    """
+    by_name = {c.name: c for c in needed}
+    lits = {}
+    for c in needed:
+        lit = z3.Bool(f"keep:{c.name}")
+        step.solver.add(z3.Implies(lit, step.formula(c, post=False)))
+        lits[c.name] = lit
+    keep = [c.name for c in needed if c.safety]
+    frontier = list(keep)
+    while frontier:
+        goal = z3.Bool(f"keep-goal#{len(keep)}:{frontier[0]}")
+        posts = [z3.Not(step.formula(by_name[n], post=True)) for n in frontier]
+        step.solver.add(z3.Implies(goal, z3.Or(*posts)))
+        if step.solver.check(goal, *lits.values()) != z3.unsat:
+            return list(needed)  # not closed after all: keep everything
+        core = {str(x)[5:] for x in step.solver.unsat_core() if str(x).startswith("keep:")}
+        frontier = sorted(n for n in core if n not in keep)
+        keep += frontier
+    return [by_name[n] for n in keep]

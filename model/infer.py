@@ -24,11 +24,11 @@ from typing import Any
 
 import z3
 
-from kvproof.model.candidates import Clause, Templates, candidates
+from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates
 from kvproof.model.dsl import Invariant, Protocol
-from kvproof.model.houdini import Checker, Conjunct, houdini
+from kvproof.model.houdini import Checker, Conjunct, houdini, shrink
 from kvproof.model.induction import ProofResult, Prover, _FnView
-from kvproof.model.step import symbolic_steps
+from kvproof.model.step import FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
 
@@ -82,7 +82,7 @@ def sample_states(protocol: Protocol, sizes: dict[str, int]) -> list[Any]:
 def infer(
     protocol: Protocol,
     *,
-    templates: Templates = Templates(),
+    templates: Templates = DEFAULT_TEMPLATES,
     sample: dict[str, int] | None = None,
     budget_s: float = 120.0,
     timeout_ms: int = 60_000,
@@ -105,15 +105,33 @@ def infer(
     conjuncts = [Conjunct(i.name, i) for i in base.safety] + [
         Conjunct(f"inferred_{n}", c.invariant(f"inferred_{n}"), c) for n, c in enumerate(clauses)
     ]
-    prover = Prover(base, timeout_ms)
-    steps = symbolic_steps(prover)
+    checker = Checker(base)
+    # First on one finite instance (propositional queries, milliseconds): most
+    # counterexamples to induction already exist there, and each one found is one for
+    # every size. Then over uninterpreted sorts, from the conjuncts needed so far.
+    finite = {s: templates.per_sort + 1 for s in protocol.sorts}
+    concrete, _ = checker.get(finite)
+    inits = list(concrete.initial_states())
     h = houdini(
-        steps,
+        [FiniteStep(base, finite)],
         conjuncts,
-        Checker(base),
-        initially=initially_unbounded(prover),
+        checker,
+        initially=lambda c: all(checker.holds(c, finite, s) for s in inits),
         deadline=start + budget_s,
     )
+    timeline["houdini_finite"] = time.perf_counter() - start
+    prover = Prover(base, timeout_ms)
+    if h.proved:
+        first = shrink(FiniteStep(base, finite), h.needed)
+        timeline["shrink"] = time.perf_counter() - start
+        h = houdini(
+            symbolic_steps(prover),
+            h.live,
+            checker,
+            initially=initially_unbounded(prover),
+            deadline=start + budget_s,
+            needed_first=[c.name for c in first],
+        )
     timeline["houdini"] = time.perf_counter() - start
     found = tuple(c.clause for c in h.needed if c.clause is not None)
     strengthened = with_strengthening(base, found)

@@ -83,9 +83,7 @@ def build(sw: PipelineSwitches) -> Protocol:
             Action("release", ("Req",), release),
         ),
         invariants=(
-            Invariant(
-                "no_stray_write", lambda s: s.forall("Page", lambda p: s.not_(s.stray(p)))
-            ),
+            Invariant("no_stray_write", lambda s: s.forall("Page", lambda p: s.not_(s.stray(p)))),
         ),
         init=lambda s: True,
         switches=sw,

