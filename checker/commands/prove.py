@@ -1,5 +1,9 @@
 """Prove isolation for all numbers of requests and pages (inductive invariants, Z3).
 
+A protocol that brings no strengthening (or ``--infer``) gets one inferred
+(``model/infer.py``: template candidates, Houdini, then this same prover); ``--save`` writes
+it as JSON and ``--strengthening FILE`` proves with a saved one.
+
 Exit codes: 0 proved, 1 not proved (a counterexample to induction is printed), 2 bad input.
 """
 
