@@ -42,6 +42,10 @@ def whole_process(*args: str) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the exploration figures")
+    parser.add_argument(
+        "--inference", action="store_true", help="inference, complete checking (model/infer.py)"
+    )
+    parser.add_argument("--budget", type=float, default=120.0, help="seconds per inference run")
     args = parser.parse_args()
     result: dict[str, object] = {"benchmark": "model_check"}
     result["python_startup_s"] = round(_python_startup(), 3)
@@ -72,7 +76,46 @@ def main() -> None:
     result["proofs"] = proofs
     if not args.quick:
         result["explore"] = _explore()
+    if args.inference:
+        result["inference"] = _inference(args.budget)
     print(json.dumps(result, indent=2))
+
+
+def _inference(budget: float) -> object:
+    """Inference + proof per fixed variant (hand-written strengthening unused); complete
+    checking of the fixed variant at 3 requests / 4 pages against explore on the same
+    instance under the same budget; the deep-bug example's shortest counterexample."""
+    from pathlib import Path
+
+    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
+    from kvproof.model.complete import check_complete
+    from kvproof.model.explore import explore
+    from kvproof.model.handoff import build_handoff
+    from kvproof.model.infer import infer
+    from kvproof.spec.variant import list_variants, load_variant
+
+    out: dict[str, object] = {}
+    runs = {}
+    for v in list_variants():
+        if v.buggy:
+            continue
+        r = infer(build_handoff(v.switches), budget_s=budget)
+        runs[v.name] = {**r.to_json(), "inferred": len(r.inferred)}
+    out["infer_fixed"] = runs
+    fixed = build_handoff(load_variant("sglang-0.5.22-pd").switches)
+    sizes = {"Req": 3, "Page": 4}
+    c = check_complete(fixed, sizes, budget_s=budget)
+    e = explore(fixed, sizes, max_seconds=budget)
+    out["complete_3req_4pages"] = {
+        "complete": c.to_json(),
+        "explore": {"states": e.states, "truncated": e.truncated, "seconds": round(e.seconds, 2)},
+    }
+    spec = str(Path("examples/deep_bug/pipeline.py").resolve()) + ":Pipeline"
+    user = load_protocol(spec)
+    (variant,) = resolve_variants(["release-early"], False, None, user)
+    deep = check_complete(user.factory(variant.switches), sizes, budget_s=budget)
+    out["deep_bug_3req_4pages"] = deep.to_json()
+    return out
 
 
 def _python_startup() -> float:

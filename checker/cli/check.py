@@ -12,7 +12,7 @@ import os
 import sys
 from pathlib import Path
 
-from kvproof.checker.cli.argtypes import int_at_least, positive_int
+from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -66,6 +66,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--variants-dir", type=Path, help="folder of variant TOMLs (default: kvproof's)"
+    )
+    parser.add_argument(
+        "--complete",
+        action="store_true",
+        help="also check every depth at --requests/--pages (no bound; see README)",
+    )
+    parser.add_argument(
+        "--budget", type=positive_float, default=120.0, help="seconds for --complete (120)"
     )
     add_ray_option(parser)
 
@@ -132,11 +140,14 @@ def run(args: argparse.Namespace) -> int:
         if ray is not None:
             ray.close()
     results = []
+    complete_bad = False
     for check in checks:
         data = checking.to_json(check)
         results.append(data)
         if not args.json and not args.all:
             check_report.render_check(console, check, data)
+        if args.complete:
+            complete_bad = _complete(args, check, data, console) or complete_bad
         if args.out:
             write_traces(args.out, check)
         if args.html:
@@ -156,7 +167,29 @@ def run(args: argparse.Namespace) -> int:
         write_sarif(checks, args.sarif)
     if args.all:
         return 0 if all(c.all_match for c in checks) else 1
-    return 1 if any(c.violated for c in checks) else 0
+    return 1 if complete_bad or any(c.violated for c in checks) else 0
+
+
+def _complete(args: argparse.Namespace, check, data: dict, console) -> bool:  # type: ignore[no-untyped-def]
+    """``check --complete``: every depth at the given size; True on a violation."""
+    from kvproof.checker.verify import checking
+    from kvproof.model.complete import check_complete
+
+    with console.status(f"complete check of {check.variant.name} ..."):
+        done = check_complete(
+            check.protocol,
+            {"Req": args.requests, "Page": args.pages},
+            budget_s=args.budget,
+            variant=check.variant.name,
+        )
+    data["complete"] = done.to_json()
+    if done.trace is not None:
+        data["complete"]["trace"] = checking.trace_rows(check.protocol, done.trace)
+    if not args.json:
+        console.print(f"[bold]{check.variant.name}[/] complete: {done.summary}")
+        for row in data["complete"].get("trace", []):
+            console.print(f"  {row['step']:>2} {row['label']}", highlight=False)
+    return done.verdict == "violated"
 
 
 def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ import json
 import os
 from pathlib import Path
 
-from kvproof.checker.cli.argtypes import positive_int
+from kvproof.checker.cli.argtypes import positive_float, positive_int
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -36,6 +36,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--protocol", help="user protocol factory 'module:attr'")
     parser.add_argument("--variants-dir", type=Path, help="folder of variant TOMLs")
+    parser.add_argument(
+        "--infer",
+        action="store_true",
+        help="infer the strengthening (default when the protocol brings none)",
+    )
+    parser.add_argument("--save", type=Path, help="with --infer: write the invariant (JSON)")
+    parser.add_argument(
+        "--strengthening", type=Path, help="prove with a saved strengthening (from --save)"
+    )
+    parser.add_argument(
+        "--budget", type=positive_float, default=120.0, help="seconds for inference (120)"
+    )
     add_ray_option(parser)
 
 
@@ -77,9 +89,20 @@ def run(args: argparse.Namespace) -> int:
         if without:
             raise KvproofInputError("--without runs locally: drop --ray", "--without")
         results = _on_ray(args, variants, factory, console)
+    if args.save and len(variants) != 1:
+        raise KvproofInputError("--save needs exactly one VARIANT", "--save")
     for i, variant in enumerate(variants):
         protocol = protocol_for(variant, factory, without)
-        if results is not None:
+        if args.strengthening:
+            from dataclasses import replace
+
+            from kvproof.model.infer import load
+
+            protocol = replace(protocol, strengthening=load(args.strengthening, protocol))
+        elif results is None and (args.infer or not protocol.strengthening):
+            ok = _infer(args, console, variant.name, protocol, out) and ok
+            continue
+        if results is not None and not args.strengthening:
             result = results[i]
         else:
             with console.status(f"proving {variant.name} ..."):
@@ -141,3 +164,33 @@ def _on_ray(args, variants, factory, console):  # type: ignore[no-untyped-def]
         return prove_variants(
             variants, ray, protocol=args.protocol, factory=factory, timeout_ms=args.timeout * 1000
         )
+
+
+def _infer(args: argparse.Namespace, console, name: str, protocol, out: list) -> bool:  # type: ignore[no-untyped-def]
+    """``prove --infer``: infer the strengthening (``model/infer.py``), then prove with it."""
+    from kvproof.checker.report.proof_report import render_proof
+    from kvproof.model.infer import infer, save
+
+    with console.status(f"inferring an invariant for {name} ..."):
+        result = infer(protocol, budget_s=args.budget, timeout_ms=args.timeout * 1000)
+    proof = result.proof
+    data = {"variant": name, **(proof.to_json() if proof else {"proved": False})}
+    data["proved"] = result.proved
+    data["summary"] = result.summary
+    data["inferred"] = [{"text": c.text, **c.to_json()} for c in result.inferred]
+    data["inference"] = result.to_json()
+    out.append(data)
+    if args.save and result.proved:
+        save(args.save, protocol, result.inferred)
+    if not args.json:
+        color = "green" if result.proved else "red"
+        console.print(f"[bold]{name}[/]: [{color}]{result.summary}[/]")
+        if result.proved:
+            console.print("  inferred invariant (with the safety invariants):")
+            for c in result.inferred:
+                console.print(f"    {c.text}", highlight=False, markup=False)
+            if args.save:
+                console.print(f"  saved to {args.save} (prove --strengthening {args.save})")
+        elif proof is not None:
+            render_proof(console, name, proof, cores=False)
+    return result.proved

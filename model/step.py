@@ -1,0 +1,247 @@
+"""One step of a protocol as a Z3 query: a free pre-state, an action, the post-state.
+
+Two encodings, both used by Houdini (``model/houdini.py``) to ask "does some state that
+satisfies these conjuncts step to one that breaks one of those?":
+
+- ``FiniteStep``: a fixed instance (sorts of 2-3 elements); every cell is a Z3 constant and
+  every action instance one choice of a bit-vector, so the query is propositional (Z3's
+  finite-domain solver) and a model is a pre-state of exactly that instance;
+- ``SymbolicStep``: uninterpreted sorts (``model/induction.py``'s encoding), one query per
+  action with symbolic arguments; an ``unsat`` holds for every size.
+
+A model becomes a concrete pre-state and action instance (``Cex``): Houdini re-runs the
+action with the concrete interpreter and evaluates every conjunct there, so a solver answer
+is never trusted unchecked (mypyvy's ``--smoke-test-solver``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import z3
+
+from kvproof.model.candidates import Clause, distinct_envs
+from kvproof.model.concrete import Concrete, State
+from kvproof.model.context import Ctx
+from kvproof.model.dsl import Protocol
+from kvproof.model.induction import Prover, _PostView
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.logic import Z3Logic
+
+
+@dataclass(frozen=True)
+class Cex:
+    """A pre-state of a finite instance and the action instance taken from it."""
+
+    sizes: dict[str, int]
+    pre: State
+    action: ActionInstance
+
+
+class _Cells:
+    def __init__(self, inst: Instance, cells: dict[str, list[Any]]) -> None:
+        self.inst, self.cells = inst, cells
+
+    def read(self, var: str, args: tuple[Any, ...]) -> Any:
+        return self.cells[var][self.inst.flat(var, args)]
+
+
+def _enums(protocol: Protocol) -> list[Any]:
+    return list({v.kind.name: v.kind for v in protocol.vars if v.kind != "bool"}.values())  # type: ignore[union-attr]
+
+
+class FiniteStep:
+    """Every action instance of one finite instance, from a free pre-state."""
+
+    def __init__(self, protocol: Protocol, sizes: dict[str, int]) -> None:
+        self.protocol = protocol
+        self.inst = Instance(protocol, sizes)
+        self.concrete = Concrete(self.inst)
+        self.logic = Z3Logic(dict(sizes), _enums(protocol), enum_as_bv=True)
+        self.solver = z3.SolverFor("QF_FD")
+        self.pre: dict[str, list[Any]] = {}
+        for v in protocol.vars:
+            sort = self.logic.sort_of(v.kind)
+            row = [z3.Const(f"{self.inst.describe(v.name, a)}", sort) for a in self.inst.cells(v)]
+            if v.kind != "bool":  # a bit-vector wider than the enum: stay in range
+                n = len(v.kind.values)  # type: ignore[union-attr]
+                if n < 2 ** sort.size():  # type: ignore[attr-defined]
+                    self.solver.add(*(z3.ULT(c, n) for c in row))
+            self.pre[v.name] = row
+        self.post, self.act, self.options = self._transition()
+        self.small = None  # a finite instance is small already
+        self._envs: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
+        self._lits: dict[tuple[int, Any], Any] = {}
+
+    def ctx(self, cells: dict[str, list[Any]]) -> Ctx:
+        return Ctx(self.logic, _Cells(self.inst, cells), self.protocol.switches)
+
+    def formula(self, c: Any, post: bool) -> Any:
+        """A conjunct (``houdini.Conjunct``) over the pre- or the post-state."""
+        if c.clause is not None:
+            return self.clause(c.clause, post)
+        return self.logic.lift(c.inv.body(self.ctx(self.post if post else self.pre)))
+
+    def clause(self, clause: Clause, post: bool) -> Any:
+        """A clause, ground over the instance, built straight from cell literals (fast)."""
+        cells = self.post if post else self.pre
+        envs = self._envs.get(clause.qvars)
+        if envs is None:
+            envs = self._envs[clause.qvars] = distinct_envs(self.inst.sizes, clause.qvars)
+        out = []
+        for env in envs:
+            lits = []
+            for lit in clause.cube:
+                cell = cells[lit.atom.var][
+                    self.inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args))
+                ]
+                x = self._differs(cell, lit.value)
+                if x is True:
+                    break
+                if x is not False:
+                    lits.append(x)
+            else:
+                if not lits:
+                    return z3.BoolVal(False)
+                out.append(lits[0] if len(lits) == 1 else z3.Or(*lits))
+        return z3.And(*out) if out else z3.BoolVal(True)
+
+    def _differs(self, cell: Any, value: Any) -> Any:
+        """``cell != value`` as a Z3 literal, or a Python bool when the cell is constant."""
+        if not isinstance(cell, z3.ExprRef):
+            return cell != value
+        key = (cell.get_id(), value)
+        got = self._lits.get(key)
+        if got is None:
+            if value is True:
+                got = z3.Not(cell)
+            elif value is False:
+                got = cell
+            else:
+                got = cell != self.logic.lift(value, sort=cell.sort())
+            self._lits[key] = got
+        return got
+
+    def _transition(self) -> tuple[dict[str, list[Any]], Any, list[ActionInstance]]:
+        enabled = []
+        for ai in self.inst.all_instances:
+            ctx = self.ctx(self.pre)
+            self.protocol.action(ai.action).body(ctx, *ai.args)
+            guard = self.logic.and_(*ctx.guards)
+            if guard is not False:
+                enabled.append((ai, guard, _apply(self.inst, self.pre, ctx)))
+        bits = max(1, (len(enabled) - 1).bit_length())
+        act = z3.BitVec("act", bits)
+        if len(enabled) < 2**bits:
+            self.solver.add(z3.ULT(act, len(enabled)))
+        sels = [act == i for i in range(len(enabled))]
+        for sel, (_, guard, _) in zip(sels, enabled, strict=True):
+            if guard is not True:
+                self.solver.add(z3.Implies(sel, self.logic.lift(guard)))
+        if not enabled:
+            self.solver.add(False)
+        post: dict[str, list[Any]] = {}
+        for v in self.protocol.vars:
+            row = []
+            for j, old in enumerate(self.pre[v.name]):
+                value = old
+                for sel, (_, _, new) in zip(sels, enabled, strict=True):
+                    cell = new.get(v.name)
+                    if cell is not None and cell[j] is not old:
+                        value = self.logic.ite(sel, cell[j], value)
+                if value is old or isinstance(value, bool | str):
+                    row.append(value)
+                else:
+                    fresh = z3.Const(f"{old}'", old.sort())
+                    self.solver.add(fresh == self.logic.lift(value, sort=old.sort()))
+                    row.append(fresh)
+            post[v.name] = row
+        return post, act, [e[0] for e in enabled]
+
+    def cex(self, model: z3.ModelRef) -> Cex:
+        values = {}
+        for v in self.protocol.vars:
+            cells = {}
+            for args, term in zip(self.inst.cells(v), self.pre[v.name], strict=True):
+                val = model.eval(term, model_completion=True)
+                cells[args] = z3.is_true(val) if v.kind == "bool" else self.logic.enum_value(val)
+            values[v.name] = cells
+        idx = model.eval(self.act, model_completion=True).as_long()
+        return Cex(dict(self.inst.sizes), self.concrete.make_state(values), self.options[idx])
+
+
+def _apply(inst: Instance, pre: dict[str, list[Any]], ctx: Ctx) -> dict[str, list[Any]]:
+    """The rows an action instance changes (the DSL's update semantics, as in unroll)."""
+    out: dict[str, list[Any]] = {}
+    for var, ops in ctx.ops.items():
+        row = list(pre[var])
+        cells = inst.cells(inst.protocol.var(var))
+        for kind, a, b in ops:
+            if kind == "point":
+                row[inst.flat(var, a)] = b
+            else:
+                row = [a(*args, old) for args, old in zip(cells, row, strict=True)]
+        out[var] = row
+    return out
+
+
+class SymbolicStep:
+    """One action with symbolic arguments over uninterpreted sorts."""
+
+    def __init__(self, prover: Prover, action_name: str) -> None:
+        self.prover = prover
+        self.action = prover.protocol.action(action_name)
+        self.params = [
+            z3.Const(f"{self.action.name}_{i}_{s}", prover.sorts[s])
+            for i, s in enumerate(self.action.params)
+        ]
+        ctx = prover.ctx(prover.pre)
+        self.action.body(ctx, *self.params)
+        self.guard = prover.logic.lift(prover.logic.and_(*ctx.guards))
+        self.post = _PostView(prover.pre, ctx, prover.logic)
+        self.disabled = z3.is_false(z3.simplify(self.guard))
+        self.solver = z3.Solver()
+        self.solver.set("timeout", prover.timeout_ms)
+        self.solver.add(self.guard)
+        # Under ``small``, each sort has at most 3 elements: models stay small and quick
+        # (Houdini asks again without it before it trusts an unsat).
+        self.small = z3.Bool(f"small:{self.action.name}")
+        for name, sort in prover.sorts.items():
+            elems = [z3.Const(f"{name}!{i}", sort) for i in range(3)]
+            x = z3.Const(f"{name}!x", sort)
+            self.solver.add(z3.Implies(self.small, z3.ForAll([x], z3.Or(*(x == e for e in elems)))))
+
+    def formula(self, c: Any, post: bool) -> Any:
+        view = self.post if post else self.prover.pre
+        return self.prover.logic.lift(c.inv.body(self.prover.ctx(view)))
+
+    def cex(self, model: z3.ModelRef) -> Cex:
+        p = self.prover
+        universes = {}
+        for name, sort in p.sorts.items():
+            universes[name] = list(model.get_universe(sort) or []) or [z3.FreshConst(sort)]
+        sizes = {k: len(v) for k, v in universes.items()}
+        index = {n: {str(e): i for i, e in enumerate(es)} for n, es in universes.items()}
+        inst = Instance(p.protocol, sizes)
+        values = {}
+        for v in p.protocol.vars:
+            cells = {}
+            for args in inst.cells(v):
+                terms = tuple(universes[s][a] for s, a in zip(v.args, args, strict=True))
+                term = p.logic.lift(p.pre.read(v.name, terms), sort=p.logic.sort_of(v.kind))
+                val = model.eval(term, model_completion=True)
+                cells[args] = z3.is_true(val) if v.kind == "bool" else p.logic.enum_value(val)
+            values[v.name] = cells
+        args_ = tuple(
+            index[s][str(model.eval(x, model_completion=True))]
+            for s, x in zip(self.action.params, self.params, strict=True)
+        )
+        pre = Concrete(inst).make_state(values)
+        return Cex(sizes, pre, ActionInstance(self.action.name, args_))
+
+
+def symbolic_steps(prover: Prover, names: Sequence[str] | None = None) -> list[SymbolicStep]:
+    steps = [SymbolicStep(prover, a.name) for a in prover.protocol.actions]
+    return [s for s in steps if not s.disabled and (names is None or s.action.name in names)]
