@@ -123,9 +123,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out if len(out) > 1 else out[0], indent=2))
     if args.html:
-        from kvproof.checker.report.html_page import proof_page
+        from kvproof.checker.report.html_page import proof_page, write
 
-        Path(args.html).write_text(proof_page(pages), encoding="utf-8")
+        write(Path(args.html), proof_page(pages))
         if not args.json:
             console.print(f"report: {args.html}")
     return 0 if ok else 1

@@ -334,27 +334,26 @@ def replay_trace(
     protocol = handoff_for(variant)
     trace = normalize(trace, protocol)
     report = ReplayReport(variant.name, trace)
-    ls = Lockstep(
-        variant,
-        trace.sizes,
-        trace.init,
-        _reserve(trace, variant),
-        engine=engine,
-        warmup=warmup,
-        max_new_tokens=max_new_tokens,
-    )
-    report.offset = ls.rids.offset
-    try:
+    try:  # the engine under test may raise, even while warming up: that is a finding
+        ls = Lockstep(
+            variant,
+            trace.sizes,
+            trace.init,
+            _reserve(trace, variant),
+            engine=engine,
+            warmup=warmup,
+            max_new_tokens=max_new_tokens,
+        )
+        report.offset = ls.rids.offset
         _run(ls, trace.steps, report)
         if drain and report.divergence is None:
             ls.drain()
         report.findings = ls.oracle(reference)
-    except Exception as exc:  # the engine under test raised: a finding
+        report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
+    except Exception as exc:
         at = report.steps_applied + 1
         where = f"step {at}: {trace.steps[at - 1]}" if at <= len(trace.steps) else "drain"
         report.crash = f"the engine raised {type(exc).__name__}: {exc} (at {where})"
-    if report.crash is None:
-        report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
     return report
 
 

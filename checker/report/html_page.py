@@ -279,4 +279,7 @@ def _assumption_text(a: Any) -> str:
 
 
 def write(path: Path, html: str) -> None:
-    Path(path).write_text(html, encoding="utf-8")
+    """Atomically, creating missing folders (the CLI checked the path before the work)."""
+    from kvproof.spec.files import write_text_atomic
+
+    write_text_atomic(path, html)

@@ -139,10 +139,10 @@ def test_prove_and_explore_html(tmp_path: Path) -> None:
     "argv",
     [
         ["report", "no-such.jsonl", "--html", "{tmp}/r.html"],
-        ["report", str(INCIDENT), "--html", "{tmp}/missing-dir/r.html"],
+        ["report", str(INCIDENT), "--html", "{file}/under-a-file/r.html"],
         ["report", str(INCIDENT), "--html", "{tmp}"],
         ["check", "sglang-0.5.19-pd", "--html", "{file}"],
-        ["prove", "sglang-0.5.22-pd", "--html", "{tmp}/missing-dir/p.html"],
+        ["prove", "sglang-0.5.22-pd", "--html", "{file}/under-a-file/p.html"],
         ["explore", "sglang-0.5.19-pd", "--html", "{tmp}"],
     ],
 )
@@ -158,6 +158,8 @@ def test_bad_input_is_one_line_and_exit_2(
 
 
 def test_output_path_is_checked_before_the_trace(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # A path below a file can never be written: refused before the trace is even read.
+    (tmp_path / "nope").write_text("x")
     assert main(["report", "no-such.jsonl", "--html", str(tmp_path / "nope" / "r.html")]) == 2
     assert "--html" in capsys.readouterr().err
 
