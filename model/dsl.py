@@ -12,7 +12,9 @@ written once and run by three interpreters:
   variables are Z3 functions, quantifiers are real (proofs for any number of elements).
 
 Action bodies never branch in Python on state: they use ``s.ite``, ``s.and_``, ...; they
-may branch on the variant's switches (``s.sw``), which are plain values.
+may branch on the variant's switches, which are plain values the protocol's builder closes
+over (``build_handoff(sw)``). Updates (``s.set``, ``s.update``) mean one thing everywhere:
+``model.context.apply_ops``, which every interpreter calls.
 """
 
 from __future__ import annotations

@@ -253,7 +253,7 @@ def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any]
         if sort not in v.args:
             continue
         k = v.args.index(sort)
-        width = len(concrete._cells[v.name]) // n
+        width = len(concrete.cells[v.name]) // n
         for e in range(n):
             if len(v.args) == 1:
                 parts[e].append(f"d[{i}][{e}]")
@@ -276,7 +276,7 @@ def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any]
         """New element ``e`` takes old element ``perm[e]``'s cells (generated code)."""
         getters = {}
         for i, per in columns:
-            index = list(range(len(concrete._cells[concrete.protocol.vars[i].name])))
+            index = list(range(len(concrete.cells[concrete.protocol.vars[i].name])))
             for e in range(n):
                 for j_new, j_old in zip(per[e], per[perm[e]], strict=True):
                     index[j_new] = j_old

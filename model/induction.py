@@ -25,7 +25,7 @@ from typing import Any
 import z3
 
 from kvproof.model.concrete import Concrete, State
-from kvproof.model.context import Ctx
+from kvproof.model.context import Ctx, apply_ops
 from kvproof.model.dsl import Invariant, Protocol
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.logic import Z3Logic
@@ -124,14 +124,7 @@ class _PostView:
         self.pre, self.ops, self.logic = pre, ctx.ops, logic
 
     def read(self, var: str, args: tuple[Any, ...]) -> Any:
-        value = self.pre.read(var, args)
-        for kind, a, b in self.ops.get(var, ()):
-            if kind == "point":
-                same = self.logic.and_(*(self.logic.eq(x, y) for x, y in zip(args, a, strict=True)))
-                value = self.logic.ite(same, b, value)
-            else:
-                value = a(*args, value)
-        return value
+        return apply_ops(self.logic, self.ops.get(var, ()), args, self.pre.read(var, args))
 
 
 class Prover:
@@ -151,7 +144,7 @@ class Prover:
         self.queries = 0
 
     def ctx(self, view: Any) -> Ctx:
-        return Ctx(self.logic, view, self.protocol.switches)
+        return Ctx(self.logic, view)
 
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()

@@ -41,6 +41,10 @@ class Instance:
         """Every argument tuple of ``var`` in flattening order."""
         return list(itertools.product(*(range(n) for n in self.shape(var))))
 
+    def strides(self, var: str) -> tuple[int, ...]:
+        """Row-major strides of ``var``'s cells over its argument sorts."""
+        return self._strides[var]
+
     @cached_property
     def _strides(self) -> dict[str, tuple[int, ...]]:
         out = {}

@@ -12,12 +12,14 @@ from typing import Any
 
 import z3
 
-from kvproof.model.context import Ctx
+from kvproof.model.context import Ctx, apply_row
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.logic import Z3Logic
 
 
-class _SymView:
+class _StepView:
+    """Reads of the symbolic state at step ``k``."""
+
     def __init__(self, unroller: Unroller, k: int) -> None:
         self.cells = unroller.states[k]
         self.inst = unroller.inst
@@ -59,7 +61,7 @@ class Unroller:
         return state
 
     def ctx(self, k: int) -> Ctx:
-        return Ctx(self.logic, _SymView(self, k), self.protocol.switches)
+        return Ctx(self.logic, _StepView(self, k))
 
     @property
     def depth(self) -> int:
@@ -140,16 +142,10 @@ class Unroller:
 
     def _apply(self, pre: dict[str, list[Any]], ctx: Ctx) -> dict[str, list[Any]]:
         """The rows an action instance changes (others are absent)."""
-        out: dict[str, list[Any]] = {}
-        for var, ops in ctx.ops.items():
-            row = list(pre[var])
-            for kind, a, b in ops:
-                if kind == "point":
-                    row[self.inst.flat(var, a)] = b
-                else:
-                    row = [a(*args, old) for args, old in zip(self.cells[var], row, strict=True)]
-            out[var] = row
-        return out
+        return {
+            var: apply_row(self.logic, ops, self.cells[var], pre[var])
+            for var, ops in ctx.ops.items()
+        }
 
     # -- reading a model -----------------------------------------------------------------
     def trace_from_model(
