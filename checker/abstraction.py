@@ -34,7 +34,7 @@ def page_stale(cluster: Cluster, rid: int) -> bool:
     """Page-granular staleness, as the model counts it: a page read that did not hold the
     request's own KV written in this allocation. (Slot-level leftovers inside a page the
     request did write are finer than the model; the output oracle judges those.)"""
-    return any(r.writer != rid or not r.filled for r in cluster.requests[rid].reads)
+    return any(r.writer != rid or not r.filled for r in cluster.truth.reads_of(rid))
 
 
 def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:

@@ -23,6 +23,7 @@ from kvproof.refimpl.limits import Limits
 from kvproof.refimpl.model_base import Model, build_model
 from kvproof.refimpl.prefill import PrefillNode, PrefillReq
 from kvproof.refimpl.protocol import Handoff
+from kvproof.refimpl.recorder import Recorder
 from kvproof.refimpl.router import HTTP_STATUS, Request, Response
 from kvproof.refimpl.tokenizer import encode, render
 from kvproof.refimpl.transfer import TransferEngine
@@ -60,6 +61,9 @@ class Cluster:
         self.seed = seed
         self.device = device
         self.chunk_size = chunk_size
+        tails = tail_pages if tail_pages is not None else d_pages + 64
+        # Ground truth of the run: written by the engine, read by view() and the oracle.
+        self.truth = Recorder.for_pools(p_pages, d_pages + tails)
         prefill = PrefillNode(
             self.model,
             num_pages=p_pages,
@@ -69,22 +73,23 @@ class Cluster:
             seed=seed + 100,
             debug=debug,
             chunk_size=chunk_size,
+            record=self.truth,
             checksum=variant.switches.transfer_checksum,
         )
         decode = DecodeNode(
             self.model,
             num_pages=d_pages,
-            tail_pages=tail_pages if tail_pages is not None else d_pages + 64,
+            tail_pages=tails,
             page_size=ps,
             limits=Limits.derive(sizes.context_len, d_pages * ps, "decode pool"),
             decode_reserve=variant.switches.decode_reserve,
             device=device,
             seed=seed + 200,
             debug=debug,
+            record=self.truth,
         )
-        self.handoff = Handoff(
-            variant.switches, prefill, decode, TransferEngine(variant.switches.transfer_mode)
-        )
+        transfer = TransferEngine(variant.switches.transfer_mode, self.truth)
+        self.handoff = Handoff(variant.switches, prefill, decode, transfer)
         self.prefill, self.decode = prefill, decode
         self.faults = faults or NO_FAULTS
         self.rng = random.Random(seed)
@@ -142,14 +147,14 @@ class Cluster:
 
     # -- observation -----------------------------------------------------------------------
     def view(self) -> EngineView:
-        h, dec = self.handoff, self.decode
+        h, dec, truth = self.handoff, self.decode, self.truth.decode
         pages = tuple(
             PageView(
                 page,
                 dec.alloc.owner.get(page),
-                dec.pool.writer[page],
-                dec.filled[page],
-                dec.stray[page],
+                truth.writer[page],
+                truth.filled[page],
+                truth.stray[page],
             )
             for page in range(dec.num_pages)
         )
@@ -172,7 +177,7 @@ class Cluster:
                     tuple(p.dst),
                     tuple(sorted(p.posted)),
                     inflight,
-                    req.read_stale,
+                    self.truth.read_stale(req.rid),
                 )
             )
         return EngineView(pages, tuple(reqs))

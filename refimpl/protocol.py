@@ -294,6 +294,7 @@ class Handoff:
         d.phase = "transfer"
         self.requests[r].poll = "transferring"
         p.dst = list(d.table)  # P's copy: never updated when D frees and reallocates
+        p.tag = self.decode.tags.tag_of(r)  # the reservation's owner tag, with the indices
         if p.phase == "waiting":
             p.phase = "active"
         if not self.push:
@@ -360,11 +361,7 @@ class Handoff:
             self._free_decode(r)
             return False
         d.tokens.append(token)
-        for page_read in self.decode.reads(d):
-            if page_read.stale_for(r):
-                req.read_stale = True
-                if page_read not in req.reads:
-                    req.reads.append(page_read)
+        self.decode.record_read(d)
         return True
 
     def _do_step(self, ev: Event) -> None:

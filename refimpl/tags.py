@@ -1,9 +1,12 @@
 """Per-page owner tags with a generation counter (Cloudflare's prototype).
 
-A tag ``make_tag(rid, generation)`` travels with the bytes: a landing write stamps the tag of
-the request whose KV it carries, in that request's reservation generation. Decode's guarded
-kernel compares every page's tag with the reader's before reading; a late write from an
-earlier owner, or a page nobody wrote since the allocation, carries a foreign tag.
+A tag ``make_tag(rid, generation)`` travels with the bytes: decode gives prefill the tag of
+its reservation with the destination indices; prefill stamps it into its own pool's tag
+array on the pages it computes; a transfer reads the source page's tag with its bytes and
+the landing write stamps it on the destination. Decode's guarded kernel compares every
+page's tag with the reader's before reading; a late write from an earlier owner, a page
+nobody wrote since the allocation, or a source block reused by other traffic carries a
+foreign tag. No tag is derived from the run's ground truth (``refimpl/recorder.py``).
 
 The check is a pure function of the tags of the pages read and the reader's tag, so a read
 may reuse the reader's last passed check when neither changed since. Every tag write goes
@@ -70,7 +73,16 @@ class PageTags:
         return make_tag(rid, self.generation[rid])
 
     def stamp(self, page: int, rid: int | None) -> None:
-        self.tags[page] = self.tag_of(rid)
+        """Stamp ``rid``'s current tag (decode writing its own slots)."""
+        self.stamp_tag(page, self.tag_of(rid))
+
+    def tag_at(self, page: int) -> int:
+        """The tag a transfer reads with the page's bytes."""
+        return int(self.tags[page])
+
+    def stamp_tag(self, page: int, tag: int) -> None:
+        """Stamp a tag value (one carried by a transfer descriptor, or prefill's)."""
+        self.tags[page] = tag
         self.version += 1
         self._written_at[page] = self.version
         self._tensor_version = self.tags._version

@@ -11,7 +11,7 @@ import pytest
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.faults import NO_FAULTS, FaultPlan
-from kvproof.refimpl.oracle import audit, reference_engine
+from kvproof.refimpl.oracle import leak_check, reference_engine
 from kvproof.refimpl.scheduler import Scheduler
 from kvproof.spec.variant import Sizes, load_variant
 
@@ -40,7 +40,7 @@ def test_burst_of_64_completes_with_single_node_tokens(name: str) -> None:
     statuses = {r.rid: c.response(r.rid).status for r in c.requests}
     assert {r: s for r, s in statuses.items() if s != (400 if r in over else 200)} == {}
     assert not [kind for kind, _ in c.fault_log]  # no client gave up, nothing timed out
-    findings = audit(c, reference=reference_engine(c))
+    findings = leak_check(c, reference=reference_engine(c))
     assert len(findings) == 60
     assert all(f.tokens_match and not f.stale_pages for f in findings)
     assert c.prefill.alloc.free_count == c.prefill.alloc.pages.stop  # P drained
