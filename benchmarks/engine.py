@@ -2,10 +2,11 @@
 
 Guards = per-page owner tags checked by the guarded decode kernel before every read, plus
 the per-transfer Adler-32 checked at commit (SGLang #39500). Plain = sglang-0.5.22-pd.
-Both run the same seeded workload (same interleaving, same tokens). Runs alternate
-plain/guarded in ABBA order over ``--trials`` pairs, so drift of a shared, noisy machine
-hits both sides alike; each pair gives one overhead figure and the report gives their
-median with the spread (min, quartiles, max), never a single best run.
+Both run the same seeded workload (same interleaving, same tokens). Each of the ``--trials``
+pairs runs the two engines in lockstep, one scheduler event of each in turn with the first
+alternating (ABBA per event), so drift of a shared, noisy machine hits both sides alike
+within milliseconds; each pair gives one overhead figure and the report gives their median
+with the spread (min, quartiles, max), never a single best run.
 
 Decode time is the time spent in ``commit`` (checksum + first read) and ``step`` events.
 Inside the guarded runs the two guard components are timed where they run:
@@ -20,10 +21,22 @@ Those timers cost time themselves, so they run in extra instrumented guarded run
 (``--component-trials``), never in the A/B pairs the overhead comes from.
 
 ``unattributed`` is the median overhead minus both components' share: the remaining cost
-of the guarded path (guard setup, the masked attention) plus noise. Prints one JSON
-object. Goal: guards cost at most 1% of decode tokens/s.
+of the guarded path (guard setup, the masked attention) plus noise.
 
-    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 15]
+Clock: on CPU the decode thread's CPU time (``time.thread_time``; torch runs one intra-op
+thread, so all of decode's compute is on it), not wall time: on a shared machine wall time
+also counts the slices the OS gave other processes, which made single pairs swing by
++-40% and buried a 1% effect (``--clock wall`` for the old behaviour). CUDA: wall time
+around a device sync.
+
+``step_profile`` isolates the guard from everything else: one running request, decode
+steps alternating plain / guarded with its check cached / guarded with the check forced
+(ABBA), the same position every time (no token appended), so it gives the guard's cost per
+read and per check with nothing else varying; ``predicted_overhead_pct`` is the run's
+reads, checks and transfers priced at those figures. Prints one JSON object. Goal: guards
+cost at most 1% of decode tokens/s.
+
+    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 21] [--clock cpu]
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ import torch
 
 import kvproof.kernels.api as kernels_api
 from kvproof.refimpl.cluster import Cluster
+from kvproof.refimpl.scheduler import Scheduler
 from kvproof.spec.variant import Variant, load_variant
 
 
@@ -69,9 +83,13 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = False) -> Run:
-    """One run of the workload, timing decode; ``components``: also time the guard
-    components (their timers add overhead, so these runs are kept out of the A/B)."""
+CLOCK: Callable[[], float] = time.perf_counter  # set by main() from --clock
+
+
+def prepare(variant: Variant, args: argparse.Namespace, components: bool) -> tuple[Cluster, Run]:
+    """A cluster with the workload submitted and its decode events timed into a ``Run``;
+    ``components``: also time the guard components (their timers add overhead, so these
+    runs are kept out of the A/B). Restore ``kernels_api.tag_mismatch`` after the run."""
     c = Cluster(variant, model=args.model, device=args.device, seed=args.seed)
     h = c.handoff
     run = Run()
@@ -79,10 +97,10 @@ def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = F
     def timed(fn: Callable[..., Any], field: str, count: str | None = None) -> Callable[..., Any]:
         def wrapper(*a: Any, **kw: Any) -> Any:
             _sync(args.device)
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             out = fn(*a, **kw)
             _sync(args.device)
-            setattr(run, field, getattr(run, field) + time.perf_counter() - t0)
+            setattr(run, field, getattr(run, field) + CLOCK() - t0)
             if count:
                 setattr(run, count, getattr(run, count) + 1)
             return out
@@ -104,19 +122,86 @@ def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = F
         tags = h.decode.tags
         tags.unchanged = timed(tags.unchanged, "tag_lookup_s")  # type: ignore[method-assign]
         kernels_api.tag_mismatch = timed(original_check, "tag_check_s", "tag_checks")
-    try:
-        rng = random.Random(args.seed)
-        p_max = c.limits[0].max_req_input_len
-        for i in range(args.requests):
-            n = rng.randint(p_max // 2, p_max)
-            c.submit(f"t{i}", [rng.randrange(1, 256) for _ in range(n)], args.new_tokens)
-        c.run()
-    finally:
-        kernels_api.tag_mismatch = original_check
+    rng = random.Random(args.seed)
+    p_max = c.limits[0].max_req_input_len
+    for i in range(args.requests):
+        n = rng.randint(p_max // 2, p_max)
+        c.submit(f"t{i}", [rng.randrange(1, 256) for _ in range(n)], args.new_tokens)
+    return c, run
+
+
+def _finish(c: Cluster, run: Run) -> Run:
     responses = [c.response(r.rid) for r in c.requests]
     assert all(r.status == 200 for r in responses), [r.reason for r in responses]
     run.tokens = tuple(r.tokens for r in responses)
     return run
+
+
+def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = False) -> Run:
+    """One run of the workload on its own."""
+    original_check = kernels_api.tag_mismatch
+    try:
+        c, run = prepare(variant, args, components)
+        c.run()
+    finally:
+        kernels_api.tag_mismatch = original_check
+    return _finish(c, run)
+
+
+def run_pair(plain: Variant, guarded: Variant, args: argparse.Namespace) -> tuple[Run, Run]:
+    """Both engines through the same workload in lockstep: one scheduler step of each in
+    turn, the first alternating step by step (ABBA at the granularity of one event), so
+    the load of a shared machine hits both alike within milliseconds, not seconds. Same
+    seed, same schedule: the guards change no event (asserted: same tokens)."""
+    (cp, rp), (cg, rg) = prepare(plain, args, False), prepare(guarded, args, False)
+    sp, sg = Scheduler(cp), Scheduler(cg)
+    live = [True, True]
+    i = 0
+    while any(live):
+        order = ((0, sp), (1, sg)) if i % 2 == 0 else ((1, sg), (0, sp))
+        for k, sched in order:
+            if live[k]:
+                live[k] = sched.step()
+        i += 1
+    return _finish(cp, rp), _finish(cg, rg)
+
+
+def step_profile(args: argparse.Namespace, samples: int) -> dict[str, float]:
+    """Per-read cost of the guard with nothing else varying (see the module docstring)."""
+    c = Cluster(load_variant("sglang-0.5.22-pd-guarded"), model=args.model, device=args.device)
+    n = c.limits[0].max_req_input_len * 3 // 4  # the workload's mean prompt
+    rid = c.submit("p", [1 + i % 200 for i in range(n)], 10**6)
+    while c.handoff.d[rid].phase != "running":
+        names = ("abort", "fail", "p_abort")
+        c.apply(next(e for e in c.enabled() if e.rid == rid and e.name not in names))
+    d, dec = c.handoff.d[rid], c.decode
+
+    def step(kind: str) -> float:
+        if kind == "check":
+            dec.tags.invalidate(rid)  # no passed check to reuse: the guarded kernel runs
+        _sync(args.device)
+        t0 = CLOCK()
+        token = dec.step(d, guarded=kind != "plain")
+        _sync(args.device)
+        assert token is not None
+        return CLOCK() - t0
+
+    kinds = ("plain", "cached", "check")
+    times: dict[str, list[float]] = {k: [] for k in kinds}
+    for _ in range(20):  # warm-up
+        for k in kinds:
+            step(k)
+    for i in range(samples):
+        for k in kinds if i % 2 == 0 else reversed(kinds):
+            times[k].append(step(k))
+    med = {k: statistics.median(v) for k, v in times.items()}
+    return {
+        "samples": samples,
+        "plain_us_per_read": round(1e6 * med["plain"], 1),
+        "cached_guard_us_per_read": round(1e6 * (med["cached"] - med["plain"]), 2),
+        "check_us_per_check": round(1e6 * (med["check"] - med["plain"]), 1),
+        "cached_guard_pct_of_read": round(100 * (med["cached"] / med["plain"] - 1), 2),
+    }
 
 
 GOAL_PCT = 1.0
@@ -151,8 +236,13 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=15, help="plain/guarded pairs (ABBA order)")
     ap.add_argument("--component-trials", type=int, default=5, help="instrumented runs")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--clock", choices=["cpu", "wall"], default=None, help="default: cpu on CPU")
+    ap.add_argument("--profile-samples", type=int, default=400, help="step_profile steps")
     args = ap.parse_args()
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
+    global CLOCK
+    clock = args.clock or ("wall" if args.device.startswith("cuda") else "cpu")
+    CLOCK = time.thread_time if clock == "cpu" else time.perf_counter
     plain = load_variant("sglang-0.5.22-pd")
     sw = dataclasses.replace(plain.switches, page_tags=True, transfer_checksum=True)
     guarded = dataclasses.replace(plain, name="sglang-0.5.22-pd+guards", switches=sw)
@@ -161,10 +251,7 @@ def main() -> None:
     pairs: list[tuple[Run, Run]] = []
     parts: list[tuple[Run, Run]] = []  # (plain, instrumented guarded) for the components
     for trial in range(args.trials):
-        if trial % 2 == 0:
-            p, g = run_once(plain, args), run_once(guarded, args)
-        else:
-            g, p = run_once(guarded, args), run_once(plain, args)
+        p, g = run_pair(plain, guarded, args)
         assert p.tokens == g.tokens, "guards changed the tokens"
         pairs.append((p, g))
         if trial < args.component_trials:
@@ -175,10 +262,19 @@ def main() -> None:
     adler_share = [100.0 * g.adler_s / p.decode_s for p, g in parts]
     g0 = parts[0][1]
     med = statistics.median
+    prof = step_profile(args, args.profile_samples)
+    plain_s = med([p.decode_s for p, _ in pairs])
+    adler_s = med([g.adler_s / g.transfers for _, g in parts])
+    predicted = (
+        g0.reads * prof["cached_guard_us_per_read"] * 1e-6
+        + g0.tag_checks * prof["check_us_per_check"] * 1e-6
+        + g0.transfers * adler_s
+    )
     result = {
         "benchmark": "engine_decode_guards",
         "model": args.model,
         "device": args.device,
+        "clock": clock,
         "torch_threads": torch.get_num_threads(),
         "requests": args.requests,
         "decode_tokens_per_run": pairs[0][0].decode_tokens,
@@ -186,7 +282,7 @@ def main() -> None:
         "transfers_per_run": g0.transfers,
         "trials": args.trials,
         "component_trials": len(parts),
-        "order": "ABBA (plain/guarded alternate first)",
+        "order": "lockstep ABBA (one event of each engine in turn, the first alternating)",
         "plain_tokens_per_s": spread([p.rate for p, _ in pairs], 1),
         "guarded_tokens_per_s": spread([g.rate for _, g in pairs], 1),
         "guard_overhead_pct": spread(overhead),
@@ -212,6 +308,8 @@ def main() -> None:
             },
             "unattributed_pct": round(med(overhead) - med(tag_share) - med(adler_share), 2),
         },
+        "step_profile": prof,
+        "predicted_overhead_pct": round(100 * predicted / plain_s, 2),
         "goal_pct": GOAL_PCT,
         # Conclusive only when the middle half of the pairs lies on one side of the goal.
         "meets_goal": verdict(spread(overhead)),

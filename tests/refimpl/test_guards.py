@@ -174,3 +174,36 @@ def test_the_cpu_checksum_is_zlib_over_the_page_bytes() -> None:
     assert pool.checksum(pages) == want and want[0] == zlib.adler32(raw)
     with pytest.raises(KernelInputError):
         pool.checksum([0, -1])
+
+
+def grow_by_a_tail_page(c: Cluster, rid: int) -> None:
+    d = c.handoff.d[rid]
+    tail = len(d.tail)
+    while len(d.tail) == tail:
+        c.apply(Event("step", rid))
+
+
+def test_a_read_grown_by_decodes_own_tail_page_reuses_its_check(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
+    c.handoff.requests[rid].max_new_tokens = 40
+    calls = count_guarded_reads(monkeypatch)
+    c.apply(Event("commit", rid))
+    grow_by_a_tail_page(c, rid)
+    grow_by_a_tail_page(c, rid)
+    assert calls[0] == 1 and c.response(rid).status == 200  # only the commit read checked
+
+
+def test_a_foreign_tag_on_a_tail_page_makes_the_kernel_trip(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
+    c.handoff.requests[rid].max_new_tokens = 40
+    c.apply(Event("commit", rid))
+    grow_by_a_tail_page(c, rid)
+    calls = count_guarded_reads(monkeypatch)
+    c.decode.tags.stamp_tag(c.handoff.d[rid].tail[-1], 12345)  # e.g. a misdirected landing
+    c.apply(Event("step", rid))
+    assert calls[0] == 1
+    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
