@@ -257,14 +257,12 @@ def search_batch(
     shrink_budget_s: float = 2.0,
 ) -> tuple[FuzzStats, WalkResult | None]:
     """Up to ``n`` walks from ``seed``; the first failing one, shrunk (or None)."""
-    import torch
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
     from kvproof.refimpl.model_base import build_model
     from kvproof.refimpl.single_node import SingleNode
 
-    torch.set_num_threads(1)
     start = time.perf_counter()
     model = build_model("echo", seed=0, device="cpu")
     reference = SingleNode(model, page_size=16, num_pages=64)
@@ -402,7 +400,7 @@ def _run_batches(
     # fork: the workers inherit the imported modules (spawn would re-import torch in each).
     method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_worker) as pool:
         pending: set[Future[Any]] = set()
         todo = list(enumerate(plan))
         while todo or pending:
@@ -427,6 +425,14 @@ def _run_batches(
                     for other in pending:
                         other.cancel()
                     return
+
+
+def _worker() -> None:
+    """In the pool's own processes only (the caller's torch settings are the caller's):
+    one intra-op thread, the tiny models' ops are microseconds."""
+    import torch
+
+    torch.set_num_threads(1)
 
 
 def default_workers() -> int:

@@ -48,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
         raise KvproofInputError("must be >= 1", "--workers")
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
+    import torch
+
+    torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     console = Console(stderr=args.json)
     with Progress(
         "[progress.description]{task.description}",

@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from kvproof.checker.cli import main
 from kvproof.checker.probe.findings import Sample
 from kvproof.checker.probe.fit import fit_ttft, too_fast
 from kvproof.checker.serve.config import ServeConfig
 from kvproof.checker.serve.server import BackgroundServer
-
-torch.set_num_threads(1)
 
 
 def _probe(variant: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:

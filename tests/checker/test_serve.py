@@ -11,13 +11,10 @@ import time
 
 import httpx
 import pytest
-import torch
 
 from kvproof.checker.serve.config import ServeConfig
 from kvproof.checker.serve.metrics import parse_prometheus
 from kvproof.checker.serve.server import BackgroundServer
-
-torch.set_num_threads(1)
 
 FIXED = "sglang-0.5.22-pd"
 KEY_A = {"Authorization": "Bearer tenant-a-key"}
