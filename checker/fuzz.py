@@ -260,7 +260,7 @@ def search_batch(
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
-    from kvproof.refimpl.model_base import build_model
+    from kvproof.refimpl.models import build_model
     from kvproof.refimpl.single_node import SingleNode
 
     start = time.perf_counter()

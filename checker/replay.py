@@ -32,7 +32,6 @@ from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.trace import Trace
 from kvproof.refimpl.cluster import FILLER, Cluster
-from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
 from kvproof.refimpl.oracle import LeakFinding, leak_check
 from kvproof.spec.variant import Sizes, Variant
@@ -326,7 +325,3 @@ def _note_violations(ls: Lockstep, report: ReplayReport) -> None:
     for name in ls.engine_violated():
         if name not in seen_e:
             report.engine_violations.append((ls.step_no, name))
-
-
-def event_of(inst: ActionInstance, offset: int = 0) -> Event:
-    return RidMap(offset).event(inst)

@@ -79,8 +79,8 @@ class Concrete:
         return State(tuple(data))
 
     def initial_states(self) -> Iterator[State]:
-        """Every initial state: rigid and free-init variables range over their values."""
-        free = [v for v in self.protocol.vars if v.rigid or v.name in self.protocol.free_init]
+        """Every initial state: rigid variables range over their values (within ``init``)."""
+        free = [v for v in self.protocol.vars if v.rigid]
         choices = []
         for v in free:
             domain = [False, True] if v.kind == "bool" else list(v.kind.values)  # type: ignore[union-attr]

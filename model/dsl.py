@@ -80,10 +80,8 @@ class Protocol:
     vars: tuple[Var, ...]
     actions: tuple[Action, ...]
     invariants: tuple[Invariant, ...]
-    # Constraint on the initial state beyond defaults (rigid and free-init variables).
+    # Constraint on the initial state beyond defaults (on the rigid variables).
     init: Callable[[Any], Any]
-    # Variables whose initial value is free (subject to ``init``), besides rigid ones.
-    free_init: frozenset[str] = frozenset()
     switches: Any = None
     # Sorts whose elements are interchangeable (initial state and rules symmetric under
     # any permutation): bounded search breaks the symmetry (first use in index order).

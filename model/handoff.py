@@ -20,7 +20,6 @@ DPhase = Enum("DPhase", ("idle", "queued", "transfer", "running", "draining", "d
 PPhase = Enum("PPhase", ("idle", "waiting", "active", "sent", "stopped"))
 Poll = Enum("Poll", ("none", "transferring", "success", "failed"))
 Resp = Enum("Resp", ("none", "ok", "rejected", "error", "aborted"))
-ENUMS = (DPhase, PPhase, Poll, Resp)
 
 VARS = (
     Var("over_p", ("Req",), BOOL, rigid=True, doc="prompt over prefill's max input length"),

@@ -175,11 +175,7 @@ class Prover:
             )
 
         # (1) init => each conjunct
-        defaults = {
-            v.name: v.default
-            for v in self.protocol.vars
-            if not (v.rigid or v.name in self.protocol.free_init)
-        }
+        defaults = {v.name: v.default for v in self.protocol.vars if not v.rigid}
         init_view = _FnView(self.fns, defaults)
         for c in self.conjuncts:
             solver = self._solver()

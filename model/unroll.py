@@ -51,7 +51,7 @@ class Unroller:
     def _initial(self) -> dict[str, list[Any]]:
         state: dict[str, list[Any]] = {}
         for v in self.protocol.vars:
-            if v.rigid or v.name in self.protocol.free_init:
+            if v.rigid:
                 sort = self.logic.sort_of(v.kind)
                 state[v.name] = [
                     z3.Const(f"{self.inst.describe(v.name, a)}@0", sort) for a in self.cells[v.name]
@@ -153,7 +153,7 @@ class Unroller:
     ) -> tuple[dict, list[ActionInstance]]:
         init: dict[str, dict[tuple[int, ...], Any]] = {}
         for v in self.protocol.vars:
-            if not (v.rigid or v.name in self.protocol.free_init):
+            if not v.rigid:
                 continue
             values = {}
             for args, term in zip(self.cells[v.name], self.states[0][v.name], strict=True):

@@ -14,17 +14,21 @@ write ``land`` completes), ``run()`` lets the seeded scheduler pick, with faults
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 
 from kvproof.refimpl.decode import DecodeNode
+from kvproof.refimpl.enabled import Alloc, EnabledEvents
 from kvproof.refimpl.errors import EngineRefused
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.faults import NO_FAULTS, FaultPlan
+from kvproof.refimpl.handoff import Handoff
 from kvproof.refimpl.limits import Limits
-from kvproof.refimpl.model_base import Model, build_model
+from kvproof.refimpl.model_base import Model
+from kvproof.refimpl.models import build_model
 from kvproof.refimpl.prefill import PrefillNode, PrefillReq
-from kvproof.refimpl.protocol import Handoff
 from kvproof.refimpl.recorder import Recorder
 from kvproof.refimpl.router import HTTP_STATUS, Request, Response
+from kvproof.refimpl.scheduler import run_until_quiet
 from kvproof.refimpl.tokenizer import encode, render
 from kvproof.refimpl.transfer import TransferEngine
 from kvproof.refimpl.view import EngineView, PageView, RequestView
@@ -90,6 +94,7 @@ class Cluster:
         )
         transfer = TransferEngine(variant.switches.transfer_mode, self.truth)
         self.handoff = Handoff(variant.switches, prefill, decode, transfer)
+        self._enabled = EnabledEvents(self.handoff)
         self.prefill, self.decode = prefill, decode
         self.faults = faults or NO_FAULTS
         self.rng = random.Random(seed)
@@ -121,12 +126,14 @@ class Cluster:
         return self.handoff.requests
 
     # -- events ----------------------------------------------------------------------------
-    def enabled(self) -> list[Event]:
+    def enabled(self, rids: Iterable[int] | None = None, *, alloc: Alloc = "every") -> list[Event]:
         """Every event the engine could perform now, environment events included: for
         each request in id order its own events (``alloc`` for every free page while it
         reserves), then each in-flight write's ``land``. Costs time in the live requests
-        (and the output), not in every request ever submitted."""
-        return self.handoff.enabled()
+        (and the output), not in every request ever submitted. ``rids``: only these
+        requests' events (ascending); ``alloc="top"``: ``alloc`` only for the allocator's
+        next page (``refimpl/enabled.py``)."""
+        return self._enabled(self.handoff.live() if rids is None else rids, alloc)
 
     def apply(self, event: Event) -> None:
         if not self.handoff.can(event):
@@ -141,8 +148,6 @@ class Cluster:
         self.fault_log.append(("duplicate", event))
 
     def run(self, max_events: int = 100_000) -> None:
-        from kvproof.refimpl.scheduler import run_until_quiet
-
         run_until_quiet(self, max_events)
 
     # -- observation -----------------------------------------------------------------------

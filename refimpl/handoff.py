@@ -1,14 +1,15 @@
-"""The handoff as the engine performs it: one guard and one effect per event.
+"""The engine's handoff driver: one guard (``can``) and one effect (``do``) per event.
 
 Each event of ``spec/handoff.md`` is a real engine operation here (real KV computed by the
 model, real bytes copied by the transfer engine, real paged decode). The guards follow the
 events table; the switches of the variant select the upstream behaviour (cited inline).
-``Cluster`` (``cluster.py``) is the public face; this class is the state machine.
+``Cluster`` (``cluster.py``) is the public face; this class is the state machine, and
+``enabled.py`` the one enumeration of its enabled events.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 
 from kvproof.refimpl.decode import Aux, DecodeNode, DecodeReq
 from kvproof.refimpl.events import Event
@@ -31,18 +32,17 @@ class Handoff:
         self.requests: list[Request] = []
         self.p: list[PrefillReq] = []
         self.d: list[DecodeReq] = []
-        # Requests that may still have an event (ascending rid): enabled() and settle()
-        # walk these only. A request leaves for good once it can never move again.
+        # Requests that may still have an event (ascending rid): the enumeration and
+        # settle() walk these only. A request leaves for good once it can never move again.
         self._live: dict[int, None] = {}
         self._known = 0  # requests already entered in _live
-        self._alloc_events: dict[int, list[Event]] = {}  # rid -> alloc(rid, page) by page
 
     # -- helpers ---------------------------------------------------------------------------
     def sender_pages(self, r: int) -> int:
         """Pages the sender writes: its own prompt's pages (1 for the placeholder)."""
         return self.prefill.pages_for(self.p[r])
 
-    def _targets(self, r: int) -> list[int]:
+    def targets(self, r: int) -> list[int]:
         """Destination pages the sender writes, in position order: source page i goes to
         the i-th index it was given (SGLang sends ``kv_indices[:len(prefill_pages)]``)."""
         dst = self.p[r].dst if self.push else self.d[r].table
@@ -52,13 +52,19 @@ class Handoff:
         return any(t.rid == r for t in self.transfer.in_flight.values())
 
     def _all_posted(self, r: int) -> bool:
-        return all(page in self.p[r].posted for page in self._targets(r))
+        return all(page in self.p[r].posted for page in self.targets(r))
 
     def _sync(self) -> None:
         """Enter requests appended since the last call (``Cluster.submit``) as live."""
         for r in range(self._known, len(self.requests)):
             self._live[r] = None
         self._known = len(self.requests)
+
+    def live(self) -> Iterable[int]:
+        """The requests that may still have an event, ascending (a live view: do not
+        apply events while iterating it)."""
+        self._sync()
+        return self._live.keys()
 
     def _retired(self, r: int) -> bool:
         """``r`` can never have an event again: decode is done, prefill neither waits nor
@@ -110,7 +116,6 @@ class Handoff:
                 self._compute(p)
             if self._retired(r):
                 del self._live[r]
-                self._alloc_events.pop(r, None)
 
     def _compute(self, p: PrefillReq) -> None:
         if p.computed:
@@ -118,79 +123,6 @@ class Handoff:
         self.prefill.compute(p)
         if not p.src_ok:  # the lease expired before the prefill ran: the blocks go at once
             self.prefill.release(p, reused=True)
-
-    # -- enumeration -----------------------------------------------------------------------
-    def candidates(self) -> Iterator[Event]:
-        """Every event worth testing with ``can``, for every request ever submitted: a
-        superset of the enabled ones. The brute-force reference for ``enabled()``."""
-        free = self.decode.alloc.free_pages()
-        for r in range(len(self.requests)):
-            for name in ("arrive", "send", "p_abort", "done", "fail", "commit", "step"):
-                yield Event(name, r)
-            for name in ("finish", "abort", "abort_seen", "ack", "timeout", "expire"):
-                yield Event(name, r)
-            if self.requests[r].arrived:
-                if self.d[r].phase == "queued":
-                    yield from (Event("alloc", r, page) for page in free)
-                for page in self._targets(r) if self.p[r].dst or not self.push else []:
-                    yield Event("post", r, page)
-        for t in self.transfer.in_flight.values():
-            yield Event("land", t.rid, t.page)
-
-    def enabled(self) -> list[Event]:
-        """Every enabled event, in the order of ``candidates()`` (requests by id, then the
-        in-flight writes), walking the live requests only. Each request is offered only
-        the events its phases allow (every guard of ``can`` requires one of them), then
-        ``can`` decides; ``alloc`` lists every free page for a request still reserving
-        (exactly ``can``'s condition), from one pass over the free list."""
-        self._sync()
-        free: list[int] | None = None
-        push, lease = self.push, self.sw.prefill_hold == "lease"
-        out: list[Event] = []
-        for r in self._live:
-            req, p, d = self.requests[r], self.p[r], self.d[r]
-            if not req.arrived:
-                out.append(Event("arrive", r))
-                continue
-            dp, pp = d.phase, p.phase
-            p_open = pp in ("waiting", "active")
-            sending = pp == "active" if push else dp == "transfer"
-            names: list[str] = []
-            if dp == "queued":
-                names.append("send")
-            if push and p_open:
-                names.append("p_abort")
-            if sending:
-                names += ("done", "fail")
-            if dp == "transfer":
-                names.append("commit")
-            elif dp == "running":
-                names += ("step", "finish")
-            if dp in ("queued", "transfer", "running"):
-                names.append("abort")
-            if push and p_open:
-                names.append("abort_seen")
-            if dp == "draining":
-                names += ("ack", "timeout")
-            if lease and not push:
-                names.append("expire")
-            out += [ev for ev in map(Event, names, [r] * len(names)) if self.can(ev)]
-            if dp == "queued" and len(d.table) < d.reserve:
-                if free is None:
-                    alloc = self.decode.alloc
-                    free = [page for page in alloc.free_pages() if alloc.is_free(page)]
-                events = self._alloc_events.get(r)
-                if events is None:
-                    events = [Event("alloc", r, page) for page in range(self.decode.num_pages)]
-                    self._alloc_events[r] = events
-                out += [events[page] for page in free]
-            elif dp != "queued":
-                self._alloc_events.pop(r, None)
-            if sending:
-                posts = (Event("post", r, page) for page in dict.fromkeys(self._targets(r)))
-                out += [ev for ev in posts if self.can(ev)]
-        out += [Event("land", t.rid, t.page) for t in self.transfer.in_flight.values()]
-        return out
 
     # -- guards ----------------------------------------------------------------------------
     def can(self, ev: Event) -> bool:
@@ -221,7 +153,7 @@ class Handoff:
                 else:  # pull: decode reads prefill's blocks until the transfer concluded
                     # (success or failed): a NIXL read is never started after that.
                     ok = d.phase == "transfer" and p.computed and req.poll == "transferring"
-                return ok and ev.page in self._targets(r) and ev.page not in p.posted
+                return ok and ev.page in self.targets(r) and ev.page not in p.posted
             case "land":
                 return (r, ev.page) in self.transfer.in_flight
             case "p_abort":
@@ -304,7 +236,7 @@ class Handoff:
         r, p = ev.rid, self.p[ev.rid]
         assert ev.page is not None
         self._compute(p)
-        index = self._targets(r).index(ev.page)
+        index = self.targets(r).index(ev.page)
         self.transfer.post(r, ev.page, p.pages[index], self.prefill.pool)
         p.posted.add(ev.page)
 
