@@ -2,13 +2,12 @@
 
 BMC and proofs are CPU-bound and independent per variant, so ``--workers`` runs them in
 parallel. Workers are forked (the protocol factory, user protocols included, is inherited
-rather than pickled); each returns its plain results (BMC results and traces, the proof),
-and the parent re-attaches the protocol, which holds functions and does not cross processes.
+rather than pickled); each returns its results, which are plain data (BMC results and
+traces, the proof and its CTI), and the parent builds the protocol for its report.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -53,10 +52,7 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
 
 def _work(job: CheckJob) -> tuple[Any, Any]:
     check = run_job(job, _FACTORY)
-    proof = check.proof
-    if proof is not None and proof.cti is not None:
-        proof = dataclasses.replace(proof, cti=dataclasses.replace(proof.cti, protocol=None))
-    return check.bmc, proof
+    return check.bmc, check.proof
 
 
 def run_jobs(
@@ -84,12 +80,9 @@ def run_jobs(
         for fut in as_completed(futures):
             i = futures[fut]
             bmc, proof = fut.result()
-            protocol = protocol_for(jobs[i].variant, factory)
-            if proof is not None and proof.cti is not None:
-                proof = dataclasses.replace(
-                    proof, cti=dataclasses.replace(proof.cti, protocol=protocol)
-                )
-            check = VariantCheck(jobs[i].variant, protocol, bmc, proof)
+            check = VariantCheck(
+                jobs[i].variant, protocol_for(jobs[i].variant, factory), bmc, proof
+            )
             results[i] = check
             if on_done:
                 on_done(check)

@@ -24,6 +24,7 @@ from kvproof.model.concrete import Concrete
 from kvproof.model.dsl import Protocol
 from kvproof.model.instance import Instance
 from kvproof.model.trace import ReplayError, Trace, replay
+from kvproof.model.unroll import Unroller
 
 
 @dataclass(frozen=True)
@@ -65,8 +66,6 @@ def bmc(
     on_depth: Callable[[int], None] | None = None,
 ) -> BmcResult:
     """Check every safety invariant (or those named) up to ``depth`` steps."""
-    from kvproof.model.unroll import Unroller
-
     start = time.perf_counter()
     inst = Instance(protocol, sizes)
     concrete = Concrete(inst)

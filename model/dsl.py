@@ -87,6 +87,15 @@ class Protocol:
     # any permutation): bounded search breaks the symmetry (first use in index order).
     symmetric: tuple[str, ...] = ()
     strengthening: tuple[Invariant, ...] = field(default_factory=tuple)
+    # The protocol's own words, for generic code that must not know its vocabulary:
+    # ``explain(concrete, state, invariant) -> str | None``, a sentence on why ``state``
+    # violates it (None: the invariant's doc; ``model/explain.py``) ...
+    explain: Callable[[Any, Any, str], str | None] | None = None
+    # ... the variables whose true cells mean a request still holds a resource (a terminal
+    # state with one is a deadlock; ``model/explore.py``) ...
+    holding: tuple[str, ...] = ()
+    # ... and the symmetric sort explicit-state search canonicalises by default.
+    explore_symmetry: tuple[str, ...] = ()
 
     def var(self, name: str) -> Var:
         for v in self.vars:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvproof.model.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
+from kvproof.model.handoff_explain import explain_handoff
+from kvproof.model.strengthening import strengthening
 from kvproof.spec.variant import Switches
 
 DPhase = Enum("DPhase", ("idle", "queued", "transfer", "running", "draining", "done"))
@@ -304,8 +306,6 @@ def build_handoff(sw: Switches) -> Protocol:
             ),
         ),
     )
-    from kvproof.model.strengthening import strengthening
-
     return Protocol(
         name="handoff",
         sorts=("Req", "Page"),
@@ -316,4 +316,7 @@ def build_handoff(sw: Switches) -> Protocol:
         switches=sw,
         symmetric=("Req", "Page"),
         strengthening=strengthening(sw),
+        explain=explain_handoff,
+        holding=("owns", "inflight"),  # decode page tables, posted writes not landed yet
+        explore_symmetry=("Page",),
     )

@@ -77,7 +77,8 @@ class Instance:
 
 
 def _prefix(sort: str) -> str:
-    return {"Req": "r", "Page": "p"}.get(sort, sort[:1].lower())
+    """An element's name: the sort's initial, lower case (``Req`` 0 is ``r0``)."""
+    return sort[:1].lower()
 
 
 def element_name(sort: str, index: int) -> str:
