@@ -6,6 +6,7 @@ by the Z3 backend, with the state's values substituted, equal the plain Python r
 
 from __future__ import annotations
 
+import pytest
 import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -38,6 +39,7 @@ class _Sym:
         return self.cells[var][self.inst.flat(var, args)]
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(data=st.data(), variant=st.sampled_from(sorted(VARIANTS)), enum_as_bv=st.booleans())
 def test_concrete_and_symbolic_agree(data, variant: str, enum_as_bv: bool) -> None:  # type: ignore[no-untyped-def]

@@ -17,6 +17,7 @@ from kvproof.spec.variant import list_variants, load_variant
 FIXED = [v.name for v in list_variants() if not v.buggy]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIXED)
 def test_fixed_variants_are_proved(name: str) -> None:
     result = prove(build_handoff(load_variant(name).switches))
@@ -54,6 +55,7 @@ def test_buggy_variant_is_not_proved() -> None:
     assert result.cti.action is not None and result.cti.action.action == "abort"
 
 
+@pytest.mark.slow
 def test_prove_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prove", "sglang-0.5.22-pd", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -63,6 +65,7 @@ def test_prove_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert not data["proved"] and data["cti"]["conjunct"]
 
 
+@pytest.mark.slow
 def test_parallel_check_returns_plain_results(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["check", "sglang-pd-early-free-abort", "sglang-0.5.22-pd", "--prove", "--json"]
     small = ["--depth", "6", "--requests", "2", "--pages", "2"]

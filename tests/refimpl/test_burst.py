@@ -40,6 +40,7 @@ def brute_force(c: Cluster) -> list[Event]:
     return list(dict.fromkeys(ev for ev in candidates(c) if c.handoff.can(ev)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sglang-0.5.22-pd", "vllm-nixl-fixed"])
 def test_burst_of_64_completes_with_single_node_tokens(name: str) -> None:
     """Prefill computes only after decode's ``send`` (SGLang's bootstrap queue): 64

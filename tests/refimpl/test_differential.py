@@ -14,7 +14,7 @@ FIXED = ["sglang-0.5.22-pd", "sglang-0.5.22-pd-guarded", "vllm-nixl-fixed"]
 
 
 @pytest.mark.parametrize("name", FIXED)
-@pytest.mark.parametrize("model", ["tiny", "echo"])
+@pytest.mark.parametrize("model", [pytest.param("tiny", marks=pytest.mark.slow), "echo"])
 def test_fixed_engine_matches_single_node(name: str, model: str, small: Sizes) -> None:
     v = load_variant(name)
     for seed in range(10):
