@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvproof.checker.checking import ProtocolFactory, VariantCheck, check_variant, protocol_for
+from kvproof.model.induction import prove
 from kvproof.spec.variant import Variant
 
 
@@ -44,8 +45,6 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     # "holds to depth 12" is not what an engine team needs to hear.
     fixed = not job.variant.buggy and bool(check.protocol.strengthening)
     if job.prove == "always" or (job.prove == "auto" and fixed):
-        from kvproof.model.induction import prove
-
         check = VariantCheck(check.variant, check.protocol, check.bmc, prove(check.protocol))
     return check
 

@@ -11,6 +11,7 @@ from kvproof.model.bmc import BmcResult, bmc
 from kvproof.model.concrete import Concrete
 from kvproof.model.dsl import Protocol
 from kvproof.model.explain import args_dict, changes, explain, step_label
+from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import Instance
 from kvproof.model.trace import Trace, replay
 from kvproof.spec.errors import KvproofInputError
@@ -51,8 +52,6 @@ class VariantCheck:
 def protocol_for(variant: Variant, factory: ProtocolFactory | None = None) -> Protocol:
     """The protocol a variant's switches configure: kvproof's handoff unless ``factory``."""
     if factory is None:
-        from kvproof.model.handoff import build_handoff
-
         factory = build_handoff
     return factory(variant.switches)
 

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
-from kvproof.model.instance import ActionInstance
-from kvproof.model.trace import Trace
+from kvproof.model.concrete import Concrete
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.trace import Trace, replay
 from kvproof.spec.errors import KvproofInputError
 
 FORMAT_VERSION = 1
@@ -60,9 +61,6 @@ def _encode_init(init: dict[str, dict[tuple[int, ...], Any]]) -> dict[str, Any]:
 def _state_json(trace: Trace, protocol: Any, states: list[Any] | None) -> list[dict[str, Any]]:
     if protocol is None or states is None:
         return []
-    from kvproof.model.concrete import Concrete
-    from kvproof.model.instance import Instance
-
     concrete = Concrete(Instance(protocol, trace.sizes))
     out = []
     for st in states:
@@ -84,10 +82,6 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
     """Write ``trace``; with ``protocol`` each step line also carries the model's state."""
     states = None
     if protocol is not None:
-        from kvproof.model.concrete import Concrete
-        from kvproof.model.instance import Instance
-        from kvproof.model.trace import replay
-
         states = replay(trace, Concrete(Instance(protocol, trace.sizes)))
     state_rows = _state_json(trace, protocol, states)
     header: dict[str, Any] = {

@@ -90,8 +90,11 @@ class Recorder:
     def read(self, rid: int, pages: list[tuple[int, int, int]]) -> None:
         """A decode read of ``rid`` over ``(index, page, slots used)``."""
         d = self.decode
+        writer, filled, valid = d.writer, d.filled, d.valid
         for index, page, used in pages:
-            seen = PageRead(index, page, d.writer[page], d.filled[page], d.valid[page], used)
+            if writer[page] == rid and filled[page] and valid[page] >= used:
+                continue  # fresh: the common case, kept cheap (it runs inside every read)
+            seen = PageRead(index, page, writer[page], filled[page], valid[page], used)
             if seen.stale_for(rid):
                 stale = self.stale_reads.setdefault(rid, [])
                 if seen not in stale:
