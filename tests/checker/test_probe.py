@@ -34,6 +34,7 @@ def _probe(variant: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]
     return code, json.loads(out)
 
 
+@pytest.mark.slow
 def test_probe_finds_the_incident_leak(capsys: pytest.CaptureFixture[str]) -> None:
     code, report = _probe("sglang-0.5.19-pd", capsys)
     kinds = {f["kind"] for f in report["findings"]}
@@ -43,6 +44,7 @@ def test_probe_finds_the_incident_leak(capsys: pytest.CaptureFixture[str]) -> No
     assert report["requests"] <= 120
 
 
+@pytest.mark.slow
 def test_probe_is_clean_on_the_fixed_release(capsys: pytest.CaptureFixture[str]) -> None:
     code, report = _probe("sglang-0.5.22-pd", capsys)
     assert (code, report["findings"]) == (0, [])
