@@ -256,7 +256,8 @@ def search_batch(
     shrink: bool = True,
     shrink_budget_s: float = 2.0,
 ) -> tuple[FuzzStats, WalkResult | None]:
-    """Up to ``n`` walks from ``seed``; the first failing one, shrunk (or None)."""
+    """Up to ``n`` walks from ``seed``; the first failing one, shrunk (or None). Torch's
+    thread count is the caller's: the tiny models want one (the CLI sets it)."""
     from hypothesis import HealthCheck, Phase, find, settings
     from hypothesis.errors import NoSuchExample
 
