@@ -283,14 +283,17 @@ def main() -> None:
     run_once(guarded, args)
     pairs: list[tuple[Run, Run]] = []
     parts: list[tuple[Run, Run]] = []  # (plain, instrumented guarded) for the components
-    for trial in range(args.trials):
+    control: list[tuple[Run, Run]] = []  # the method's noise floor: plain on both sides
+    for trial in range(max(args.trials, args.aa_trials)):
+        if trial < args.aa_trials:  # interleaved with the A/B pairs: the same drift
+            control.append(run_pair(plain, plain, args, flip=trial % 2 == 1))
+        if trial >= args.trials:
+            continue
         p, g = run_pair(plain, guarded, args, flip=trial % 2 == 1)
         assert p.tokens == g.tokens, "guards changed the tokens"
         pairs.append((p, g))
         if trial < args.component_trials:
             parts.append((p, run_once(guarded, args, components=True)))
-    # The method's noise floor: the same engine on both sides of a pair.
-    control = [run_pair(plain, plain, args, flip=t % 2 == 1) for t in range(args.aa_trials)]
     overhead = [100.0 * (1.0 - g.rate / p.rate) for p, g in pairs]
     aa = [100.0 * (1.0 - b.rate / a.rate) for a, b in control]
     # Components, as a share of the plain decode time of the adjacent plain run.
