@@ -21,8 +21,8 @@ Inside the guarded runs the guard components are timed (or counted) where they r
 Those timers cost time themselves, so they run in extra instrumented guarded runs
 (``--component-trials``), never in the A/B pairs the overhead comes from.
 
-``unattributed`` is the median overhead minus both components' share: the remaining cost
-of the guarded path (guard setup, the masked attention) plus noise.
+``unattributed`` is the median overhead minus ``attributed_total_pct`` (below): what the
+priced guard work does not explain, indirect costs (caches, allocator) plus noise.
 
 Clock: on CPU the decode thread's CPU time (``time.thread_time``; torch runs one intra-op
 thread, so all of decode's compute is on it), not wall time: on a shared machine wall time
@@ -38,7 +38,7 @@ figures; ``aa_control_pct`` runs the same lockstep pairs with the plain engine o
 sides: the noise floor of the method on this machine (a median overhead inside it is not
 a measured cost). Prints one JSON object. Goal: guards cost at most 1% of decode tokens/s.
 
-    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 21] [--clock cpu]
+    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 15] [--aa-trials 9] [--clock cpu]
 """
 
 from __future__ import annotations
