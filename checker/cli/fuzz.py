@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
             raise KvproofInputError("no CUDA device here (a Ray cluster's: add --ray)", "--device")
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
+    import torch
+
+    torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     console = Console(stderr=args.json)
     with Progress(
         "[progress.description]{task.description}",
