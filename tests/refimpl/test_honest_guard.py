@@ -22,7 +22,9 @@ from kvproof.spec.variant import Sizes, load_variant
 def progress(c: Cluster, rid: int) -> Event:
     """The next event of ``rid`` on the happy path (no abort, no failure)."""
     return next(
-        e for e in c.enabled() if e.rid == rid and e.name not in ("abort", "fail", "p_abort")
+        e
+        for e in c.enabled()
+        if e.rid == rid and e.name not in ("abort", "fail", "p_abort", "give_up")
     )
 
 
