@@ -2,28 +2,44 @@
 
 Guards = per-page owner tags checked by the guarded decode kernel before every read, plus
 the per-transfer Adler-32 checked at commit (SGLang #39500). Plain = sglang-0.5.22-pd.
-Both run the same seeded workload (same interleaving, same tokens). Runs alternate
-plain/guarded in ABBA order over ``--trials`` pairs, so drift of a shared, noisy machine
-hits both sides alike; each pair gives one overhead figure and the report gives their
-median with the spread (min, quartiles, max), never a single best run.
+Both run the same seeded workload (same interleaving, same tokens). Each of the ``--trials``
+pairs runs the two engines in lockstep, one scheduler event of each in turn with the first
+alternating (ABBA per event), so drift of a shared, noisy machine hits both sides alike
+within milliseconds; each pair gives one overhead figure and the report gives their median
+with the spread (min, quartiles, max), never a single best run.
 
 Decode time is the time spent in ``commit`` (checksum + first read) and ``step`` events.
-Inside the guarded runs the two guard components are timed where they run:
+Inside the guarded runs the guard components are timed (or counted) where they run:
 
 * ``tag_check``: the owner-tag compare of the guarded kernel (``tag_mismatch``), run only
-  by reads whose pages or tags changed since the request's last passed check, plus the
-  test that decides it (``PageTags.unchanged``), run by every decode read (commit's first
-  read and every step); reported per check and amortised per read;
+  by reads whose pages or tags changed since the request's last passed check;
+* ``tag_lookup``: the test that decides it (``PageTags.unchanged``), run by every decode
+  read (commit's first read and every step): counted, and priced in a tight loop (a few
+  us: a timer around each call would cost more than the call);
 * ``adler32``: the decode-side checksum of the received pages, once per transfer.
 
 Those timers cost time themselves, so they run in extra instrumented guarded runs
 (``--component-trials``), never in the A/B pairs the overhead comes from.
 
-``unattributed`` is the median overhead minus both components' share: the remaining cost
-of the guarded path (guard setup, the masked attention) plus noise. Prints one JSON
-object. Goal: guards cost at most 1% of decode tokens/s.
+``unattributed`` is the median overhead minus ``attributed_total_pct`` (below): what the
+priced guard work does not explain, indirect costs (caches, allocator) plus noise.
 
-    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 15]
+Clock: on CPU the decode thread's CPU time (``time.thread_time``; torch runs one intra-op
+thread, so all of decode's compute is on it), not wall time: on a shared machine wall time
+also counts the slices the OS gave other processes, which made single pairs swing by
++-40% and buried a 1% effect (``--clock wall`` for the old behaviour). CUDA: wall time
+around a device sync.
+
+``step_profile`` isolates the guard from everything else: one running request, decode
+steps at the same position every time (no token appended), plain against guarded with the
+check forced (ABBA), plain against guarded reusing its check, and the reuse test alone in
+a tight loop. ``attributed_pct`` prices the run's lookups, checks and transfers at those
+figures; ``aa_control_pct`` runs the same lockstep pairs with the plain engine on both
+sides: the noise floor of the method on this machine (a median overhead inside it is not
+a measured cost). Prints one JSON object. Goal: guards cost at most 1% of decode tokens/s.
+
+    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 15] \
+        [--aa-trials 9] [--clock cpu]
 """
 
 from __future__ import annotations
@@ -41,6 +57,7 @@ import torch
 
 import kvproof.kernels.api as kernels_api
 from kvproof.refimpl.cluster import Cluster
+from kvproof.refimpl.scheduler import Scheduler
 from kvproof.spec.variant import Variant, load_variant
 
 
@@ -51,7 +68,7 @@ class Run:
     reads: int = 0  # decode reads (commit's first read + steps)
     tag_check_s: float = 0.0
     tag_checks: int = 0
-    tag_lookup_s: float = 0.0  # PageTags.unchanged: may this read reuse a passed check?
+    tag_lookups: int = 0  # PageTags.unchanged calls: may this read reuse a passed check?
     adler_s: float = 0.0
     transfers: int = 0
 
@@ -69,9 +86,13 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = False) -> Run:
-    """One run of the workload, timing decode; ``components``: also time the guard
-    components (their timers add overhead, so these runs are kept out of the A/B)."""
+CLOCK: Callable[[], float] = time.perf_counter  # set by main() from --clock
+
+
+def prepare(variant: Variant, args: argparse.Namespace, components: bool) -> tuple[Cluster, Run]:
+    """A cluster with the workload submitted and its decode events timed into a ``Run``;
+    ``components``: also time the guard components (their timers add overhead, so these
+    runs are kept out of the A/B). Restore ``kernels_api.tag_mismatch`` after the run."""
     c = Cluster(variant, model=args.model, device=args.device, seed=args.seed)
     h = c.handoff
     run = Run()
@@ -79,10 +100,10 @@ def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = F
     def timed(fn: Callable[..., Any], field: str, count: str | None = None) -> Callable[..., Any]:
         def wrapper(*a: Any, **kw: Any) -> Any:
             _sync(args.device)
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             out = fn(*a, **kw)
             _sync(args.device)
-            setattr(run, field, getattr(run, field) + time.perf_counter() - t0)
+            setattr(run, field, getattr(run, field) + CLOCK() - t0)
             if count:
                 setattr(run, count, getattr(run, count) + 1)
             return out
@@ -102,21 +123,118 @@ def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = F
 
         h.decode.step = counted_step  # type: ignore[method-assign]
         tags = h.decode.tags
-        tags.unchanged = timed(tags.unchanged, "tag_lookup_s")  # type: ignore[method-assign]
+        unchanged = tags.unchanged
+
+        def counted_lookup(*a: Any, **kw: Any) -> Any:  # counted, priced by step_profile
+            run.tag_lookups += 1
+            return unchanged(*a, **kw)
+
+        tags.unchanged = counted_lookup  # type: ignore[method-assign]
         kernels_api.tag_mismatch = timed(original_check, "tag_check_s", "tag_checks")
-    try:
-        rng = random.Random(args.seed)
-        p_max = c.limits[0].max_req_input_len
-        for i in range(args.requests):
-            n = rng.randint(p_max // 2, p_max)
-            c.submit(f"t{i}", [rng.randrange(1, 256) for _ in range(n)], args.new_tokens)
-        c.run()
-    finally:
-        kernels_api.tag_mismatch = original_check
+    rng = random.Random(args.seed)
+    p_max = c.limits[0].max_req_input_len
+    for i in range(args.requests):
+        n = rng.randint(p_max // 2, p_max)
+        c.submit(f"t{i}", [rng.randrange(1, 256) for _ in range(n)], args.new_tokens)
+    return c, run
+
+
+def _finish(c: Cluster, run: Run) -> Run:
     responses = [c.response(r.rid) for r in c.requests]
     assert all(r.status == 200 for r in responses), [r.reason for r in responses]
     run.tokens = tuple(r.tokens for r in responses)
     return run
+
+
+def run_once(variant: Variant, args: argparse.Namespace, *, components: bool = False) -> Run:
+    """One run of the workload on its own."""
+    original_check = kernels_api.tag_mismatch
+    try:
+        c, run = prepare(variant, args, components)
+        c.run()
+    finally:
+        kernels_api.tag_mismatch = original_check
+    return _finish(c, run)
+
+
+def run_pair(
+    plain: Variant, guarded: Variant, args: argparse.Namespace, flip: bool = False
+) -> tuple[Run, Run]:
+    """Both engines through the same workload in lockstep: one scheduler step of each in
+    turn, the first alternating step by step (ABBA at the granularity of one event), so
+    the load of a shared machine hits both alike within milliseconds, not seconds. Same
+    seed, same schedule: the guards change no event (asserted: same tokens). ``flip``:
+    build the guarded engine first (alternated by the caller: which engine's tensors are
+    allocated first measurably mattered, ~1% in A/A pairs)."""
+    if flip:
+        (cg, rg), (cp, rp) = prepare(guarded, args, False), prepare(plain, args, False)
+    else:
+        (cp, rp), (cg, rg) = prepare(plain, args, False), prepare(guarded, args, False)
+    sp, sg = Scheduler(cp), Scheduler(cg)
+    live = [True, True]
+    i = 0
+    while any(live):
+        order = ((0, sp), (1, sg)) if i % 2 == 0 else ((1, sg), (0, sp))
+        for k, sched in order:
+            if live[k]:
+                live[k] = sched.step()
+        i += 1
+    return _finish(cp, rp), _finish(cg, rg)
+
+
+def step_profile(args: argparse.Namespace, samples: int) -> dict[str, float]:
+    """The guard's unit costs with nothing else varying (see the module docstring)."""
+    c = Cluster(load_variant("sglang-0.5.22-pd-guarded"), model=args.model, device=args.device)
+    n = c.limits[0].max_req_input_len * 3 // 4  # the workload's mean prompt
+    rid = c.submit("p", [1 + i % 200 for i in range(n)], 10**6)
+    while c.handoff.d[rid].phase != "running":
+        names = ("abort", "fail", "p_abort")
+        c.apply(next(e for e in c.enabled() if e.rid == rid and e.name not in names))
+    d, dec = c.handoff.d[rid], c.decode
+
+    def step(kind: str) -> float:
+        if kind == "check":
+            dec.tags.invalidate(rid)  # no passed check to reuse: the guarded kernel runs
+        _sync(args.device)
+        t0 = CLOCK()
+        token = dec.step(d, guarded=kind != "plain")
+        _sync(args.device)
+        assert token is not None
+        return CLOCK() - t0
+
+    def abba(a: str, b: str) -> tuple[float, float]:
+        """Median step time of ``a`` and ``b``, alternating a b b a (nothing else between)."""
+        times: dict[str, list[float]] = {a: [], b: []}
+        for _ in range(10):
+            step(a), step(b)
+        for i in range(samples):
+            for k in (a, b) if i % 2 == 0 else (b, a):
+                times[k].append(step(k))
+        return statistics.median(times[a]), statistics.median(times[b])
+
+    plain, check = abba("plain", "check")
+    plain2, cached = abba("plain", "cached")
+    # The cache test alone, in a tight loop: a few us, below a step's noise.
+    pages = d.table + d.tail
+    read = pages[: (d.read_len + len(d.tokens) - 1) // dec.page_size + 1]
+    assert dec.tags.unchanged(rid, read)
+    reps = 20 * samples
+    t0 = CLOCK()
+    for _ in range(reps):
+        dec.tags.unchanged(rid, read)
+    lookup = (CLOCK() - t0) / reps
+    return {
+        "samples": samples,
+        "plain_us_per_read": round(1e6 * plain, 1),
+        # the whole guarded read minus the plain one: guard setup, the tag check, the
+        # masked attention, the host sync on the error flag (the figure on the kernel alone)
+        "check_us_per_check": round(1e6 * (check - plain), 1),
+        "check_pct_of_read": round(100 * (check / plain - 1), 2),
+        # a read that reuses its passed check, minus a plain one (noise-bound: compare
+        # with lookup_us, the same difference timed in a loop)
+        "cached_read_extra_us": round(1e6 * (cached - plain2), 1),
+        "lookup_us": round(1e6 * lookup, 2),
+    }
 
 
 GOAL_PCT = 1.0
@@ -151,8 +269,14 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=15, help="plain/guarded pairs (ABBA order)")
     ap.add_argument("--component-trials", type=int, default=5, help="instrumented runs")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--clock", choices=["cpu", "wall"], default=None, help="default: cpu on CPU")
+    ap.add_argument("--profile-samples", type=int, default=300, help="step_profile steps")
+    ap.add_argument("--aa-trials", type=int, default=9, help="plain/plain control pairs")
     args = ap.parse_args()
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
+    global CLOCK
+    clock = args.clock or ("wall" if args.device.startswith("cuda") else "cpu")
+    CLOCK = time.thread_time if clock == "cpu" else time.perf_counter
     plain = load_variant("sglang-0.5.22-pd")
     sw = dataclasses.replace(plain.switches, page_tags=True, transfer_checksum="both")
     guarded = dataclasses.replace(plain, name="sglang-0.5.22-pd+guards", switches=sw)
@@ -160,25 +284,42 @@ def main() -> None:
     run_once(guarded, args)
     pairs: list[tuple[Run, Run]] = []
     parts: list[tuple[Run, Run]] = []  # (plain, instrumented guarded) for the components
-    for trial in range(args.trials):
-        if trial % 2 == 0:
-            p, g = run_once(plain, args), run_once(guarded, args)
-        else:
-            g, p = run_once(guarded, args), run_once(plain, args)
+    control: list[tuple[Run, Run]] = []  # the method's noise floor: plain on both sides
+    for trial in range(max(args.trials, args.aa_trials)):
+        if trial < args.aa_trials:  # interleaved with the A/B pairs: the same drift
+            control.append(run_pair(plain, plain, args, flip=trial % 2 == 1))
+        if trial >= args.trials:
+            continue
+        p, g = run_pair(plain, guarded, args, flip=trial % 2 == 1)
         assert p.tokens == g.tokens, "guards changed the tokens"
         pairs.append((p, g))
         if trial < args.component_trials:
             parts.append((p, run_once(guarded, args, components=True)))
     overhead = [100.0 * (1.0 - g.rate / p.rate) for p, g in pairs]
+    aa = [100.0 * (1.0 - b.rate / a.rate) for a, b in control]
     # Components, as a share of the plain decode time of the adjacent plain run.
-    tag_share = [100.0 * (g.tag_check_s + g.tag_lookup_s) / p.decode_s for p, g in parts]
+    tag_share = [100.0 * g.tag_check_s / p.decode_s for p, g in parts]
     adler_share = [100.0 * g.adler_s / p.decode_s for p, g in parts]
     g0 = parts[0][1]
     med = statistics.median
+    prof = step_profile(args, args.profile_samples)
+    plain_s = med([p.decode_s for p, _ in pairs])
+    adler_s = med([g.adler_s / g.transfers for _, g in parts])
+    # Every guard cost of a run, priced: lookups at the tight-loop figure, each check at
+    # the whole guarded read's extra (setup + tag check + masked attention), Adler-32 at
+    # its timed cost.
+    attributed = {
+        "lookups": g0.tag_lookups * prof["lookup_us"] * 1e-6,
+        "checks": g0.tag_checks * prof["check_us_per_check"] * 1e-6,
+        "adler32": g0.transfers * adler_s,
+    }
+    attributed_pct = {k: round(100 * v / plain_s, 3) for k, v in attributed.items()}
+    total_pct = round(100 * sum(attributed.values()) / plain_s, 2)
     result = {
         "benchmark": "engine_decode_guards",
         "model": args.model,
         "device": args.device,
+        "clock": clock,
         "torch_threads": torch.get_num_threads(),
         "requests": args.requests,
         "decode_tokens_per_run": pairs[0][0].decode_tokens,
@@ -186,7 +327,7 @@ def main() -> None:
         "transfers_per_run": g0.transfers,
         "trials": args.trials,
         "component_trials": len(parts),
-        "order": "ABBA (plain/guarded alternate first)",
+        "order": "lockstep ABBA (one event of each engine in turn, the first alternating)",
         "plain_tokens_per_s": spread([p.rate for p, _ in pairs], 1),
         "guarded_tokens_per_s": spread([g.rate for _, g in pairs], 1),
         "guard_overhead_pct": spread(overhead),
@@ -196,22 +337,23 @@ def main() -> None:
                     [1e6 * g.tag_check_s / max(1, g.tag_checks) for _, g in parts]
                 ),
                 "checks_per_run": g0.tag_checks,
-                "reads_per_run": g0.reads,
-                # the cache test alone, its timer's own call overhead included
-                "lookup_us_per_read": spread([1e6 * g.tag_lookup_s / g.reads for _, g in parts]),
-                # every read: the cache test, plus its share of the checks that did run
-                "us_per_read": spread(
-                    [1e6 * (g.tag_check_s + g.tag_lookup_s) / g.reads for _, g in parts]
-                ),
                 "share_of_plain_decode_pct": spread(tag_share),
+            },
+            "tag_lookup": {
+                "us_per_lookup": prof["lookup_us"],
+                "lookups_per_run": g0.tag_lookups,
             },
             "adler32": {
                 "ms_per_transfer": spread([1e3 * g.adler_s / g.transfers for _, g in parts], 3),
                 "transfers_per_run": g0.transfers,
                 "share_of_plain_decode_pct": spread(adler_share),
             },
-            "unattributed_pct": round(med(overhead) - med(tag_share) - med(adler_share), 2),
+            "attributed_pct": attributed_pct,
+            "attributed_total_pct": total_pct,
+            "unattributed_pct": round(med(overhead) - total_pct, 2),
         },
+        "step_profile": prof,
+        "aa_control_pct": spread(aa),
         "goal_pct": GOAL_PCT,
         # Conclusive only when the middle half of the pairs lies on one side of the goal.
         "meets_goal": verdict(spread(overhead)),

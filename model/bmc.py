@@ -24,6 +24,7 @@ from kvproof.model.concrete import Concrete
 from kvproof.model.dsl import Protocol
 from kvproof.model.instance import Instance
 from kvproof.model.trace import ReplayError, Trace, replay
+from kvproof.model.unroll import Unroller
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,6 @@ def bmc(
     ``stop_at_first``: stop at the first depth where some invariant breaks (the others
     are then reported as holding to that depth only): enough to show an assumption is
     needed."""
-    from kvproof.model.unroll import Unroller
-
     start = time.perf_counter()
     inst = Instance(protocol, sizes)
     concrete = Concrete(inst)

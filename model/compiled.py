@@ -10,15 +10,25 @@ interpreter.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
+from typing import Protocol as TypingProtocol
 
-from kvproof.model.concrete import State
-from kvproof.model.context import Ctx
-from kvproof.model.dsl import Invariant
-from kvproof.model.instance import ActionInstance
+from kvproof.model.context import Ctx, apply_row
+from kvproof.model.dsl import Invariant, Protocol
+from kvproof.model.instance import ActionInstance, Instance
 
-if TYPE_CHECKING:
-    from kvproof.model.concrete import Concrete
+Data = tuple[tuple[Any, ...], ...]  # ``State.data``: one value tuple per variable
+
+
+class Reference(TypingProtocol):
+    """What the compiler needs from the reference interpreter (``Concrete`` is one)."""
+
+    inst: Instance
+    protocol: Protocol
+    cells: dict[str, list[tuple[int, ...]]]
+
+    def interpret(self, data: Data, inst: ActionInstance) -> Data | None: ...
+    def ctx_of(self, data: Data) -> Ctx: ...
 
 
 class _Untraceable(Exception):
@@ -128,16 +138,17 @@ def _is_bool(x: Any) -> bool:
     return x.is_bool if isinstance(x, _Sym) else isinstance(x, bool)
 
 
-class _SymView:
+class _CellView:
+    """Reads of the symbolic cells of one state (a compiled function's input ``d``)."""
+
     def __init__(self, compiler: Compiler) -> None:
         self.c = compiler
 
     def read(self, var: str, args: tuple[Any, ...]) -> Any:
         if not all(type(a) is int for a in args):
             raise _Untraceable(f"symbolic argument in a read of {var}")
-        i, strides = self.c.concrete._where[var]
-        j = sum(a * s for a, s in zip(args, strides, strict=True))
-        return self.c.cells[i][j]
+        inst = self.c.inst
+        return self.c.cells[inst.var_index[var]][inst.flat(var, args)]
 
 
 _LITERALS = (bool, int, str, type(None))
@@ -146,12 +157,14 @@ _LITERALS = (bool, int, str, type(None))
 class Compiler:
     """Generates straight-line Python for action instances and invariants."""
 
-    def __init__(self, concrete: Concrete) -> None:
-        self.concrete = concrete
-        self.protocol = concrete.protocol
-        self.logic = _SymLogic(concrete.inst.sizes)
+    def __init__(self, reference: Reference) -> None:
+        self.reference = reference
+        self.inst = reference.inst
+        self.protocol = reference.protocol
+        self.logic = _SymLogic(reference.inst.sizes)
+        self._bodies = {a.name: a.body for a in self.protocol.actions}
         vars_ = self.protocol.vars
-        self.rows = [len(concrete._cells[v.name]) for v in vars_]
+        self.rows = [len(reference.cells[v.name]) for v in vars_]
         self.cells = [
             [self.logic.node("cell", (f"c{i}_{j}", i), v.kind == "bool") for j in range(n)]
             for i, (v, n) in enumerate(zip(vars_, self.rows, strict=True))
@@ -161,26 +174,17 @@ class Compiler:
 
     # -- symbolic runs -------------------------------------------------------------------
     def _ctx(self) -> Ctx:
-        return Ctx(self.logic, _SymView(self), self.protocol.switches)  # type: ignore[arg-type]
+        return Ctx(self.logic, _CellView(self))  # type: ignore[arg-type]
 
     def _trace(self, inst: ActionInstance) -> tuple[list[Any], dict[int, list[Any]]] | None:
         """(guards, {var index: new row}) of a symbolic run, or None if not compilable."""
         ctx = self._ctx()
         try:
-            self.concrete._bodies[inst.action](ctx, *inst.args)
+            self._bodies[inst.action](ctx, *inst.args)
             rows: dict[int, list[Any]] = {}
             for var, ops in ctx.ops.items():
-                i = self.concrete.inst.var_index[var]
-                row = list(self.cells[i])
-                for kind, a, b in ops:
-                    if kind == "point":
-                        if not all(type(x) is int for x in a):
-                            raise _Untraceable("symbolic argument in an update")
-                        row[self.concrete.inst.flat(var, a)] = b
-                    else:
-                        cells = self.concrete._cells[var]
-                        row = [a(*args, old) for args, old in zip(cells, row, strict=True)]
-                rows[i] = row
+                i = self.inst.var_index[var]
+                rows[i] = apply_row(self.logic, ops, self.reference.cells[var], self.cells[i])
         except _Untraceable:
             return None
         return [self.logic.as_bool(g) for g in ctx.guards], rows
@@ -267,13 +271,8 @@ class Compiler:
         return guard or "True", lines
 
     def _fallback(self, inst: ActionInstance) -> Callable[[Any], Any]:
-        interpret = self.concrete._interpret
-
-        def run(data: Any) -> Any:
-            nxt = interpret(State(data), inst)
-            return None if nxt is None else nxt.data
-
-        return run
+        interpret = self.reference.interpret
+        return lambda data: interpret(data, inst)
 
     def _unpack(self, used: set[int]) -> list[str]:
         lines = []
@@ -329,8 +328,8 @@ class Compiler:
         used: set[int] = set()
         code = self._inv_code(inv, used)
         if code is None:
-            concrete = self.concrete
-            return lambda d: bool(inv.body(concrete.ctx(State(d))))
+            ctx_of = self.reference.ctx_of
+            return lambda d: bool(inv.body(ctx_of(d)))
         return self._define("check", [*self._unpack(used), f"    return {code}"], {})  # type: ignore[no-any-return]
 
     def violated(self, invs: tuple[Invariant, ...]) -> Callable[[Any], list[str]]:

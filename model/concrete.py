@@ -19,15 +19,13 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kvproof.model.context import Ctx
+from kvproof.model.compiled import Compiler, Data
+from kvproof.model.context import Ctx, apply_row
 from kvproof.model.dsl import Invariant
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.logic import PyLogic
-
-if TYPE_CHECKING:
-    from kvproof.model.compiled import Compiler
 
 
 @dataclass(frozen=True)
@@ -38,9 +36,9 @@ class State:
 
 
 class _View:
-    def __init__(self, where: dict[str, tuple[int, tuple[int, ...]]], state: State) -> None:
+    def __init__(self, where: dict[str, tuple[int, tuple[int, ...]]], data: Data) -> None:
         self.where = where
-        self.data = state.data
+        self.data = data
 
     def read(self, var: str, args: tuple[Any, ...]) -> Any:
         i, strides = self.where[var]
@@ -57,8 +55,9 @@ class Concrete:
         self.inst = inst
         self.protocol = inst.protocol
         self.logic = PyLogic(inst.sizes)
-        self._cells = {v.name: inst.cells(v) for v in self.protocol.vars}
-        self._where = {v.name: (i, inst._strides[v.name]) for i, v in enumerate(self.protocol.vars)}
+        # var -> its argument tuples in flattening order (the compiler's layout too)
+        self.cells = {v.name: inst.cells(v) for v in self.protocol.vars}
+        self._where = {v.name: (i, inst.strides(v.name)) for i, v in enumerate(self.protocol.vars)}
         self._bodies = {a.name: a.body for a in self.protocol.actions}
         self._compiled = compiled
         self._compiler: Compiler | None = None
@@ -73,22 +72,22 @@ class Concrete:
         values = values or {}
         data = []
         for v in self.protocol.vars:
-            row = [v.default] * len(self._cells[v.name])
+            row = [v.default] * len(self.cells[v.name])
             for args, val in values.get(v.name, {}).items():
                 row[self.inst.flat(v.name, args)] = val
             data.append(tuple(row))
         return State(tuple(data))
 
     def initial_states(self) -> Iterator[State]:
-        """Every initial state: rigid and free-init variables range over their values."""
-        free = [v for v in self.protocol.vars if v.rigid or v.name in self.protocol.free_init]
+        """Every initial state: rigid variables range over their values (within ``init``)."""
+        free = [v for v in self.protocol.vars if v.rigid]
         choices = []
         for v in free:
             domain = [False, True] if v.kind == "bool" else list(v.kind.values)  # type: ignore[union-attr]
             choices.append(
                 [
-                    dict(zip(self._cells[v.name], vals, strict=True))
-                    for vals in itertools.product(domain, repeat=len(self._cells[v.name]))
+                    dict(zip(self.cells[v.name], vals, strict=True))
+                    for vals in itertools.product(domain, repeat=len(self.cells[v.name]))
                 ]
             )
         for combo in itertools.product(*choices):
@@ -101,13 +100,17 @@ class Concrete:
 
     def as_dict(self, state: State) -> dict[str, dict[tuple[int, ...], Any]]:
         return {
-            v.name: dict(zip(self._cells[v.name], state.data[i], strict=True))
+            v.name: dict(zip(self.cells[v.name], state.data[i], strict=True))
             for i, v in enumerate(self.protocol.vars)
         }
 
     # -- evaluation ----------------------------------------------------------------------
     def ctx(self, state: State) -> Ctx:
-        return Ctx(self.logic, _View(self._where, state), self.protocol.switches)
+        return self.ctx_of(state.data)
+
+    def ctx_of(self, data: Data) -> Ctx:
+        """A context reading raw ``State.data`` (what the compiler's fallbacks run on)."""
+        return Ctx(self.logic, _View(self._where, data))
 
     def holds(self, fn: Any, state: State) -> bool:
         return bool(fn(self.ctx(state)))
@@ -164,32 +167,30 @@ class Concrete:
             old_row, new_row = before.data[i], after.data[i]
             if old_row == new_row:
                 continue
-            for args, o, n in zip(self._cells[v.name], old_row, new_row, strict=True):
+            for args, o, n in zip(self.cells[v.name], old_row, new_row, strict=True):
                 if o != n:
                     out.append((v.name, args, o, n))
         return out
 
     # -- the reference interpreter -------------------------------------------------------
     def _interpret(self, state: State, inst: ActionInstance) -> State | None:
-        ctx = self.ctx(state)
+        data = self.interpret(state.data, inst)
+        return None if data is None else State(data)
+
+    def interpret(self, data: Data, inst: ActionInstance) -> Data | None:
+        """The action body run on a ``Ctx`` over ``data``, as written: the successor's data,
+        or None when a guard is false. The compiler falls back on it."""
+        ctx = self.ctx_of(data)
         self._bodies[inst.action](ctx, *inst.args)
         if not all(ctx.guards):
             return None
-        data = list(state.data)
+        out = list(data)
         for var, ops in ctx.ops.items():
             i = self.inst.var_index[var]
-            row = list(data[i])
-            for kind, a, b in ops:
-                if kind == "point":
-                    row[self.inst.flat(var, a)] = b
-                else:
-                    row = [a(*args, old) for args, old in zip(self._cells[var], row, strict=True)]
-            data[i] = tuple(row)
-        return State(tuple(data))
+            out[i] = tuple(apply_row(self.logic, ops, self.cells[var], out[i]))
+        return tuple(out)
 
     def _compiler_(self) -> Compiler:
         if self._compiler is None:
-            from kvproof.model.compiled import Compiler
-
             self._compiler = Compiler(self)
         return self._compiler

@@ -28,19 +28,48 @@ class StateView(TypingProtocol):
 
 
 Update = Callable[..., Any]  # fn(*args, old) -> new
+Op = tuple[str, Any, Any]  # ("point", args, value) or ("fn", fn, None)
+
+
+def apply_ops(logic: Logic, ops: Sequence[Op], args: tuple[Any, ...], old: Any) -> Any:
+    """The value of ``var(args)`` after an action's ``ops`` on ``var``, from its pre-state
+    value ``old``: the DSL's update semantics, written once for every interpreter.
+
+    Ops apply in order, each seeing the previous one's result. A point update
+    ``var(a) := b`` is ``ite(args == a, b, old)``, built from the interpreter's own ``eq``,
+    ``and_`` and ``ite``: on plain ints they fold to Python values (concrete, compiled and
+    bounded interpreters), on Z3 constants they build the term (unbounded proofs); every
+    logic returns ``old`` itself for a cell the update does not touch, which the compiler
+    and the unroller rely on (``is``) to see that a cell did not change.
+    """
+    for kind, a, b in ops:
+        if kind == "point":
+            same = logic.and_(*(logic.eq(x, y) for x, y in zip(args, a, strict=True)))
+            old = logic.ite(same, b, old)
+        else:
+            old = a(*args, old)
+    return old
+
+
+def apply_row(
+    logic: Logic, ops: Sequence[Op], cells: Sequence[tuple[Any, ...]], row: Sequence[Any]
+) -> list[Any]:
+    """``apply_ops`` for every cell of a finite variable (``cells[j]`` are the arguments of
+    ``row[j]``): the new row."""
+    return [apply_ops(logic, ops, args, old) for args, old in zip(cells, row, strict=True)]
 
 
 class Ctx:
     """What ``s`` is inside action bodies and invariants."""
 
-    def __init__(self, logic: Logic, state: StateView, switches: Any) -> None:
+    def __init__(self, logic: Logic, state: StateView) -> None:
         self.logic = logic
         self.state = state
-        self.sw = switches
         self.guards: list[Any] = []
         # var -> ordered ops: ("point", args, value) or ("fn", fn, None). Each op sees the
         # previous ops' result as ``old``; every other read sees the pre-state.
-        self.ops: dict[str, list[tuple[str, Any, Any]]] = {}
+        # ``apply_ops`` below is their one meaning.
+        self.ops: dict[str, list[Op]] = {}
 
     # -- state ---------------------------------------------------------------------------
     def __getattr__(self, name: str) -> Callable[..., Any]:

@@ -12,7 +12,9 @@ written once and run by three interpreters:
   variables are Z3 functions, quantifiers are real (proofs for any number of elements).
 
 Action bodies never branch in Python on state: they use ``s.ite``, ``s.and_``, ...; they
-may branch on the variant's switches (``s.sw``), which are plain values.
+may branch on the variant's switches, which are plain values the protocol's builder closes
+over (``build_handoff(sw)``). Updates (``s.set``, ``s.update``) mean one thing everywhere:
+``model.context.apply_ops``, which every interpreter calls.
 """
 
 from __future__ import annotations
@@ -78,10 +80,8 @@ class Protocol:
     vars: tuple[Var, ...]
     actions: tuple[Action, ...]
     invariants: tuple[Invariant, ...]
-    # Constraint on the initial state beyond defaults (rigid and free-init variables).
+    # Constraint on the initial state beyond defaults (on the rigid variables).
     init: Callable[[Any], Any]
-    # Variables whose initial value is free (subject to ``init``), besides rigid ones.
-    free_init: frozenset[str] = frozenset()
     switches: Any = None
     # Sorts whose elements are interchangeable (initial state and rules symmetric under
     # any permutation): bounded search breaks the symmetry (first use in index order).
@@ -89,6 +89,15 @@ class Protocol:
     strengthening: tuple[Invariant, ...] = field(default_factory=tuple)
     # The environment assumptions whose guards this protocol carries (model/assumptions.py).
     assumptions: tuple[str, ...] = ()
+    # The protocol's own words, for generic code that must not know its vocabulary:
+    # ``explain(concrete, state, invariant) -> str | None``, a sentence on why ``state``
+    # violates it (None: the invariant's doc; ``model/explain.py``) ...
+    explain: Callable[[Any, Any, str], str | None] | None = None
+    # ... the variables whose true cells mean a request still holds a resource (a terminal
+    # state with one is a deadlock; ``model/explore.py``) ...
+    holding: tuple[str, ...] = ()
+    # ... and the symmetric sort explicit-state search canonicalises by default.
+    explore_symmetry: tuple[str, ...] = ()
 
     def var(self, name: str) -> Var:
         for v in self.vars:

@@ -16,12 +16,14 @@ Definitions used in the report:
 - **terminal**: an expanded state with no successor other than itself (every enabled
   action only stutters, e.g. a decode ``step`` that reads the same pages again).
 - **deadlock**: a terminal state in which some request still holds a resource: a cell of
-  one of the ``holding`` variables (default ``owns``: a decode page table entry, and
-  ``inflight``: a posted write not landed) is true. A terminal state where every request
-  is done and released everything is not a deadlock.
+  one of the ``holding`` variables (default: the protocol's ``holding``; the handoff's are
+  ``owns``, a decode page table entry, and ``inflight``, a posted write not landed) is
+  true. A terminal state where every request is done and released everything is not a
+  deadlock.
 
 Symmetry reduction: states are canonicalised under permutations of the protocol's
-symmetric sorts named in ``symmetry`` (default: pages). Every variable has at most one
+symmetric sorts named in ``symmetry`` (default: the protocol's ``explore_symmetry``; the
+handoff's is pages). Every variable has at most one
 argument of such a sort, so sorting the sort's elements by their column of values gives an
 exact canonical form (two states get the same representative iff a permutation maps one
 onto the other). Invariants are symmetric, so BFS distances to a violation are unchanged;
@@ -45,8 +47,6 @@ from kvproof.model.concrete import Concrete, State
 from kvproof.model.dsl import Protocol
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.trace import ReplayError, Trace, initial_assignment, replay
-
-HOLDING = ("owns", "inflight")  # decode page tables, posted writes not landed yet
 
 Progress = Callable[[int, int, int], None]  # (states, depth, states left at this depth)
 
@@ -89,12 +89,12 @@ def explore(
     sizes: dict[str, int],
     *,
     variant: str = "",
-    symmetry: Sequence[str] = ("Page",),
+    symmetry: Sequence[str] | None = None,
     stop_at_violation: bool = False,
     max_states: int | None = None,
     max_seconds: float | None = None,
     graph: bool = False,
-    holding: Sequence[str] = HOLDING,
+    holding: Sequence[str] | None = None,
     progress: Progress | None = None,
 ) -> ExploreResult:
     """Breadth-first search of every state reachable in the instance ``sizes``.
@@ -105,6 +105,8 @@ def explore(
     ``--dot``/``--graphml``. Ids rather than ``State`` nodes keep exports readable.
     """
     start = time.perf_counter()
+    symmetry = protocol.explore_symmetry if symmetry is None else symmetry
+    holding = protocol.holding if holding is None else holding
     inst = Instance(protocol, sizes)
     concrete = Concrete(inst)
     sym = tuple(s for s in symmetry if sizes.get(s, 0) > 1)
@@ -253,7 +255,7 @@ def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any]
         if sort not in v.args:
             continue
         k = v.args.index(sort)
-        width = len(concrete._cells[v.name]) // n
+        width = len(concrete.cells[v.name]) // n
         for e in range(n):
             if len(v.args) == 1:
                 parts[e].append(f"d[{i}][{e}]")
@@ -276,7 +278,7 @@ def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any]
         """New element ``e`` takes old element ``perm[e]``'s cells (generated code)."""
         getters = {}
         for i, per in columns:
-            index = list(range(len(concrete._cells[concrete.protocol.vars[i].name])))
+            index = list(range(len(concrete.cells[concrete.protocol.vars[i].name])))
             for e in range(n):
                 for j_new, j_old in zip(per[e], per[perm[e]], strict=True):
                     index[j_new] = j_old

@@ -14,13 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from kvproof.model.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
+from kvproof.model.handoff_explain import explain_handoff
+from kvproof.model.strengthening import strengthening
 from kvproof.spec.variant import Switches
 
 DPhase = Enum("DPhase", ("idle", "queued", "transfer", "running", "draining", "done"))
 PPhase = Enum("PPhase", ("idle", "waiting", "active", "sent", "stopped"))
 Poll = Enum("Poll", ("none", "transferring", "success", "failed"))
 Resp = Enum("Resp", ("none", "ok", "rejected", "error", "aborted"))
-ENUMS = (DPhase, PPhase, Poll, Resp)
 
 VARS = (
     Var("over_p", ("Req",), BOOL, rigid=True, doc="prompt over prefill's max input length"),
@@ -381,8 +382,6 @@ def build_handoff(sw: Switches) -> Protocol:
         # Without a prefix cache no prompt hits (keeps other variants' state spaces).
         return True if sw.decode_prefix_cache else s.forall("Req", lambda r: s.not_(s.hit(r)))
 
-    from kvproof.model.strengthening import strengthening
-
     return Protocol(
         name="handoff",
         sorts=("Req", "Page"),
@@ -393,4 +392,7 @@ def build_handoff(sw: Switches) -> Protocol:
         switches=sw,
         symmetric=("Req", "Page"),
         strengthening=strengthening(sw),
+        explain=explain_handoff,
+        holding=("owns", "inflight"),  # decode page tables, posted writes not landed yet
+        explore_symmetry=("Page",),
     )

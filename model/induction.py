@@ -25,7 +25,7 @@ from typing import Any
 import z3
 
 from kvproof.model.concrete import Concrete, State
-from kvproof.model.context import Ctx
+from kvproof.model.context import Ctx, apply_ops
 from kvproof.model.dsl import Invariant, Protocol
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.logic import Z3Logic
@@ -37,7 +37,8 @@ class ProofError(RuntimeError):
 
 @dataclass(frozen=True)
 class Cti:
-    """A counterexample to induction, re-checked concretely."""
+    """A counterexample to induction, re-checked concretely. Plain data (it pickles and
+    crosses process boundaries): the protocol is named, with its switches, not held."""
 
     query: str  # "init", "consecution" or "safety"
     conjunct: str
@@ -45,24 +46,23 @@ class Cti:
     pre: State | None
     action: ActionInstance | None
     post: State | None
-    protocol: Protocol = field(repr=False)
+    protocol: str  # the protocol's name
+    switches: Any = field(default=None, repr=False)  # the protocol's switches (plain data)
+    pre_cells: tuple[str, ...] = ()  # the pre-state's non-default cells, for people
+    changes: tuple[str, ...] = ()  # what the action changed, for people
 
     def describe(self) -> dict[str, Any]:
-        concrete = Concrete(Instance(self.protocol, self.sizes))
         out: dict[str, Any] = {
             "query": self.query,
             "conjunct": self.conjunct,
             "sizes": self.sizes,
         }
         if self.pre is not None:
-            out["pre"] = _nondefault(concrete, self.pre)
+            out["pre"] = list(self.pre_cells)
         if self.action is not None:
             out["action"] = str(self.action)
         if self.pre is not None and self.post is not None:
-            out["changes"] = [
-                f"{concrete.inst.describe(v, a)}: {o} -> {n}"
-                for v, a, o, n in concrete.diff(self.pre, self.post)
-            ]
+            out["changes"] = list(self.changes)
         return out
 
 
@@ -124,14 +124,7 @@ class _PostView:
         self.pre, self.ops, self.logic = pre, ctx.ops, logic
 
     def read(self, var: str, args: tuple[Any, ...]) -> Any:
-        value = self.pre.read(var, args)
-        for kind, a, b in self.ops.get(var, ()):
-            if kind == "point":
-                same = self.logic.and_(*(self.logic.eq(x, y) for x, y in zip(args, a, strict=True)))
-                value = self.logic.ite(same, b, value)
-            else:
-                value = a(*args, value)
-        return value
+        return apply_ops(self.logic, self.ops.get(var, ()), args, self.pre.read(var, args))
 
 
 class Prover:
@@ -151,7 +144,7 @@ class Prover:
         self.queries = 0
 
     def ctx(self, view: Any) -> Ctx:
-        return Ctx(self.logic, view, self.protocol.switches)
+        return Ctx(self.logic, view)
 
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
@@ -182,11 +175,7 @@ class Prover:
             )
 
         # (1) init => each conjunct
-        defaults = {
-            v.name: v.default
-            for v in self.protocol.vars
-            if not (v.rigid or v.name in self.protocol.free_init)
-        }
+        defaults = {v.name: v.default for v in self.protocol.vars if not v.rigid}
         init_view = _FnView(self.fns, defaults)
         for c in self.conjuncts:
             solver = self._solver()
@@ -293,10 +282,12 @@ class Prover:
                 cells[args] = z3.is_true(val) if v.kind == "bool" else self.logic.enum_value(val)
             values[v.name] = cells
         pre = concrete.make_state(values)
+        named = {"protocol": self.protocol.name, "switches": self.protocol.switches}
+        pre_cells = tuple(_nondefault(concrete, pre))
         if query == "init":
             if concrete.check(conjunct, pre):
                 raise ProofError(f"init CTI for {conjunct.name} does not replay")
-            return Cti(query, conjunct.name, sizes, pre, None, None, self.protocol)
+            return Cti(query, conjunct.name, sizes, pre, None, None, **named, pre_cells=pre_cells)
         assert action is not None
         act, params = action
         args = tuple(
@@ -312,7 +303,20 @@ class Prover:
                 f"CTI for {conjunct.name} after {inst_a} does not replay concretely"
                 f" (enabled={post is not None}, pre violates {broken})"
             )
-        return Cti(query, conjunct.name, sizes, pre, inst_a, post, self.protocol)
+        changes = tuple(
+            f"{inst.describe(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(pre, post)
+        )
+        return Cti(
+            query,
+            conjunct.name,
+            sizes,
+            pre,
+            inst_a,
+            post,
+            **named,
+            pre_cells=pre_cells,
+            changes=changes,
+        )
 
 
 def prove(protocol: Protocol, timeout_ms: int = 60_000) -> ProofResult:

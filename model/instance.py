@@ -41,6 +41,10 @@ class Instance:
         """Every argument tuple of ``var`` in flattening order."""
         return list(itertools.product(*(range(n) for n in self.shape(var))))
 
+    def strides(self, var: str) -> tuple[int, ...]:
+        """Row-major strides of ``var``'s cells over its argument sorts."""
+        return self._strides[var]
+
     @cached_property
     def _strides(self) -> dict[str, tuple[int, ...]]:
         out = {}
@@ -73,7 +77,8 @@ class Instance:
 
 
 def _prefix(sort: str) -> str:
-    return {"Req": "r", "Page": "p"}.get(sort, sort[:1].lower())
+    """An element's name: the sort's initial, lower case (``Req`` 0 is ``r0``)."""
+    return sort[:1].lower()
 
 
 def element_name(sort: str, index: int) -> str:

@@ -21,7 +21,7 @@ class ReplayError(RuntimeError):
 class Trace:
     variant: str
     sizes: dict[str, int]
-    # Initial values of the rigid / free-init variables: var -> {args: value}.
+    # Initial values of the rigid variables: var -> {args: value}.
     init: dict[str, dict[tuple[int, ...], Any]]
     steps: tuple[ActionInstance, ...]
     violated: str | None = None  # the invariant the last state violates
@@ -47,7 +47,7 @@ def replay(trace: Trace, concrete: Concrete) -> list[State]:
 
 
 def initial_assignment(concrete: Concrete, state: State) -> dict[str, dict[tuple[int, ...], Any]]:
-    """The rigid / free-init part of a state, as a trace's ``init``."""
+    """The rigid part of a state, as a trace's ``init``."""
     proto = concrete.protocol
     values = concrete.as_dict(state)
-    return {v.name: values[v.name] for v in proto.vars if v.rigid or v.name in proto.free_init}
+    return {v.name: values[v.name] for v in proto.vars if v.rigid}

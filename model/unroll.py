@@ -12,12 +12,14 @@ from typing import Any
 
 import z3
 
-from kvproof.model.context import Ctx
+from kvproof.model.context import Ctx, apply_row
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.logic import Z3Logic
 
 
-class _SymView:
+class _StepView:
+    """Reads of the symbolic state at step ``k``."""
+
     def __init__(self, unroller: Unroller, k: int) -> None:
         self.cells = unroller.states[k]
         self.inst = unroller.inst
@@ -49,7 +51,7 @@ class Unroller:
     def _initial(self) -> dict[str, list[Any]]:
         state: dict[str, list[Any]] = {}
         for v in self.protocol.vars:
-            if v.rigid or v.name in self.protocol.free_init:
+            if v.rigid:
                 sort = self.logic.sort_of(v.kind)
                 state[v.name] = [
                     z3.Const(f"{self.inst.describe(v.name, a)}@0", sort) for a in self.cells[v.name]
@@ -59,7 +61,7 @@ class Unroller:
         return state
 
     def ctx(self, k: int) -> Ctx:
-        return Ctx(self.logic, _SymView(self, k), self.protocol.switches)
+        return Ctx(self.logic, _StepView(self, k))
 
     @property
     def depth(self) -> int:
@@ -140,16 +142,10 @@ class Unroller:
 
     def _apply(self, pre: dict[str, list[Any]], ctx: Ctx) -> dict[str, list[Any]]:
         """The rows an action instance changes (others are absent)."""
-        out: dict[str, list[Any]] = {}
-        for var, ops in ctx.ops.items():
-            row = list(pre[var])
-            for kind, a, b in ops:
-                if kind == "point":
-                    row[self.inst.flat(var, a)] = b
-                else:
-                    row = [a(*args, old) for args, old in zip(self.cells[var], row, strict=True)]
-            out[var] = row
-        return out
+        return {
+            var: apply_row(self.logic, ops, self.cells[var], pre[var])
+            for var, ops in ctx.ops.items()
+        }
 
     # -- reading a model -----------------------------------------------------------------
     def trace_from_model(
@@ -157,7 +153,7 @@ class Unroller:
     ) -> tuple[dict, list[ActionInstance]]:
         init: dict[str, dict[tuple[int, ...], Any]] = {}
         for v in self.protocol.vars:
-            if not (v.rigid or v.name in self.protocol.free_init):
+            if not v.rigid:
                 continue
             values = {}
             for args, term in zip(self.cells[v.name], self.states[0][v.name], strict=True):

@@ -14,16 +14,21 @@ write ``land`` completes), ``run()`` lets the seeded scheduler pick, with faults
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable
 
 from kvproof.refimpl.decode import DecodeNode
+from kvproof.refimpl.enabled import Alloc, EnabledEvents
 from kvproof.refimpl.errors import EngineRefused
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.faults import NO_FAULTS, FaultPlan
+from kvproof.refimpl.handoff import Handoff
 from kvproof.refimpl.limits import Limits
-from kvproof.refimpl.model_base import Model, build_model
+from kvproof.refimpl.model_base import Model
+from kvproof.refimpl.models import build_model
 from kvproof.refimpl.prefill import PrefillNode, PrefillReq
-from kvproof.refimpl.protocol import Handoff
+from kvproof.refimpl.recorder import Recorder
 from kvproof.refimpl.router import HTTP_STATUS, Request, Response
+from kvproof.refimpl.scheduler import run_until_quiet
 from kvproof.refimpl.tokenizer import encode, render
 from kvproof.refimpl.transfer import TransferEngine
 from kvproof.refimpl.view import EngineView, PageView, RequestView
@@ -60,6 +65,9 @@ class Cluster:
         self.seed = seed
         self.device = device
         self.chunk_size = chunk_size
+        tails = tail_pages if tail_pages is not None else d_pages + 64
+        # Ground truth of the run: written by the engine, read by view() and the oracle.
+        self.truth = Recorder.for_pools(p_pages, d_pages + tails)
         prefill = PrefillNode(
             self.model,
             num_pages=p_pages,
@@ -69,23 +77,25 @@ class Cluster:
             seed=seed + 100,
             debug=debug,
             chunk_size=chunk_size,
+            record=self.truth,
             # #39500: prefill computes the checksum only with the option on its side.
             checksum=variant.switches.transfer_checksum in ("both", "prefill_only"),
         )
         decode = DecodeNode(
             self.model,
             num_pages=d_pages,
-            tail_pages=tail_pages if tail_pages is not None else d_pages + 64,
+            tail_pages=tails,
             page_size=ps,
             limits=Limits.derive(sizes.context_len, d_pages * ps, "decode pool"),
             decode_reserve=variant.switches.decode_reserve,
             device=device,
             seed=seed + 200,
             debug=debug,
+            record=self.truth,
         )
-        self.handoff = Handoff(
-            variant.switches, prefill, decode, TransferEngine(variant.switches.transfer_mode)
-        )
+        transfer = TransferEngine(variant.switches.transfer_mode, self.truth)
+        self.handoff = Handoff(variant.switches, prefill, decode, transfer)
+        self._enabled = EnabledEvents(self.handoff)
         self.prefill, self.decode = prefill, decode
         self.faults = faults or NO_FAULTS
         self.rng = random.Random(seed)
@@ -117,12 +127,14 @@ class Cluster:
         return self.handoff.requests
 
     # -- events ----------------------------------------------------------------------------
-    def enabled(self) -> list[Event]:
+    def enabled(self, rids: Iterable[int] | None = None, *, alloc: Alloc = "every") -> list[Event]:
         """Every event the engine could perform now, environment events included: for
         each request in id order its own events (``alloc`` for every free page while it
         reserves), then each in-flight write's ``land``. Costs time in the live requests
-        (and the output), not in every request ever submitted."""
-        return self.handoff.enabled()
+        (and the output), not in every request ever submitted. ``rids``: only these
+        requests' events (ascending); ``alloc="top"``: ``alloc`` only for the allocator's
+        next page (``refimpl/enabled.py``)."""
+        return self._enabled(self.handoff.live() if rids is None else rids, alloc)
 
     def apply(self, event: Event) -> None:
         if not self.handoff.can(event):
@@ -137,21 +149,19 @@ class Cluster:
         self.fault_log.append(("duplicate", event))
 
     def run(self, max_events: int = 100_000) -> None:
-        from kvproof.refimpl.scheduler import run_until_quiet
-
         run_until_quiet(self, max_events)
 
     # -- observation -----------------------------------------------------------------------
     def view(self) -> EngineView:
-        h, dec = self.handoff, self.decode
+        h, dec, truth = self.handoff, self.decode, self.truth.decode
         pages = tuple(
             PageView(
                 page,
                 dec.alloc.owner.get(page),
-                dec.pool.writer[page],
-                dec.filled[page],
-                dec.stray[page],
-                dec.at_pos[page],
+                truth.writer[page],
+                truth.filled[page],
+                truth.stray[page],
+                truth.at_pos[page],
             )
             for page in range(dec.num_pages)
         )
@@ -174,7 +184,7 @@ class Cluster:
                     tuple(p.dst),
                     tuple(sorted(p.posted)),
                     inflight,
-                    req.read_stale,
+                    self.truth.read_stale(req.rid),
                     req.hit,
                 )
             )

@@ -20,25 +20,7 @@ from kvproof.refimpl.allocator import Allocator
 from kvproof.refimpl.limits import Limits
 from kvproof.refimpl.model_base import Guard, Model
 from kvproof.refimpl.pool import KVPool, PoolGeometry
-from kvproof.refimpl.tags import PageTags
-
-
-@dataclass(frozen=True)
-class PageRead:
-    """One page as a decode read saw it (ground truth from the pool, for the leak report)."""
-
-    index: int  # position of the page in the request's table
-    page: int
-    writer: int | None  # whose KV the bytes are (None: from outside the cluster)
-    filled: bool  # a write landed since this allocation
-    valid: int  # leading slots holding the writer's real tokens
-    read: int  # prompt slots of the page the read used
-    # The last write was its writer's KV, every slot decode reads, at the chunk index the
-    # writer's table gives the page (False: a placeholder's leftovers, a misplaced chunk).
-    at_pos: bool = True
-
-    def stale_for(self, rid: int) -> bool:
-        return self.writer != rid or not self.filled or self.valid < self.read or not self.at_pos
+from kvproof.refimpl.recorder import Recorder
 
 
 @dataclass(frozen=True)
@@ -84,6 +66,7 @@ class DecodeNode:
         device: str,
         seed: int,
         debug: bool,
+        record: Recorder,
     ) -> None:
         spec = model.spec
         total = num_pages + tail_pages
@@ -92,12 +75,8 @@ class DecodeNode:
         self.pool = KVPool(geom, device=device, seed=seed + 1)
         self.alloc = Allocator(range(num_pages), debug=debug)
         self.tail_alloc = Allocator(range(num_pages, total), debug=debug)
-        self.tags = PageTags(total, device=self.pool.device)
-        self.filled = [False] * total
-        self.stray = [False] * total  # ghost: a write landed while its writer did not own it
-        # ghost (issue 12 item 3): the last write was exact, every slot at its chunk index
-        # (``Handoff._do_land`` records it; nothing in the engine reads it)
-        self.at_pos = [False] * total
+        self.tags = self.pool.tags
+        self.record = record
         self.num_pages = num_pages
         self.page_size = page_size
         self.limits = limits
@@ -128,9 +107,13 @@ class DecodeNode:
             for cached in req.prefix:  # decode's own pages: its tag is the reader's
                 self.tags.stamp(cached, req.rid)
         self.alloc.alloc(req.rid, page)
-        self.filled[page] = False  # a fresh allocation does not clear the bytes
-        self.at_pos[page] = False
+        self.record.allocated(page)  # a fresh allocation does not clear the bytes
         req.table.append(page)
+
+    def receive(self, page: int, data: torch.Tensor, tag: int) -> None:
+        """A transfer lands: its bytes and the owner tag its descriptor carries."""
+        self.pool.put(page, data)
+        self.tags.stamp_tag(page, tag)
 
     def release(self, req: DecodeReq) -> None:
         for page in req.table:
@@ -143,17 +126,15 @@ class DecodeNode:
     def checksum(self, req: DecodeReq) -> tuple[int, ...]:
         return self.pool.checksum(req.table)
 
-    def reads(self, req: DecodeReq) -> list[PageRead]:
+    def record_read(self, req: DecodeReq) -> None:
+        """Tell the recorder which handoff pages (and slots) the last read used."""
         ps = self.page_size
-        out = []
-        for i, page in enumerate(req.table):
-            used = min(ps, req.read_len - (len(req.prefix) + i) * ps)
-            if used <= 0:
-                break
-            writer, valid = self.pool.writer[page], self.pool.valid[page]
-            read = PageRead(i, page, writer, self.filled[page], valid, used, self.at_pos[page])
-            out.append(read)
-        return out
+        # the table holds chunks len(prefix), len(prefix)+1, ... (the prefix cache's first)
+        head = len(req.prefix)
+        used = [
+            (i, page, min(ps, req.read_len - (head + i) * ps)) for i, page in enumerate(req.table)
+        ]
+        self.record.read(req.rid, [u for u in used if u[2] > 0])
 
     def can_step(self, req: DecodeReq) -> bool:
         pos = req.read_len + len(req.tokens) - 1

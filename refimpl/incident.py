@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvproof.refimpl.cluster import Cluster
-from kvproof.refimpl.oracle import Finding, audit
+from kvproof.refimpl.oracle import LeakFinding, leak_check
 from kvproof.spec.variant import Sizes, Variant, load_variant
 
 INCIDENT_VARIANT = "sglang-0.5.19-pd"
@@ -32,7 +32,7 @@ class Row:
     status: int | str | None
     text: str
     reason: str
-    finding: Finding | None
+    finding: LeakFinding | None
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class IncidentReport:
     rows: tuple[Row, ...]
 
     @property
-    def leaks(self) -> tuple[Finding, ...]:
+    def leaks(self) -> tuple[LeakFinding, ...]:
         return tuple(r.finding for r in self.rows if r.finding is not None and r.finding.leak)
 
     @property
@@ -94,7 +94,7 @@ def run_incident(
     long_prompt = (LONG_HEAD + LOREM * (long_len // len(LOREM) + 1))[:long_len]
     cluster.submit("A", long_prompt, 48)
     cluster.run()
-    findings = {f.rid: f for f in audit(cluster, CANARIES)}
+    findings = {f.rid: f for f in leak_check(cluster, CANARIES)}
     rows = tuple(
         Row(
             req.rid,

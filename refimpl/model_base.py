@@ -69,14 +69,3 @@ def slot_mapping(pages: list[int], start: int, count: int, page_size: int) -> li
 
 def table_of(pages: list[int], device: torch.device) -> torch.Tensor:
     return torch.tensor([pages], dtype=torch.int32, device=device)
-
-
-def build_model(name: str, *, seed: int = 0, device: str = "cpu") -> Model:
-    from kvproof.refimpl.echo_model import EchoModel
-    from kvproof.refimpl.tiny_model import TinyModel
-
-    if name == "echo":
-        return EchoModel(seed=seed, device=device)
-    if name == "tiny":
-        return TinyModel(seed=seed, device=device)
-    raise ValueError(f"unknown model {name!r} (known: echo, tiny)")

@@ -2,8 +2,8 @@
 
 A response is a leak when its text contains another tenant's canary, or its tokens differ
 from the single-node engine's tokens for the same prompt. The report says which pages were
-stale and whose bytes they held, from the pool's ground truth (the transfer engine records
-who wrote every page; the engine never reads it).
+stale and whose bytes they held, from the run's ground truth (``Cluster.truth``, the
+recorder the engine writes and never reads).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kvproof.refimpl.cluster import Cluster
-from kvproof.refimpl.decode import PageRead
+from kvproof.refimpl.recorder import PageRead
 from kvproof.refimpl.single_node import SingleNode
 
 
@@ -37,7 +37,7 @@ class StalePage:
 
 
 @dataclass(frozen=True)
-class Finding:
+class LeakFinding:
     rid: int
     tenant: str
     status: int | str | None
@@ -66,22 +66,20 @@ def reference_engine(cluster: Cluster, max_new_tokens: int = 256) -> SingleNode:
 
 
 def stale_pages(cluster: Cluster, rid: int) -> tuple[StalePage, ...]:
-    req = cluster.requests[rid]
-
     def tenant(w: int | None) -> str | None:
         return None if w is None else cluster.requests[w].tenant
 
     def one(r: PageRead) -> StalePage:
         return StalePage(r.index, r.page, r.writer, tenant(r.writer), r.filled, r.valid, r.read)
 
-    return tuple(one(r) for r in req.reads)
+    return tuple(one(r) for r in cluster.truth.reads_of(rid))
 
 
-def audit(
+def leak_check(
     cluster: Cluster,
     canaries: Mapping[str, str] | None = None,
     reference: SingleNode | None = None,
-) -> list[Finding]:
+) -> list[LeakFinding]:
     """One finding per request the client got a 200 for."""
     canaries = canaries or {}
     reference = reference or reference_engine(cluster)
@@ -93,7 +91,7 @@ def audit(
         foreign = tuple(t for t, c in canaries.items() if t != req.tenant and c in resp.text)
         expected = reference.generate(req.prompt, req.max_new_tokens)[: len(resp.tokens)]
         out.append(
-            Finding(
+            LeakFinding(
                 req.rid,
                 req.tenant,
                 resp.status,

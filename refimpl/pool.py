@@ -5,9 +5,10 @@ pool. Real engines never clear a page between requests (zeroing costs throughput
 keeps whatever was written last. We start the pool with seeded noise rather than
 ``torch.empty``'s arbitrary bytes: the same leftovers, but reproducible run to run.
 
-The pool also keeps the transfer engine's ground truth per page (``writer``: whose KV the
-bytes are; ``valid``: how many leading slots hold that writer's real tokens). The engine
-never reads it to decide anything; ``Cluster.view()`` and the leak oracle do.
+Next to the bytes, the pool keeps its owner-tag array (``tags``, ``refimpl/tags.py``): the
+node that writes KV into a page stamps the tag of the KV's owner, and the tag travels with
+the bytes in a transfer. Who really wrote what is not kept here: that is ground truth, and
+lives in the run's ``Recorder`` (``refimpl/recorder.py``), which the engine never reads.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from kvproof.kernels import KernelInputError, page_checksum
+from kvproof.refimpl.tags import NO_TAG, PageTags
 
 
 @dataclass(frozen=True)
@@ -50,9 +52,7 @@ class KVPool:
         self._gen = gen
         # CPU pools: the raw bytes as a numpy view (shared storage, no copy) for zlib.
         self._bytes = None if self.data.is_cuda else self.data.view(torch.uint8).numpy()
-        # None: bytes from outside this cluster (boot leftovers, other traffic).
-        self.writer: list[int | None] = [None] * geometry.num_pages
-        self.valid: list[int] = [0] * geometry.num_pages
+        self.tags = PageTags(geometry.num_pages, device=self.data.device)
 
     @property
     def device(self) -> torch.device:
@@ -74,8 +74,7 @@ class KVPool:
         """Other traffic reuses the page: its bytes become someone else's KV."""
         noise = torch.randn(self.data[:, :, page].shape, generator=self._gen)
         self.data[:, :, page].copy_(noise.to(self.device))
-        self.writer[page] = None
-        self.valid[page] = self.page_size
+        self.tags.stamp_tag(page, NO_TAG)  # other traffic's KV: no tag of this cluster
 
     def checksum(self, pages: list[int]) -> tuple[int, ...]:
         """Adler-32 of the pages, one per layer (SGLang #39500 checks it at commit)."""

@@ -4,6 +4,10 @@ P validates the prompt against its own limits. Over the limit it marks a pending
 (``to_finish = FINISH_ABORT(400)``); SGLang #30233 then replaced the prompt by a 1-token
 placeholder and carried on, which is why the incident's prefill wrote one page. The
 sender's state (destination indices, posted pages) is kept per request in ``PrefillReq``.
+
+Owner tags: decode gives its reservation's tag with the destination indices (``send``); P
+stamps it on the pages it computes, in its own pool's tag array, and every transfer carries
+the source page's tag with its bytes. Nothing here reads the run's ground truth.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from kvproof.refimpl.allocator import Allocator
 from kvproof.refimpl.limits import Limits
 from kvproof.refimpl.model_base import Model
 from kvproof.refimpl.pool import KVPool, PoolGeometry
+from kvproof.refimpl.recorder import Recorder
+from kvproof.refimpl.tags import NO_TAG
 
 
 @dataclass
@@ -33,6 +39,7 @@ class PrefillReq:
     first_token: int | None = None
     checksum: tuple[int, ...] = ()
     dst: list[int] = field(default_factory=list)  # destination pages it was given (push)
+    tag: int = NO_TAG  # the owner tag decode gave with the destination indices
     posted: set[int] = field(default_factory=set)  # destination pages posted so far
 
 
@@ -48,6 +55,7 @@ class PrefillNode:
         seed: int,
         debug: bool,
         chunk_size: int,
+        record: Recorder,
         checksum: bool = True,
     ) -> None:
         spec = model.spec
@@ -59,6 +67,7 @@ class PrefillNode:
         self.page_size = page_size
         self.chunk_size = chunk_size
         self.checksum = checksum  # only senders whose decode checks it (transfer_checksum)
+        self.record = record
 
     def pages_for(self, req: PrefillReq) -> int:
         return -(-len(req.tokens) // self.page_size)
@@ -78,13 +87,19 @@ class PrefillNode:
             logits = self.model.extend(self.pool, chunk, start, req.pages, gen_index=0)
         assert logits is not None
         req.first_token = int(logits.argmax())
+        self.stamp(req)
+        ps = self.page_size
         for i, page in enumerate(req.pages):
-            self.pool.writer[page] = req.rid
-            self.pool.valid[page] = min(self.page_size, len(req.tokens) - i * self.page_size)
+            self.record.computed(page, req.rid, min(ps, len(req.tokens) - i * ps))
         if self.checksum:  # SGLang #39500: over the sent pages, sent in the aux row
             req.checksum = self.pool.checksum(req.pages)
         req.computed = True
         req.held = True
+
+    def stamp(self, req: PrefillReq) -> None:
+        """The owner tag of the KV just computed, on its pages (travels with the bytes)."""
+        for page in req.pages:
+            self.pool.tags.stamp_tag(page, req.tag)
 
     def release(self, req: PrefillReq, *, reused: bool = False) -> None:
         """Free P's pages. ``reused``: other traffic overwrites them at once (lease expiry)."""
@@ -94,4 +109,5 @@ class PrefillNode:
             self.alloc.free(page)
             if reused:
                 self.pool.scribble(page)
+                self.record.reused(page, self.page_size)
         req.held = False

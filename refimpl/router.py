@@ -7,9 +7,7 @@ is one of 200 / 400 (rejected) / 500 (transfer or check failed) / ``"aborted"``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from kvproof.refimpl.decode import PageRead
+from dataclasses import dataclass
 
 # The protocol's response names (spec/handoff.md) and what the client sees.
 HTTP_STATUS: dict[str, int | str | None] = {
@@ -35,8 +33,6 @@ class Request:
     reason: str = ""  # why, for people (error message of a 400/500, guard trip, ...)
     abort_msg: bool = False  # decode sent ABORT to prefill
     guard_trips: int = 0
-    reads: list[PageRead] = field(default_factory=list)  # distinct stale pages it read
-    read_stale: bool = False  # ghost: decode read a page not holding its own fresh KV
     hit: bool = False  # decode's prefix cache held the prompt's head (issue 12 item 3)
 
 

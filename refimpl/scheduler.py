@@ -22,13 +22,27 @@ scheduler keeps no per-event memory, so a long-lived driver does not grow it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import random
+from typing import Protocol
 
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.faults import FaultPlan
+from kvproof.refimpl.handoff import Handoff
 
-if TYPE_CHECKING:
-    from kvproof.refimpl.cluster import Cluster
+
+class Cluster(Protocol):
+    """What the scheduler drives (``refimpl.cluster.Cluster``; typed structurally, so the
+    cluster can import the scheduler without a cycle)."""
+
+    handoff: Handoff
+    rng: random.Random
+    faults: FaultPlan
+    fault_log: list[tuple[str, Event]]
+
+    def enabled(self) -> list[Event]: ...
+    def apply(self, event: Event) -> None: ...
+    def redeliver(self, event: Event) -> None: ...
+
 
 COMPLETIONS = ("land", "done", "ack")
 STATUS_MESSAGES = ("done", "ack")

@@ -23,6 +23,8 @@ import torch
 
 from kvproof.refimpl.decode import DecodeNode
 from kvproof.refimpl.pool import KVPool
+from kvproof.refimpl.recorder import Recorder
+from kvproof.refimpl.tags import NO_TAG
 
 
 @dataclass
@@ -32,13 +34,13 @@ class Transfer:
     src: int  # source (prefill) page
     seq: int  # posting order
     data: torch.Tensor | None = None  # push: the bytes read at post time
-    writer: int | None = None
-    valid: int = 0
+    tag: int = NO_TAG  # the source page's owner tag, read with the bytes
 
 
 class TransferEngine:
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, record: Recorder) -> None:
         self.mode = mode
+        self.record = record
         self.in_flight: dict[tuple[int, int], Transfer] = {}
         self._seq = 0
         self.landed = 0
@@ -47,7 +49,7 @@ class TransferEngine:
         t = Transfer(rid, page, src, self._seq)
         self._seq += 1
         if self.mode == "push":
-            t.data, t.writer, t.valid = source.snapshot(src), source.writer[src], source.valid[src]
+            self._read_source(t, source)
         self.in_flight[(rid, page)] = t
         return t
 
@@ -60,18 +62,13 @@ class TransferEngine:
     def land(self, rid: int, page: int, source: KVPool, decode: DecodeNode) -> Transfer:
         t = self.in_flight.pop((rid, page))
         if self.mode == "pull":  # the read sees the block as it is now
-            t.data, t.writer, t.valid = (
-                source.snapshot(t.src),
-                source.writer[t.src],
-                source.valid[t.src],
-            )
+            self._read_source(t, source)
         assert t.data is not None
-        decode.pool.put(page, t.data)
-        decode.pool.writer[page] = t.writer
-        decode.pool.valid[page] = t.valid
-        decode.filled[page] = True
-        decode.tags.stamp(page, t.writer)  # the tag travels with the bytes
-        if decode.alloc.owner.get(page) != rid:
-            decode.stray[page] = True
+        decode.receive(page, t.data, t.tag)  # the tag travels with the bytes
+        self.record.landed(t.seq, page, rid, decode.alloc.owner.get(page))
         self.landed += 1
         return t
+
+    def _read_source(self, t: Transfer, source: KVPool) -> None:
+        t.data, t.tag = source.snapshot(t.src), source.tags.tag_at(t.src)
+        self.record.carried(t.seq, t.src)

@@ -23,8 +23,6 @@ from typing import Any
 
 from kvproof.checker.audit.deployment import Node
 
-VIEWS = ("pool", "engine")
-
 # SGLang reserves one token of the context and five of the request for the output
 # (scheduler.py: max_req_len - 5); see DOMAIN.md "Where operators read the numbers".
 SGLANG_LEN_MARGIN = 1

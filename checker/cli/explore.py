@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     sizes = {"Req": args.requests, "Page": args.pages}
     kwargs: dict[str, Any] = dict(
         variant=variant.name,
-        symmetry=() if args.no_symmetry or "Page" not in protocol.symmetric else ("Page",),
+        symmetry=() if args.no_symmetry else None,  # None: the protocol's explore_symmetry
         stop_at_violation=args.stop_at_violation,
         max_states=args.max_states,
         max_seconds=args.max_seconds,

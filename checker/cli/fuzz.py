@@ -84,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         if code is not None:
             return code
     # Nothing in the model: the engine campaign (loads torch), where engine-only bugs show.
+    import torch
     from rich.table import Table
 
     from kvproof.checker.cli.progress import progress_bar
@@ -92,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.assumptions import handoff_for
 
+    torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     workers = args.workers if args.workers is not None else default_workers()
     with progress_bar(console, f"fuzz {variant.name}", args.traces, enabled=not args.json) as adv:
         ray = executor_for(args.ray, workers)

@@ -35,7 +35,7 @@ def page_stale(cluster: Cluster, rid: int) -> bool:
     """Staleness as the model counts it: a page read that did not hold the request's own
     KV written in this allocation, at its position in every slot read (``at_pos``: a
     placeholder's page carries prefill's leftovers in all slots but the first)."""
-    return any(r.writer != rid or not r.filled or not r.at_pos for r in cluster.requests[rid].reads)
+    return any(r.writer != rid or not r.filled or not r.at_pos for r in cluster.truth.reads_of(rid))
 
 
 def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:

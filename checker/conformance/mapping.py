@@ -56,10 +56,6 @@ def prompt_tokens(k: int, sw: Switches, page_size: int = PAGE_SIZE) -> int:
     return max(1, own) * page_size
 
 
-def sender_targets(table: list[int], k_written: int) -> list[int]:
-    return table[:k_written]
-
-
 def normalize(trace: Trace, protocol: Any) -> Trace:
     """The trace with each request's alloc pages reordered to the engine's sender order.
 

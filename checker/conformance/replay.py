@@ -36,7 +36,7 @@ from kvproof.model.trace import Trace
 from kvproof.refimpl.cluster import FILLER, Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
-from kvproof.refimpl.oracle import Finding, audit
+from kvproof.refimpl.oracle import LeakFinding, leak_check
 from kvproof.spec.variant import Sizes, Variant
 
 # Builds the engine; tests pass a deliberately broken one.
@@ -61,14 +61,14 @@ class ReplayReport:
     divergence: Divergence | None = None
     model_violations: list[tuple[int, str]] = field(default_factory=list)
     engine_violations: list[tuple[int, str]] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)  # the model's requests' 200s
+    findings: list[LeakFinding] = field(default_factory=list)  # the model's requests' 200s
     offset: int = 0  # engine request id of model request 0
     why_not: str = ""  # the model's view of the request whose step is not enabled
     responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
     crash: str | None = None  # the engine raised: what, and at which step
 
     @property
-    def leaks(self) -> list[Finding]:
+    def leaks(self) -> list[LeakFinding]:
         return [f for f in self.findings if f.leak]
 
     @property
@@ -305,9 +305,9 @@ class Lockstep:
                 if status != "ok":
                     return
 
-    def oracle(self, reference: Any = None) -> list[Finding]:
+    def oracle(self, reference: Any = None) -> list[LeakFinding]:
         """The oracle's verdict on every 200 of the model's requests (not the warm-up's)."""
-        found = audit(self.cluster, self.canaries, reference)
+        found = leak_check(self.cluster, self.canaries, reference)
         return [f for f in found if f.rid >= self.rids.offset]
 
     def describe_request(self, r: int) -> str:
@@ -394,7 +394,3 @@ def _note_violations(ls: Lockstep, report: ReplayReport) -> None:
     for name in ls.engine_violated():
         if name not in seen_e:
             report.engine_violations.append((ls.step_no, name))
-
-
-def event_of(inst: ActionInstance, offset: int = 0) -> Event:
-    return RidMap(offset).event(inst)

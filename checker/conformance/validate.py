@@ -20,13 +20,12 @@ from kvproof.checker.traces.tracefile import read_json_lines
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
-from kvproof.refimpl.events import EVENT_NAMES
+from kvproof.refimpl.events import EVENT_NAMES, PAGE_EVENTS
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import write_text_atomic
 from kvproof.spec.variant import Variant
 
 LOG_VERSION = 1
-PAGE_EVENTS = frozenset({"alloc", "post", "land"})
 
 
 @dataclass(frozen=True)

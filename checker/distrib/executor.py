@@ -58,7 +58,20 @@ class SerialExecutor:
 
 
 def _call(unit: Unit) -> Any:
+    one_thread()
     return unit()
+
+
+def one_thread() -> None:
+    """In a worker process only (a caller's torch settings are the caller's): one intra-op
+    thread, as the work units are many small CPU jobs (tiny models, solver calls)."""
+    import os
+    import sys
+
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    else:  # read by torch when a unit first imports it
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 class PoolExecutor:
@@ -69,7 +82,9 @@ class PoolExecutor:
         self.slots = workers
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self._pool = ProcessPoolExecutor(
-            max_workers=workers, mp_context=multiprocessing.get_context(method)
+            max_workers=workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=one_thread,
         )
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from kvproof.checker.distrib.executor import Unit
+from kvproof.checker.distrib.executor import Unit, one_thread
 from kvproof.spec.errors import KvproofInputError
 
 MAX_RETRIES = 3
@@ -30,6 +30,7 @@ def import_ray() -> Any:
 
 
 def _call(unit: Unit) -> Any:
+    one_thread()
     return unit()
 
 

@@ -136,7 +136,7 @@ class _Reads:
 
 def clause(protocol: Protocol, inv: Invariant) -> str:
     """``inv`` as one line of logic."""
-    out = inv.body(Ctx(PrintLogic(), _Reads(), protocol.switches))
+    out = inv.body(Ctx(PrintLogic(), _Reads()))
     return _show(out) if not isinstance(out, _Text) or out.atom else str(out)
 
 

@@ -42,7 +42,7 @@ def render(protocol: Protocol, result: Any) -> str:
     )
     out.append(f'<ol class="clauses">{"".join(items)}</ol>')
     if result.cti is not None:
-        out.append(cti_html(result.cti))
+        out.append(cti_html(protocol, result.cti))
     return "".join(out)
 
 
@@ -56,15 +56,16 @@ def nondefault_cells(concrete: Concrete, state: Any) -> dict[str, str]:
     return out
 
 
-def cti_html(cti: Any) -> str:
-    """A counterexample to induction: which query, the action, pre- and post-state."""
+def cti_html(protocol: Protocol, cti: Any) -> str:
+    """A counterexample to induction: which query, the action, pre- and post-state.
+    ``protocol``: the one the CTI names (a ``Cti`` is plain data and holds only its name)."""
     head = (
         f'<h3 class="cti">Counterexample to induction: <code>{escape(cti.conjunct)}</code> '
         f"({escape(cti.query)})</h3>"
     )
     if cti.pre is None:
         return head
-    concrete = Concrete(Instance(cti.protocol, cti.sizes))
+    concrete = Concrete(Instance(protocol, cti.sizes))
     pre = nondefault_cells(concrete, cti.pre)
     post = nondefault_cells(concrete, cti.post) if cti.post is not None else {}
     action = f"<p>Action: <code>{escape(str(cti.action))}</code></p>" if cti.action else ""

@@ -338,7 +338,7 @@ class EngineRunner:
             self._push(t, Update(new, done, 200, resp.reason, resp.text if done else ""))
             if not done:
                 return
-            self._stale += int(req.read_stale)
+            self._stale += int(c.truth.read_stale(rid))
         self._responses["aborted" if t.cancelled else str(resp.status)] += 1
 
     def _push(self, t: Ticket, update: Update) -> None:

@@ -20,6 +20,8 @@ from typing import Any
 from kvproof.checker.traces.canonical import canonical
 from kvproof.checker.traces.itf import write_itf
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
+from kvproof.model.assumptions import handoff_for
+from kvproof.model.bmc import bmc
 from kvproof.model.trace import Trace
 from kvproof.spec.variant import list_variants, load_variant
 
@@ -30,9 +32,6 @@ INCIDENT = "sglang-0.5.19-pd.isolation"
 
 
 def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Path]:
-    from kvproof.model.assumptions import handoff_for
-    from kvproof.model.bmc import bmc
-
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for v in list_variants():

@@ -6,8 +6,9 @@
     {"step": 1, "action": "arrive", "args": {"r": 0}}
     {"step": 2, "action": "alloc", "args": {"r": 0, "p": 0}, "state": {...}}
 
-Arguments are named by their parameter's sort (``r`` for Req, ``p`` for Page); cell keys
-of ``init`` and ``state`` are the argument tuple joined by commas. ``state`` is optional
+Arguments are named by their parameter's sort (its initial: ``r`` for the handoff's Req,
+``p`` for Page), in parameter order, which reading keeps; cell keys of ``init`` and
+``state`` are the argument tuple joined by commas. ``state`` is optional
 and informative (kvproof re-derives every state by replaying the model). Parsing is
 strict: every error is a ``KvproofInputError`` naming ``path:line``.
 """
@@ -19,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
-from kvproof.model.instance import ActionInstance
-from kvproof.model.trace import Trace
+from kvproof.model.concrete import Concrete
+from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.trace import Trace, replay
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text, write_text_atomic
 
@@ -45,7 +47,7 @@ def param_names(params: tuple[str, ...]) -> tuple[str, ...]:
     """Argument names of an action: the sort's initial (``r``, ``p``), numbered on repeats."""
     out: list[str] = []
     for sort in params:
-        base = {"Req": "r", "Page": "p"}.get(sort, sort[:1].lower())
+        base = sort[:1].lower()
         name = base
         n = 2
         while name in out:
@@ -71,9 +73,6 @@ def _encode_init(init: dict[str, dict[tuple[int, ...], Any]]) -> dict[str, Any]:
 def _state_json(trace: Trace, protocol: Any, states: list[Any] | None) -> list[dict[str, Any]]:
     if protocol is None or states is None:
         return []
-    from kvproof.model.concrete import Concrete
-    from kvproof.model.instance import Instance
-
     concrete = Concrete(Instance(protocol, trace.sizes))
     out = []
     for st in states:
@@ -95,10 +94,6 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
     """Write ``trace``; with ``protocol`` each step line also carries the model's state."""
     states = None
     if protocol is not None:
-        from kvproof.model.concrete import Concrete
-        from kvproof.model.instance import Instance
-        from kvproof.model.trace import replay
-
         states = replay(trace, Concrete(Instance(protocol, trace.sizes)))
     state_rows = _state_json(trace, protocol, states)
     header: dict[str, Any] = {
@@ -130,8 +125,8 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
 
 
 def _guess_names(inst: ActionInstance) -> tuple[str, ...]:
-    # Without the protocol: the handoff's convention (request first, then a page).
-    return param_names(("Req", "Page")[: len(inst.args)])
+    # Without the protocol the sorts are unknown: positional names (reading keeps order).
+    return tuple(f"a{i}" for i in range(len(inst.args)))
 
 
 def _fail(path: Path, line: int, message: str) -> KvproofInputError:
@@ -215,7 +210,9 @@ def read_jsonl(path: Path) -> Trace:
             isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in args.values()
         ):
             raise _fail(path, n, "'args' must map parameter names to non-negative integers")
-        steps.append(ActionInstance(action, tuple(args[k] for k in _arg_order(args))))
+        # In parameter order, as written: JSON objects keep their order, and only the
+        # protocol knows its sorts (a generic rank by name broke user protocols).
+        steps.append(ActionInstance(action, tuple(args.values())))
     count = header["steps"]
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         raise _fail(path, n, "'steps' must be a non-negative integer")
@@ -233,12 +230,6 @@ def read_jsonl(path: Path) -> Trace:
         violated=violated,
         meta=meta,
     )
-
-
-def _arg_order(args: dict[str, int]) -> list[str]:
-    # The handoff's convention: the request first, then the page; keys may come in any order.
-    rank = {"r": 0, "p": 1}
-    return sorted(args, key=lambda k: (rank.get(k[:1], 2), k))
 
 
 def check_against(trace: Trace, protocol: Any, where: str) -> None:

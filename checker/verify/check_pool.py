@@ -2,16 +2,15 @@
 
 BMC and proofs are CPU-bound and independent per variant, so ``--workers`` runs them in
 parallel (``--ray``: one Ray task per variant). Local workers are forked (the protocol
-factory, user protocols included, is inherited rather than pickled); each returns its plain
-results (BMC results and traces, the proof), and the parent re-attaches the protocol, which
-holds functions and does not cross processes. A unit is a whole variant, not a (variant,
+factory, user protocols included, is inherited rather than pickled); each returns its results,
+which are plain data (BMC results and traces, the proof and its CTI), and the parent builds
+the protocol for its report. A unit is a whole variant, not a (variant,
 invariant) pair: BMC shares one incremental solver across a variant's invariants, and split
 runs could return other (equally valid) counterexamples than a local run.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -79,10 +78,7 @@ def _work(job: CheckJob) -> tuple[Any, Any, Any]:
 
         factory = load_protocol(job.protocol).factory
     check = run_job(job, factory)
-    proof = check.proof
-    if proof is not None and proof.cti is not None:
-        proof = dataclasses.replace(proof, cti=dataclasses.replace(proof.cti, protocol=None))
-    return check.bmc, proof, check.necessity
+    return check.bmc, check.proof, check.necessity
 
 
 def run_jobs(
@@ -110,10 +106,6 @@ def run_jobs(
     def arrived(i: int, out: tuple[Any, Any, Any]) -> None:
         bmc, proof, found = out
         protocol = protocol_for(jobs[i].variant, factory, jobs[i].without)
-        if proof is not None and proof.cti is not None:
-            proof = dataclasses.replace(
-                proof, cti=dataclasses.replace(proof.cti, protocol=protocol)
-            )
         results[i] = VariantCheck(
             jobs[i].variant, protocol, bmc, proof, without=jobs[i].without, necessity=found
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvproof import __version__
+from kvproof.model.assumptions import active, apply, handoff_for
 from kvproof.model.bmc import BmcResult, bmc
 from kvproof.model.concrete import Concrete
 from kvproof.model.dsl import Protocol
@@ -56,8 +57,6 @@ def protocol_for(
     """The protocol a variant's switches configure: kvproof's handoff unless ``factory``,
     under the variant's assumptions less ``without``. A user protocol gets the guards of
     kvproof's assumptions on the actions it shares with kvproof's handoff."""
-    from kvproof.model.assumptions import active, apply, handoff_for
-
     if factory is None:
         return handoff_for(variant, without)
     names = active(variant, without)

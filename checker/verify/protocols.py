@@ -28,6 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kvproof.model.dsl import Protocol
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import (
     VARIANTS_DIR,
@@ -152,7 +153,6 @@ def _import_failure(exc: BaseException) -> str:
 
 def _checked(build: Callable[[Any], Any], spec: str) -> Callable[[Any], Any]:
     """The factory, checked to return a kvproof Protocol (one line, not a traceback)."""
-    from kvproof.model.dsl import Protocol
 
     def factory(switches: Any) -> Any:
         protocol = build(switches)

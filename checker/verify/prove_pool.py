@@ -2,13 +2,12 @@
 
 One unit is one variant's proof (every obligation of its inductive invariant: initiation
 and consecution per action and conjunct), which Z3 discharges in one ``Prover``. Units
-return plain results (the counterexample to induction without its protocol, which holds
-functions); the driver re-attaches the protocol and merges in variant order.
+return plain results (the counterexample to induction is plain data: it names its
+protocol, switches and description); the driver merges them in variant order.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -25,10 +24,7 @@ def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:
         from kvproof.checker.verify.protocols import load_protocol
 
         factory = load_protocol(protocol).factory
-    result = prove(protocol_for(variant, factory), timeout_ms=timeout_ms)
-    if result.cti is not None:
-        result = dataclasses.replace(result, cti=dataclasses.replace(result.cti, protocol=None))
-    return result
+    return prove(protocol_for(variant, factory), timeout_ms=timeout_ms)
 
 
 def prove_variants(
@@ -44,9 +40,6 @@ def prove_variants(
     out: dict[int, Any] = {}
     units = [Unit(i, prove_unit, (v, protocol, timeout_ms)) for i, v in enumerate(variants)]
     for i, result in ordered(executor, units):
-        if result.cti is not None:
-            own = protocol_for(variants[i], factory)
-            result = dataclasses.replace(result, cti=dataclasses.replace(result.cti, protocol=own))
         out[i] = result
         if on_done is not None:
             on_done(variants[i], result)

@@ -37,11 +37,13 @@ def test_fixed_release_has_no_finding_over_1000_walks_with_faults() -> None:
     assert result.stats.traces >= 1000 and result.stats.faults > 0
 
 
+@pytest.mark.slow
 def test_guarded_release_has_no_finding() -> None:
     result = fuzz(load_variant("sglang-0.5.22-pd-guarded"), traces=150, faults=True, seed=2)
     assert result.finding is None, result.finding and result.finding.detail
 
 
+@pytest.mark.slow
 def test_pull_fixed_has_no_finding() -> None:
     result = fuzz(load_variant("vllm-nixl-fixed"), traces=300, faults=True, seed=0)
     assert result.finding is None, result.finding and result.finding.detail
@@ -70,6 +72,7 @@ def test_walks_are_deterministic() -> None:
     assert a.trace.steps == b.trace.steps and a.faults == b.faults and not a.failed
 
 
+@pytest.mark.slow
 def test_cli_finding_is_saved_and_replays(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -86,6 +89,7 @@ def test_cli_finding_is_saved_and_replays(
     assert main(["replay", str(saved), "--max-new-tokens", "8"]) == 1
 
 
+@pytest.mark.slow
 def test_broken_engine_is_found_by_fuzz() -> None:
     # the same broken engine and variant as the replay test
     from test_replay_corpus import length_checked_incident, skip_length_check

@@ -79,6 +79,7 @@ def _check_sarif_shape(sarif: dict) -> None:  # type: ignore[type-arg]
         assert loc["region"]["startLine"] >= 1
 
 
+@pytest.mark.slow
 def test_gate_passes_on_the_repo(tmp_path: Path) -> None:
     folder = _variants(tmp_path, "sglang-0.5.19-pd", "sglang-0.5.22-pd")
     rc, junit, sarif = _gate(folder, tmp_path)
@@ -102,6 +103,7 @@ def test_gate_passes_on_the_repo(tmp_path: Path) -> None:
         assert region["startLine"] == _line_of(incident, r["ruleId"])
 
 
+@pytest.mark.slow
 def test_harmful_protocol_change_fails_the_gate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

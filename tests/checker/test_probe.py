@@ -6,15 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
 
 from kvproof.checker.cli import main
 from kvproof.checker.probe.findings import Sample
 from kvproof.checker.probe.fit import fit_ttft, too_fast
 from kvproof.checker.serve.config import ServeConfig
 from kvproof.checker.serve.server import BackgroundServer
-
-torch.set_num_threads(1)
 
 
 def _probe(variant: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
@@ -37,6 +34,7 @@ def _probe(variant: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]
     return code, json.loads(out)
 
 
+@pytest.mark.slow
 def test_probe_finds_the_incident_leak(capsys: pytest.CaptureFixture[str]) -> None:
     code, report = _probe("sglang-0.5.19-pd", capsys)
     kinds = {f["kind"] for f in report["findings"]}
@@ -46,6 +44,7 @@ def test_probe_finds_the_incident_leak(capsys: pytest.CaptureFixture[str]) -> No
     assert report["requests"] <= 120
 
 
+@pytest.mark.slow
 def test_probe_is_clean_on_the_fixed_release(capsys: pytest.CaptureFixture[str]) -> None:
     code, report = _probe("sglang-0.5.22-pd", capsys)
     assert (code, report["findings"]) == (0, [])

@@ -11,13 +11,10 @@ import time
 
 import httpx
 import pytest
-import torch
 
 from kvproof.checker.serve.config import ServeConfig
 from kvproof.checker.serve.metrics import parse_prometheus
 from kvproof.checker.serve.server import BackgroundServer
-
-torch.set_num_threads(1)
 
 FIXED = "sglang-0.5.22-pd"
 KEY_A = {"Authorization": "Bearer tenant-a-key"}
@@ -86,6 +83,7 @@ def test_buggy_variant_answers_200_with_foreign_text() -> None:
         assert "SECRET-OF-A-42" in r.json()["choices"][0]["text"]
 
 
+@pytest.mark.slow
 def test_32_concurrent_clients_lose_nothing_and_leak_nothing(fixed: BackgroundServer) -> None:
     prompts = [f"client {i:02d} says: " + chr(65 + i % 26) * (20 + i) for i in range(32)]
 

@@ -24,6 +24,7 @@ def on_path(monkeypatch: pytest.MonkeyPatch) -> str:
     return "my_handoff:Handoff"
 
 
+@pytest.mark.slow
 def test_check_gives_the_expected_verdicts(
     on_path: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -49,12 +50,14 @@ def test_check_gives_the_expected_verdicts(
     assert labels.index("abort(r0)") < labels.index("post(r0, p0)")
 
 
+@pytest.mark.slow
 def test_prove_by_file_path_and_own_variants_dir() -> None:
     # No --variants-dir: the module's VARIANTS_DIR is the default.
     assert main(["prove", "deferred-ack", "--protocol", BY_FILE]) == 0
     assert main(["prove", "early-free-unposted", "--protocol", BY_FILE, "--json"]) == 1
 
 
+@pytest.mark.slow
 def test_prove_reports_the_changed_rule(on_path: str, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["prove", "early-free-unposted", "--protocol", on_path, "--variants-dir", str(VARIANTS)]
     assert main([*argv, "--json"]) == 1

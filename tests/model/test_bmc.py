@@ -64,6 +64,7 @@ def test_shortest_means_none_shorter() -> None:
     assert shallow.result("no_stray_write").holds
 
 
+@pytest.mark.slow
 def test_primary_trace_avoids_earlier_violations() -> None:
     protocol, result = _run("sglang-pd-early-free-abort", depth=13)
     iso = result.result("isolation")
@@ -81,6 +82,7 @@ def test_replay_rejects_a_trace_that_is_not_a_run() -> None:
         replay(bogus, concrete)
 
 
+@pytest.mark.slow
 def test_check_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["check", "sglang-0.5.19-pd", "--json", "--requests", "2", "--pages", "3"])
     assert code == 1

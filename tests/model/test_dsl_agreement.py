@@ -6,12 +6,13 @@ by the Z3 backend, with the state's values substituted, equal the plain Python r
 
 from __future__ import annotations
 
+import pytest
 import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvproof.model.concrete import Concrete, State
-from kvproof.model.context import Ctx
+from kvproof.model.context import Ctx, apply_row
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import Instance
 from kvproof.model.logic import Z3Logic
@@ -38,6 +39,7 @@ class _Sym:
         return self.cells[var][self.inst.flat(var, args)]
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(data=st.data(), variant=st.sampled_from(sorted(VARIANTS)), enum_as_bv=st.booleans())
 def test_concrete_and_symbolic_agree(data, variant: str, enum_as_bv: bool) -> None:  # type: ignore[no-untyped-def]
@@ -58,7 +60,7 @@ def test_concrete_and_symbolic_agree(data, variant: str, enum_as_bv: bool) -> No
             row.append(const)
             subst.append((const, logic.lift(value, sort=sort)))
         cells[v.name] = row
-    ctx = Ctx(logic, _Sym(inst, cells), protocol.switches)
+    ctx = Ctx(logic, _Sym(inst, cells))
     protocol.action(action.action).body(ctx, *action.args)
 
     def value(term, sort):  # type: ignore[no-untyped-def]
@@ -75,12 +77,7 @@ def test_concrete_and_symbolic_agree(data, variant: str, enum_as_bv: bool) -> No
     for var, ops in ctx.ops.items():
         v = protocol.var(var)
         sort = logic.sort_of(v.kind)
-        row = list(cells[var])
-        for kind, a, b in ops:
-            if kind == "point":
-                row[inst.flat(var, a)] = b
-            else:
-                row = [a(*args, old) for args, old in zip(inst.cells(v), row, strict=True)]
+        row = apply_row(logic, ops, inst.cells(v), cells[var])
         got = [value(t, sort) for t in row]
         assert tuple(got) == expected.data[inst.var_index[var]], var
 
@@ -100,7 +97,7 @@ def test_invariants_agree(data, variant: str) -> None:  # type: ignore[no-untype
         ]
         for v in protocol.vars
     }
-    ctx = Ctx(logic, _Sym(inst, cells), protocol.switches)
+    ctx = Ctx(logic, _Sym(inst, cells))
     for inv in protocol.safety:
         sym = inv.body(ctx)
         sym = sym if isinstance(sym, bool) else z3.is_true(z3.simplify(sym))

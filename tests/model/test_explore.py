@@ -59,6 +59,7 @@ def test_explore_agrees_with_bmc_and_expectations(variant) -> None:
 @pytest.mark.parametrize(
     "name", ["sglang-0.5.19-pd", "mooncake-batch-failed-partial", "vllm-stale-block-lease"]
 )
+@pytest.mark.slow
 def test_symmetry_reduction_keeps_verdicts_and_lengths(name: str) -> None:
     protocol = build_handoff(load_variant(name).switches)
     reduced = explore(protocol, SMALL, symmetry=("Page",))
@@ -119,6 +120,7 @@ def _philosophers() -> Protocol:
         invariants=(Invariant("true", lambda s: True),),
         init=lambda s: True,
         symmetric=("Req", "Page"),
+        holding=("owns",),  # a page held: a terminal state with one is a deadlock
     )
 
 
@@ -165,6 +167,7 @@ def test_dot_and_graphml_export(tmp_path: Path) -> None:
     assert dot.count("color=red,") == len(bad)
 
 
+@pytest.mark.slow
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["explore", "--requests", "2", "--pages", "2", "--json"]
     assert main([*args, "sglang-0.5.19-pd"]) == 1

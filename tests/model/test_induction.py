@@ -18,6 +18,7 @@ from kvproof.spec.variant import list_variants, load_variant
 FIXED = [v.name for v in list_variants() if not v.buggy]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIXED)
 def test_fixed_variants_are_proved(name: str) -> None:
     result = prove(handoff_for(load_variant(name)))  # under the variant's assumptions
@@ -55,6 +56,7 @@ def test_buggy_variant_is_not_proved() -> None:
     assert result.cti.action is not None and result.cti.action.action == "abort"
 
 
+@pytest.mark.slow
 def test_prove_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["prove", "sglang-0.5.22-pd", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -64,7 +66,8 @@ def test_prove_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert not data["proved"] and data["cti"]["conjunct"]
 
 
-def test_parallel_check_reattaches_protocols(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.slow
+def test_parallel_check_returns_plain_results(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["check", "sglang-pd-early-free-abort", "sglang-0.5.22-pd", "--prove", "--json"]
     small = ["--depth", "6", "--requests", "2", "--pages", "2"]
     assert main([*args, *small, "--workers", "2"]) == 1
@@ -72,10 +75,20 @@ def test_parallel_check_reattaches_protocols(capsys: pytest.CaptureFixture[str])
     assert main([*args, *small, "--workers", "1"]) == 1
     serial = json.loads(capsys.readouterr().out)
     assert [x["variant"] for x in parallel] == [x["variant"] for x in serial]
-    # the CTI crossed the process boundary and was described with the re-attached protocol
+    # the CTI is plain data: it crossed the process boundary with its description
     cti_p, cti_s = parallel[0]["proof"]["cti"], serial[0]["proof"]["cti"]
     assert cti_p["conjunct"] == cti_s["conjunct"] and cti_p["pre"] and cti_p["changes"]
     assert cti_p["action"].split("(")[0] == cti_s["action"].split("(")[0] == "abort"
     assert parallel[1]["proof"]["proved"] and serial[1]["proof"]["proved"]
     for a, b in zip(parallel, serial, strict=True):
         assert [i["verdict"] for i in a["invariants"]] == [i["verdict"] for i in b["invariants"]]
+
+
+def test_a_cti_is_plain_data() -> None:
+    """No closures inside results: a CTI pickles, with its description."""
+    import pickle
+
+    result = prove(build_handoff(load_variant("sglang-pd-early-free-abort").switches))
+    assert result.cti is not None
+    again = pickle.loads(pickle.dumps(result))
+    assert again.cti.describe() == result.cti.describe() and again.cti.protocol == "handoff"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
-from kvproof.refimpl.oracle import audit
+from kvproof.refimpl.oracle import leak_check
 from kvproof.spec.variant import Sizes, load_variant
 
 SIZES = Sizes(context_len=256, prefill_pool_tokens=512, decode_pool_tokens=512, page_size=16)
@@ -24,17 +24,17 @@ def test_head_trim_writes_the_wrong_chunks() -> None:
     c, rid = _run("vllm-nixl-push-head-trim")
     req, d = c.requests[rid], c.handoff.d[rid]
     assert req.hit and d.reserve == 2 and d.aux is not None and d.aux.pages_written == 2
-    assert req.resp == "ok" and req.read_stale  # 200, over pages at the wrong position
-    assert all(not r.at_pos and r.writer == rid for r in req.reads)
-    (finding,) = audit(c)
+    assert req.resp == "ok" and c.truth.read_stale(rid)  # 200, over pages at the wrong position
+    assert all(not r.at_pos and r.writer == rid for r in c.truth.reads_of(rid))
+    (finding,) = leak_check(c)
     assert finding.leak and not finding.tokens_match and not finding.foreign_canaries
 
 
 def test_tail_trim_writes_every_chunk_in_place() -> None:
     c, rid = _run("vllm-nixl-push-fixed")
     req = c.requests[rid]
-    assert req.hit and req.resp == "ok" and not req.read_stale
-    (finding,) = audit(c)
+    assert req.hit and req.resp == "ok" and not c.truth.read_stale(rid)
+    (finding,) = leak_check(c)
     assert not finding.leak and finding.tokens_match
 
 
@@ -47,6 +47,6 @@ def test_placeholder_page_is_not_in_place() -> None:
     rid = c.submit("A", PROMPT[:16], 4)
     c.run()
     req = c.requests[rid]
-    assert req.resp == "ok" and req.read_stale
-    (read,) = req.reads
+    assert req.resp == "ok" and c.truth.read_stale(rid)
+    (read,) = c.truth.reads_of(rid)
     assert read.writer == rid and read.valid == 1 and read.read == 16 and not read.at_pos

@@ -9,7 +9,7 @@ import pytest
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.errors import DoubleFree
 from kvproof.refimpl.events import Event
-from kvproof.refimpl.oracle import audit
+from kvproof.refimpl.oracle import leak_check
 from kvproof.spec.variant import Sizes, Variant, load_variant
 
 
@@ -38,7 +38,7 @@ def tamper(c: Cluster, rid: int, *, keep_allocator: bool = True) -> None:
     """Point one table entry at a page holding request 0's stale KV (a buggy reallocation:
     the allocator agrees, so only the data guards can notice)."""
     table = c.handoff.d[rid].table
-    stale = next(p for p in range(c.decode.num_pages) if c.decode.pool.writer[p] == 0)
+    stale = next(p for p in range(c.decode.num_pages) if c.truth.decode.writer[p] == 0)
     if keep_allocator:
         c.decode.alloc.free(table[1])
         c.decode.alloc.alloc(rid, stale)
@@ -82,7 +82,7 @@ def test_without_guards_the_tampered_read_is_a_leak(small: Sizes) -> None:
     c, rid = transferred(load_variant("sglang-0.5.22-pd"), small)
     tamper(c, rid)
     c.run()
-    (finding,) = [f for f in audit(c) if f.rid == rid]
+    (finding,) = [f for f in leak_check(c) if f.rid == rid]
     assert finding.leak and finding.stale_pages[0].writer == 0
 
 
@@ -135,7 +135,7 @@ def test_a_stray_write_after_a_passed_check_trips_the_next_read(
     c, rid, calls = running_after_a_passed_check(small, monkeypatch)
     # A late write of request 0 (no cancel in the transfer engine) lands in rid's page.
     victim = c.handoff.d[rid].table[1]
-    src = next(p for p, w in enumerate(c.prefill.pool.writer) if w not in (rid, None))
+    src = next(p for p, w in enumerate(c.truth.prefill.writer) if w not in (rid, None))
     c.handoff.transfer.post(0, victim, src, c.prefill.pool)
     c.handoff.transfer.land(0, victim, c.prefill.pool, c.decode)
     c.apply(Event("step", rid))
@@ -176,3 +176,36 @@ def test_the_cpu_checksum_is_zlib_over_the_page_bytes() -> None:
     assert pool.checksum(pages) == want and want[0] == zlib.adler32(raw)
     with pytest.raises(KernelInputError):
         pool.checksum([0, -1])
+
+
+def grow_by_a_tail_page(c: Cluster, rid: int) -> None:
+    d = c.handoff.d[rid]
+    tail = len(d.tail)
+    while len(d.tail) == tail:
+        c.apply(Event("step", rid))
+
+
+def test_a_read_grown_by_decodes_own_tail_page_reuses_its_check(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
+    c.handoff.requests[rid].max_new_tokens = 40
+    calls = count_guarded_reads(monkeypatch)
+    c.apply(Event("commit", rid))
+    grow_by_a_tail_page(c, rid)
+    grow_by_a_tail_page(c, rid)
+    assert calls[0] == 1 and c.response(rid).status == 200  # only the commit read checked
+
+
+def test_a_foreign_tag_on_a_tail_page_makes_the_kernel_trip(
+    small: Sizes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
+    c.handoff.requests[rid].max_new_tokens = 40
+    c.apply(Event("commit", rid))
+    grow_by_a_tail_page(c, rid)
+    calls = count_guarded_reads(monkeypatch)
+    c.decode.tags.stamp_tag(c.handoff.d[rid].tail[-1], 12345)  # e.g. a misdirected landing
+    c.apply(Event("step", rid))
+    assert calls[0] == 1
+    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1

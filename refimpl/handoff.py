@@ -1,14 +1,15 @@
-"""The handoff as the engine performs it: one guard and one effect per event.
+"""The engine's handoff driver: one guard (``can``) and one effect (``do``) per event.
 
 Each event of ``spec/handoff.md`` is a real engine operation here (real KV computed by the
 model, real bytes copied by the transfer engine, real paged decode). The guards follow the
 events table; the switches of the variant select the upstream behaviour (cited inline).
-``Cluster`` (``cluster.py``) is the public face; this class is the state machine.
+``Cluster`` (``cluster.py``) is the public face; this class is the state machine, and
+``enabled.py`` the one enumeration of its enabled events.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable
 
 from kvproof.refimpl.decode import Aux, DecodeNode, DecodeReq
 from kvproof.refimpl.events import Event
@@ -31,12 +32,11 @@ class Handoff:
         self.requests: list[Request] = []
         self.p: list[PrefillReq] = []
         self.d: list[DecodeReq] = []
-        # Requests that may still have an event (ascending rid): enabled() and settle()
-        # walk these only. A request leaves for good once it can never move again.
+        # Requests that may still have an event (ascending rid): the enumeration and
+        # settle() walk these only. A request leaves for good once it can never move again.
         self._live: dict[int, None] = {}
         self._known = 0  # requests already entered in _live
-        self._alloc_events: dict[int, list[Event]] = {}  # rid -> alloc(rid, page) by page
-        # (rid, decode page) -> chunk index the posted write should carry (view only)
+        # (rid, decode page) -> chunk index the posted write should carry (for the recorder)
         self._meant: dict[tuple[int, int], int] = {}
 
     # -- helpers ---------------------------------------------------------------------------
@@ -54,7 +54,7 @@ class Handoff:
             return index + self.d[r].hit_pages
         return index
 
-    def _targets(self, r: int) -> list[int]:
+    def targets(self, r: int) -> list[int]:
         """Destination pages the sender writes, in position order: source page i goes to
         the i-th index it was given (SGLang sends ``kv_indices[:len(prefill_pages)]``)."""
         dst = self.p[r].dst if self.push else self.d[r].table
@@ -64,13 +64,19 @@ class Handoff:
         return any(t.rid == r for t in self.transfer.in_flight.values())
 
     def _all_posted(self, r: int) -> bool:
-        return all(page in self.p[r].posted for page in self._targets(r))
+        return all(page in self.p[r].posted for page in self.targets(r))
 
     def _sync(self) -> None:
         """Enter requests appended since the last call (``Cluster.submit``) as live."""
         for r in range(self._known, len(self.requests)):
             self._live[r] = None
         self._known = len(self.requests)
+
+    def live(self) -> Iterable[int]:
+        """The requests that may still have an event, ascending (a live view: do not
+        apply events while iterating it)."""
+        self._sync()
+        return self._live.keys()
 
     def _retired(self, r: int) -> bool:
         """``r`` can never have an event again: decode is done, prefill neither waits nor
@@ -111,9 +117,8 @@ class Handoff:
                 if self.push:
                     finished = p.phase in ("sent", "stopped")
                 else:  # until_read: P keeps its blocks until decode's reads completed
-                    finished = self.requests[r].poll in ("success", "failed") or self.d[
-                        r
-                    ].phase in ("running", "draining", "done")
+                    finished = self.requests[r].poll in ("success", "failed")
+                    finished = finished or self.d[r].phase in ("running", "draining", "done")
                 if finished:
                     self.prefill.release(p)
         for r in list(self._live):
@@ -122,7 +127,6 @@ class Handoff:
                 self._compute(p)
             if self._retired(r):
                 del self._live[r]
-                self._alloc_events.pop(r, None)
 
     def _compute(self, p: PrefillReq) -> None:
         if p.computed:
@@ -130,84 +134,6 @@ class Handoff:
         self.prefill.compute(p)
         if not p.src_ok:  # the lease expired before the prefill ran: the blocks go at once
             self.prefill.release(p, reused=True)
-
-    # -- enumeration -----------------------------------------------------------------------
-    def candidates(self) -> Iterator[Event]:
-        """Every event worth testing with ``can``, for every request ever submitted: a
-        superset of the enabled ones. The brute-force reference for ``enabled()``."""
-        free = self.decode.alloc.free_pages()
-        for r in range(len(self.requests)):
-            for name in ("arrive", "send", "p_abort", "done", "fail", "commit", "step"):
-                yield Event(name, r)
-            for name in ("finish", "abort", "abort_seen", "ack", "timeout", "expire", "give_up"):
-                yield Event(name, r)
-            if self.requests[r].arrived:
-                if self.d[r].phase == "queued":
-                    yield from (Event("alloc", r, page) for page in free)
-                for page in self._targets(r) if self.p[r].dst or not self.push else []:
-                    yield Event("post", r, page)
-        for t in self.transfer.in_flight.values():
-            yield Event("land", t.rid, t.page)
-
-    def enabled(self) -> list[Event]:
-        """Every enabled event, in the order of ``candidates()`` (requests by id, then the
-        in-flight writes), walking the live requests only. Each request is offered only
-        the events its phases allow (every guard of ``can`` requires one of them), then
-        ``can`` decides; ``alloc`` lists every free page for a request still reserving
-        (exactly ``can``'s condition), from one pass over the free list."""
-        self._sync()
-        free: list[int] | None = None
-        sw = self.sw
-        push, lease = self.push, sw.prefill_hold == "lease"
-        out: list[Event] = []
-        for r in self._live:
-            req, p, d = self.requests[r], self.p[r], self.d[r]
-            if not req.arrived:
-                out.append(Event("arrive", r))
-                continue
-            dp, pp = d.phase, p.phase
-            p_open = pp in ("waiting", "active")
-            sending = pp == "active" if push else dp == "transfer"
-            names: list[str] = []
-            if dp == "queued":
-                names.append("send")
-            if push and p_open:
-                names.append("p_abort")
-            if sending:
-                names += ("done", "fail")
-            if dp == "transfer":
-                names.append("commit")
-            elif dp == "running":
-                names += ("step", "finish")
-            if dp in ("queued", "transfer", "running"):
-                names.append("abort")
-            if push and p_open:
-                names.append("abort_seen")
-            if dp == "draining":
-                names += ("ack", "timeout")
-            if lease and not push:
-                names.append("expire")
-            if push and pp == "active" and sw.prefill_hold == "early_free":
-                names.append("expire")
-            if dp == "transfer" and sw.decode_gives_up != "never":
-                names.append("give_up")
-            out += [ev for ev in map(Event, names, [r] * len(names)) if self.can(ev)]
-            if dp == "queued" and len(d.table) < d.reserve:
-                if free is None:
-                    alloc = self.decode.alloc
-                    free = [page for page in alloc.free_pages() if alloc.is_free(page)]
-                events = self._alloc_events.get(r)
-                if events is None:
-                    events = [Event("alloc", r, page) for page in range(self.decode.num_pages)]
-                    self._alloc_events[r] = events
-                out += [events[page] for page in free]
-            elif dp != "queued":
-                self._alloc_events.pop(r, None)
-            if sending:
-                posts = (Event("post", r, page) for page in dict.fromkeys(self._targets(r)))
-                out += [ev for ev in posts if self.can(ev)]
-        out += [Event("land", t.rid, t.page) for t in self.transfer.in_flight.values()]
-        return out
 
     # -- guards ----------------------------------------------------------------------------
     def can(self, ev: Event) -> bool:
@@ -238,7 +164,7 @@ class Handoff:
                 else:  # pull: decode reads prefill's blocks until the transfer concluded
                     # (success or failed): a NIXL read is never started after that.
                     ok = d.phase == "transfer" and p.computed and req.poll == "transferring"
-                return ok and ev.page in self._targets(r) and ev.page not in p.posted
+                return ok and ev.page in self.targets(r) and ev.page not in p.posted
             case "land":
                 return (r, ev.page) in self.transfer.in_flight
             case "p_abort":
@@ -325,6 +251,7 @@ class Handoff:
         d.phase = "transfer"
         self.requests[r].poll = "transferring"
         p.dst = list(d.table)  # P's copy: never updated when D frees and reallocates
+        p.tag = self.decode.tags.tag_of(r)  # the reservation's owner tag, with the indices
         if p.phase == "waiting":
             p.phase = "active"
         if not self.push:
@@ -334,29 +261,20 @@ class Handoff:
         r, p = ev.rid, self.p[ev.rid]
         assert ev.page is not None
         self._compute(p)
-        index = self._targets(r).index(ev.page)
+        index = self.targets(r).index(ev.page)
         self.transfer.post(r, ev.page, p.pages[self._source_index(r, index)], self.prefill.pool)
         p.posted.add(ev.page)
-        # ground truth: the chunk this write should carry (decode reads the table after the
-        # prefix cache's pages)
+        # the chunk this write should carry (decode's table comes after the prefix cache's)
         self._meant[(r, ev.page)] = index + self.d[r].hit_pages
 
     def _do_land(self, ev: Event) -> None:
-        assert ev.page is not None
-        t = self.transfer.land(ev.rid, ev.page, self.prefill.pool, self.decode)
-        meant = self._meant.pop((ev.rid, ev.page))
-        self.decode.at_pos[ev.page] = self._exact(ev.rid, meant, t.src, t.valid)
-
-    # -- position ground truth (issue 12 item 3): recorded for the view, never read ------
-    def _exact(self, r: int, meant: int, src: int, valid: int) -> bool:
-        """The write is r's chunk ``meant`` (the destination's index in the sender's list,
-        fixed at post) in every slot decode reads there: the source page is prefill's
-        chunk ``meant`` and holds as many real tokens as decode's own copy of the prompt
-        has at that position (the placeholder: 1 token of a full page)."""
-        pages = self.p[r].pages
-        ps = self.decode.page_size
-        wanted = max(0, min(ps, self.d[r].prompt_len - meant * ps))
-        return src in pages and pages.index(src) == meant and valid >= wanted
+        r, page = ev.rid, ev.page
+        assert page is not None
+        t = self.transfer.land(r, page, self.prefill.pool, self.decode)
+        # issue 12 item 3: the chunk the write was meant to carry, for the recorder only
+        meant, pages, ps = self._meant.pop((r, page)), self.p[r].pages, self.decode.page_size
+        wanted = max(0, min(ps, self.d[r].prompt_len - meant * ps))  # slots decode reads there
+        self.decode.record.positioned(page, t.src in pages[meant : meant + 1], wanted)
 
     def _do_p_abort(self, ev: Event) -> None:
         self.p[ev.rid].pend = True
@@ -412,9 +330,7 @@ class Handoff:
     def _checksum_compared(self, received: tuple[int, ...]) -> bool:
         """SGLang #39500: decode compares only with the option on, and skips the comparison
         when the checksum it received is 0 (a prefill without the option sends 0)."""
-        if self.sw.transfer_checksum not in ("both", "decode_only"):
-            return False
-        return any(received)
+        return self.sw.transfer_checksum in ("both", "decode_only") and any(received)
 
     def _read(self, r: int) -> bool:
         """A decode step reading every page in the table; False if the tag guard tripped."""
@@ -426,11 +342,7 @@ class Handoff:
             self._free_decode(r)
             return False
         d.tokens.append(token)
-        for page_read in self.decode.reads(d):
-            if page_read.stale_for(r):
-                req.read_stale = True
-                if page_read not in req.reads:
-                    req.reads.append(page_read)
+        self.decode.record_read(d)
         return True
 
     def _do_step(self, ev: Event) -> None:
@@ -471,8 +383,7 @@ class Handoff:
         self._free_decode(ev.rid)
 
     def _do_give_up(self, ev: Event) -> None:
-        r = ev.rid
-        req = self.requests[r]
+        r, req = ev.rid, self.requests[ev.rid]
         req.poll = "failed"
         req.reason = "decode gave up waiting for the KV (no ABORT sent to prefill)"
         if req.resp == "none":
