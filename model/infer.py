@@ -164,7 +164,7 @@ def initially_unbounded(prover: Prover) -> Any:
     """Does a conjunct hold in every initial state of every size? (Z3, folded first.)"""
     protocol = prover.protocol
     defaults = {
-        v.name: v.default for v in protocol.vars if not (v.rigid or v.name in protocol.free_init)
+        v.name: v.default for v in protocol.vars if not v.rigid
     }
     view = _FnView(prover.fns, defaults)
     init = prover.logic.lift(protocol.init(prover.ctx(view)))

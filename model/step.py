@@ -24,7 +24,7 @@ import z3
 
 from kvproof.model.candidates import Clause, distinct_envs
 from kvproof.model.concrete import Concrete, State
-from kvproof.model.context import Ctx
+from kvproof.model.context import Ctx, apply_row
 from kvproof.model.dsl import Protocol
 from kvproof.model.induction import Prover, _PostView
 from kvproof.model.instance import ActionInstance, Instance
@@ -76,7 +76,7 @@ class FiniteStep:
         self._lits: dict[tuple[int, Any], Any] = {}
 
     def ctx(self, cells: dict[str, list[Any]]) -> Ctx:
-        return Ctx(self.logic, _Cells(self.inst, cells), self.protocol.switches)
+        return Ctx(self.logic, _Cells(self.inst, cells))
 
     def formula(self, c: Any, post: bool) -> Any:
         """A conjunct (``houdini.Conjunct``) over the pre- or the post-state."""
@@ -131,7 +131,7 @@ class FiniteStep:
             self.protocol.action(ai.action).body(ctx, *ai.args)
             guard = self.logic.and_(*ctx.guards)
             if guard is not False:
-                enabled.append((ai, guard, _apply(self.inst, self.pre, ctx)))
+                enabled.append((ai, guard, _apply(self.logic, self.inst, self.pre, ctx)))
         bits = max(1, (len(enabled) - 1).bit_length())
         act = z3.BitVec("act", bits)
         if len(enabled) < 2**bits:
@@ -172,19 +172,14 @@ class FiniteStep:
         return Cex(dict(self.inst.sizes), self.concrete.make_state(values), self.options[idx])
 
 
-def _apply(inst: Instance, pre: dict[str, list[Any]], ctx: Ctx) -> dict[str, list[Any]]:
-    """The rows an action instance changes (the DSL's update semantics, as in unroll)."""
-    out: dict[str, list[Any]] = {}
-    for var, ops in ctx.ops.items():
-        row = list(pre[var])
-        cells = inst.cells(inst.protocol.var(var))
-        for kind, a, b in ops:
-            if kind == "point":
-                row[inst.flat(var, a)] = b
-            else:
-                row = [a(*args, old) for args, old in zip(cells, row, strict=True)]
-        out[var] = row
-    return out
+def _apply(
+    logic: Any, inst: Instance, pre: dict[str, list[Any]], ctx: Ctx
+) -> dict[str, list[Any]]:
+    """The rows an action instance changes: the DSL's one update semantics (``apply_row``)."""
+    return {
+        var: apply_row(logic, ops, inst.cells(inst.protocol.var(var)), pre[var])
+        for var, ops in ctx.ops.items()
+    }
 
 
 class SymbolicStep:
