@@ -163,9 +163,7 @@ def with_strengthening(protocol: Protocol, clauses: tuple[Clause, ...]) -> Proto
 def initially_unbounded(prover: Prover) -> Any:
     """Does a conjunct hold in every initial state of every size? (Z3, folded first.)"""
     protocol = prover.protocol
-    defaults = {
-        v.name: v.default for v in protocol.vars if not v.rigid
-    }
+    defaults = {v.name: v.default for v in protocol.vars if not v.rigid}
     view = _FnView(prover.fns, defaults)
     init = prover.logic.lift(protocol.init(prover.ctx(view)))
 

@@ -172,9 +172,7 @@ class FiniteStep:
         return Cex(dict(self.inst.sizes), self.concrete.make_state(values), self.options[idx])
 
 
-def _apply(
-    logic: Any, inst: Instance, pre: dict[str, list[Any]], ctx: Ctx
-) -> dict[str, list[Any]]:
+def _apply(logic: Any, inst: Instance, pre: dict[str, list[Any]], ctx: Ctx) -> dict[str, list[Any]]:
     """The rows an action instance changes: the DSL's one update semantics (``apply_row``)."""
     return {
         var: apply_row(logic, ops, inst.cells(inst.protocol.var(var)), pre[var])
