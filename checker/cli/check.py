@@ -83,16 +83,13 @@ def run(args: argparse.Namespace) -> int:
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
     from kvproof.checker.cli.progress import progress_bar
+    from kvproof.checker.cli.selection import check_selection
     from kvproof.checker.report import check_report
     from kvproof.checker.verify import checking
     from kvproof.checker.verify.check_pool import CheckJob, run_jobs
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.spec.errors import KvproofInputError
 
-    if not args.variants and not args.all:
-        raise KvproofInputError("name at least one VARIANT, or --all")
-    if args.variants and args.all:
-        raise KvproofInputError("name VARIANTs or --all, not both", "--all")
+    check_selection(args)
     # Every output path is checked before minutes of work, not after.
     check_output_dir(args.out, "--out")
     check_output_file(args.junit, "--junit")

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
+    from kvproof.checker.cli.selection import check_selection
     from kvproof.checker.report.check_report import render_assumptions
     from kvproof.checker.report.proof_report import render_proof
     from kvproof.checker.verify.checking import assumptions_json, protocol_for
@@ -63,10 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.model.induction import prove
     from kvproof.spec.errors import KvproofInputError
 
-    if not args.variants and not args.all:
-        raise KvproofInputError("name at least one VARIANT, or --all")
-    if args.variants and args.all:
-        raise KvproofInputError("name VARIANTs or --all, not both", "--all")
+    check_selection(args)
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
     user = load_protocol(args.protocol) if args.protocol else None
