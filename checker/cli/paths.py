@@ -9,6 +9,7 @@ one line), not after the work, losing its findings. Writing itself is atomic
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 from kvproof.spec.errors import KvproofInputError
@@ -21,13 +22,27 @@ def _nearest_existing(path: Path) -> Path:
     return p
 
 
-def _check_creatable(path: Path, flag: str) -> None:
-    """``path`` does not exist: its nearest existing ancestor must be a writable folder."""
+def _check_creatable(path: Path, flag: str, folder: bool = False) -> None:
+    """``path`` does not exist: its nearest existing ancestor must be a writable folder, and
+    the folders up to it must really be creatable. Permission bits alone do not say so (root
+    passes ``os.access`` on ``/proc``, where nothing can be created), so the folders are made
+    now, before the work, and for a file a probe file is created and removed."""
     anc = _nearest_existing(path)
     if not anc.is_dir():
         raise KvproofInputError(f"{anc} is not a folder", f"{flag} {path}")
     if not os.access(anc, os.W_OK | os.X_OK):
         raise KvproofInputError(f"cannot write in {anc}", f"{flag} {path}")
+    target = path if folder else path.absolute().parent
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        if not folder:
+            fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=target)
+            os.close(fd)
+            os.unlink(probe)
+    except OSError as exc:
+        raise KvproofInputError(
+            f"cannot create it: {exc.strerror or exc}", f"{flag} {path}"
+        ) from None
 
 
 def check_output_file(path: Path | str | None, flag: str) -> Path | None:
@@ -60,7 +75,7 @@ def check_output_dir(path: Path | str | None, flag: str) -> Path | None:
         if not os.access(p, os.W_OK | os.X_OK):
             raise KvproofInputError("folder not writable", f"{flag} {path}")
         return p
-    _check_creatable(p, flag)
+    _check_creatable(p, flag, folder=True)
     return p
 
 
