@@ -29,6 +29,7 @@ from kvproof.model.dsl import Protocol
 from kvproof.model.induction import Prover, _PostView
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.logic import Z3Logic
+from kvproof.model.unroll import select_cell
 
 
 @dataclass(frozen=True)
@@ -146,11 +147,7 @@ class FiniteStep:
         for v in self.protocol.vars:
             row = []
             for j, old in enumerate(self.pre[v.name]):
-                value = old
-                for sel, (_, _, new) in zip(sels, enabled, strict=True):
-                    cell = new.get(v.name)
-                    if cell is not None and cell[j] is not old:
-                        value = self.logic.ite(sel, cell[j], value)
+                value = select_cell(self.logic, sels, enabled, v.name, j, old)
                 if value is old or isinstance(value, bool | str):
                     row.append(value)
                 else:

@@ -8,6 +8,7 @@ disabled vanish and cells that no enabled instance can change keep their previou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import z3
@@ -98,11 +99,7 @@ class Unroller:
                 continue
             row = []
             for j, old in enumerate(old_row):
-                value = old
-                for sel, (_, _, new) in zip(sels, enabled, strict=True):
-                    cell = new.get(v.name)
-                    if cell is not None and cell[j] is not old:
-                        value = self.logic.ite(sel, cell[j], value)
+                value = select_cell(self.logic, sels, enabled, v.name, j, old)
                 if value is old or isinstance(value, bool | str):
                     row.append(value)
                 else:
@@ -174,3 +171,22 @@ def _enums(inst: Instance) -> list[Any]:
         if v.kind != "bool":
             seen[v.kind.name] = v.kind  # type: ignore[union-attr]
     return list(seen.values())
+
+
+def select_cell(
+    logic: Any,
+    sels: Sequence[Any],
+    enabled: Sequence[tuple[Any, Any, dict[str, list[Any]]]],
+    var: str,
+    j: int,
+    old: Any,
+) -> Any:
+    """Cell ``j`` of ``var`` after the step: the new value of whichever enabled action the
+    selector ``sels[i]`` picks (``enabled[i] = (instance, guard, changed rows)``), else
+    ``old``; ``old`` itself when no action changes the cell (callers test with ``is``)."""
+    value = old
+    for sel, (_, _, new) in zip(sels, enabled, strict=True):
+        cell = new.get(var)
+        if cell is not None and cell[j] is not old:
+            value = logic.ite(sel, cell[j], value)
+    return value
