@@ -6,14 +6,14 @@ deployment (nodes with roles), apply the rules, solve the danger window with Z3.
 """
 
 from kvproof.checker.audit.deployment import Deployment, Node, load_deployment
-from kvproof.checker.audit.findings import Finding, Severity
+from kvproof.checker.audit.findings import AuditFinding, Severity
 from kvproof.checker.audit.report import AuditReport, audit
 from kvproof.checker.audit.window import Window
 
 __all__ = [
+    "AuditFinding",
     "AuditReport",
     "Deployment",
-    "Finding",
     "Node",
     "Severity",
     "Window",

@@ -30,7 +30,7 @@ class Severity(enum.IntEnum):
 
 
 @dataclass(frozen=True)
-class Finding:
+class AuditFinding:
     id: str
     severity: Severity
     title: str

@@ -19,19 +19,19 @@ from kvproof.checker.audit import catalog, sglang_rules, vllm_rules
 from kvproof.checker.audit.admission import input_limit
 from kvproof.checker.audit.danger import Danger
 from kvproof.checker.audit.deployment import Deployment, Node
-from kvproof.checker.audit.finding import Finding, Severity
+from kvproof.checker.audit.finding import AuditFinding, Severity
 
-__all__ = ["Finding", "Severity", "evaluate"]
+__all__ = ["AuditFinding", "Severity", "evaluate"]
 
 
-def _pool_below_context(dep: Deployment) -> list[Finding]:
+def _pool_below_context(dep: Deployment) -> list[AuditFinding]:
     out = []
     for n in dep.nodes:
         if n.pool_tokens >= dep.advertised_context:
             continue
         limit = input_limit(n, "engine")  # what this node admits today
         out.append(
-            Finding(
+            AuditFinding(
                 id="pool-below-context",
                 severity=Severity.HIGH if n.role == "prefill" else Severity.MEDIUM,
                 title=f"{n.name} ({n.role}): KV pool {n.pool_tokens:,} < advertised context "
@@ -53,7 +53,7 @@ def _pool_below_context(dep: Deployment) -> list[Finding]:
     return out
 
 
-def _window(dep: Deployment, d: Danger) -> Finding:
+def _window(dep: Deployment, d: Danger) -> AuditFinding:
     w, e, m = d.headline, d.engine, d.match
     # The safe API cap is the tighter of the two views: with SGLang's margins, prompts of
     # pool-5..pool tokens are already rejected by prefill and admitted by decode.
@@ -74,7 +74,7 @@ def _window(dep: Deployment, d: Danger) -> Finding:
             f"most {w.prefill_limit:,} tokens."
         )
     version_note = " (version unknown: assumed vulnerable)" if m is not None and m.assumed else ""
-    return Finding(
+    return AuditFinding(
         id="prefill-rejects-decode-admits",
         severity=severity,
         title=f"prefill {d.prefill} rejects prompts that decode {d.decode} admits: "
@@ -104,7 +104,7 @@ def _limit_known(n: Node) -> bool:
     return n.context_len is not None or n.max_req_input_len is not None
 
 
-def _latent(dep: Deployment, dangers: list[Danger]) -> list[Finding]:
+def _latent(dep: Deployment, dangers: list[Danger]) -> list[AuditFinding]:
     """prefill's limit below decode's, though the advertised context hides it for now."""
     out = []
     exposed = {(d.prefill, d.decode) for d in dangers}
@@ -114,7 +114,7 @@ def _latent(dep: Deployment, dangers: list[Danger]) -> list[Finding]:
             if (p.name, d.name) in exposed or lp >= ld or not (_limit_known(p) and _limit_known(d)):
                 continue
             out.append(
-                Finding(
+                AuditFinding(
                     id="prefill-rejects-decode-admits",
                     severity=Severity.LOW,
                     title=f"prefill {p.name} admits up to {lp:,} tokens, decode {d.name} {ld:,}; "
@@ -145,8 +145,8 @@ VERSION_ACTION = (
 )
 
 
-def _version_finding(nodes: list[Node], severity: Severity, title: str, extra: str) -> Finding:
-    return Finding(
+def _version_finding(nodes: list[Node], severity: Severity, title: str, extra: str) -> AuditFinding:
+    return AuditFinding(
         id="sglang-pd-version",
         severity=severity,
         title=title + ", ".join(f"{n.name} {n.version or '?'}" for n in nodes),
@@ -158,7 +158,7 @@ def _version_finding(nodes: list[Node], severity: Severity, title: str, extra: s
     )
 
 
-def _version(dep: Deployment) -> list[Finding]:
+def _version(dep: Deployment) -> list[AuditFinding]:
     old, partial, unknown = [], [], []
     for n in _pd_nodes(dep):
         if n.engine != "sglang":
@@ -184,13 +184,13 @@ def _version(dep: Deployment) -> list[Finding]:
     return out
 
 
-def _pairs(dep: Deployment) -> list[Finding]:
+def _pairs(dep: Deployment) -> list[AuditFinding]:
     out = []
     for p in dep.with_role("prefill"):
         for d in dep.with_role("decode"):
             if p.page_size and d.page_size and p.page_size != d.page_size:
                 out.append(
-                    Finding(
+                    AuditFinding(
                         id="page-size-mismatch",
                         severity=Severity.HIGH,
                         title=f"page size {p.page_size} on {p.name} but {d.page_size} on {d.name}",
@@ -203,7 +203,7 @@ def _pairs(dep: Deployment) -> list[Finding]:
                 )
             if p.context_len and d.context_len and p.context_len != d.context_len:
                 out.append(
-                    Finding(
+                    AuditFinding(
                         id="context-mismatch",
                         severity=Severity.MEDIUM,
                         title=f"context {p.context_len:,} on {p.name} but {d.context_len:,} on "
@@ -218,7 +218,7 @@ def _pairs(dep: Deployment) -> list[Finding]:
     return out
 
 
-def evaluate(dep: Deployment, dangers: list[Danger]) -> list[Finding]:
+def evaluate(dep: Deployment, dangers: list[Danger]) -> list[AuditFinding]:
     """Every finding, most severe first (stable within a severity)."""
     found = [_window(dep, d) for d in dangers]
     found += _latent(dep, dangers) + _pool_below_context(dep) + _version(dep)

@@ -16,7 +16,7 @@ from rich.text import Text
 from kvproof.checker.audit.admission import input_limit
 from kvproof.checker.audit.danger import Danger
 from kvproof.checker.audit.deployment import Node
-from kvproof.checker.audit.findings import Finding, Severity
+from kvproof.checker.audit.findings import AuditFinding, Severity
 from kvproof.checker.audit.redact import scrub
 from kvproof.checker.audit.report import AuditReport
 from kvproof.checker.audit.vllm_rules import lease_s, transfer_mode
@@ -120,7 +120,7 @@ def _danger(d: Danger) -> Panel:
     )
 
 
-def _finding(f: Finding) -> Group:
+def _finding(f: AuditFinding) -> Group:
     head = Text.assemble((f" {f.severity} ", STYLE[f.severity]), " ", (f.id, "bold"))
     body = [Text(scrub(f.title))]
     if f.variant or f.assumption:

@@ -12,7 +12,7 @@ from typing import Any
 from kvproof.checker.audit.admission import input_limit
 from kvproof.checker.audit.danger import Danger, dangers
 from kvproof.checker.audit.deployment import Deployment, Node, from_files, load_deployment
-from kvproof.checker.audit.findings import Finding, Severity, evaluate
+from kvproof.checker.audit.findings import AuditFinding, Severity, evaluate
 from kvproof.checker.audit.redact import scrub_all
 from kvproof.checker.audit.vllm_rules import lease_s, transfer_mode
 from kvproof.checker.audit.window import Window
@@ -24,7 +24,7 @@ SCHEMA = "kvproof.audit/1"
 @dataclass(frozen=True)
 class AuditReport:
     deployment: Deployment
-    findings: tuple[Finding, ...]
+    findings: tuple[AuditFinding, ...]
     dangers: tuple[Danger, ...]
 
     @property

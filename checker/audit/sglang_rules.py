@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from kvproof.checker.audit import catalog, sglang_env
 from kvproof.checker.audit.deployment import Deployment, Node
-from kvproof.checker.audit.finding import Finding, Severity
+from kvproof.checker.audit.finding import AuditFinding, Severity
 
 EXPOSE_HOW = (
     f"Expose it: start the servers with {sglang_env.EXPOSE}=1 (then /server_info lists "
@@ -49,7 +49,7 @@ def _ev(nodes: list[Node], key: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.evidence[key] for n in nodes if key in n.evidence))
 
 
-def _checksum(dep: Deployment) -> list[Finding]:
+def _checksum(dep: Deployment) -> list[AuditFinding]:
     out = []
     for p in _pd(dep, "prefill"):
         for d in _pd(dep, "decode"):
@@ -60,7 +60,7 @@ def _checksum(dep: Deployment) -> list[Finding]:
             off = [n for n in (p, d) if not n.transfer_checksum]
             known = all(n.transfer_checksum is not None for n in off)
             out.append(
-                Finding(
+                AuditFinding(
                     id="checksum-one-sided",
                     severity=Severity.CRITICAL if known else Severity.MEDIUM,
                     title=f"disaggregation_enable_kv_checksum on {_names(on)} but "
@@ -79,7 +79,7 @@ def _checksum(dep: Deployment) -> list[Finding]:
     nodes = _pd(dep)
     if not out and nodes and not any(n.transfer_checksum for n in nodes):
         out.append(
-            Finding(
+            AuditFinding(
                 id="transfer-checksum-disabled",
                 severity=Severity.LOW,
                 title=f"per-transfer KV checksum off: {_names(nodes)}",
@@ -103,8 +103,10 @@ DEFERRED_ACTION = (
 )
 
 
-def _deferred_finding(nodes: list[Node], severity: Severity, title: str, extra: str) -> Finding:
-    return Finding(
+def _deferred_finding(
+    nodes: list[Node], severity: Severity, title: str, extra: str
+) -> AuditFinding:
+    return AuditFinding(
         id="deferred-release-disabled",
         severity=severity,
         title=title + _names(nodes),
@@ -122,7 +124,7 @@ def _default_on(n: Node) -> bool:
     return parsed is not None and parsed >= sglang_env.DEFERRED_DEFAULT_ON
 
 
-def _deferred(dep: Deployment) -> list[Finding]:
+def _deferred(dep: Deployment) -> list[AuditFinding]:
     off = [n for n in _pd(dep) if n.deferred_release is False]
     unknown = [n for n in _pd(dep) if n.deferred_release is None]
     risky = [n for n in unknown if not _default_on(n)]
@@ -139,7 +141,7 @@ def _deferred(dep: Deployment) -> list[Finding]:
     return out
 
 
-def _backend(dep: Deployment) -> list[Finding]:
+def _backend(dep: Deployment) -> list[AuditFinding]:
     nodes = [
         n
         for n in _pd(dep)
@@ -149,7 +151,7 @@ def _backend(dep: Deployment) -> list[Finding]:
     if not nodes:
         return []
     return [
-        Finding(
+        AuditFinding(
             id="transfer-backend-no-deferred-ack",
             severity=Severity.HIGH,
             title=f"transfer backend mori before v0.5.22 sends no drain ACK: {_names(nodes)}",
@@ -165,7 +167,7 @@ def _backend(dep: Deployment) -> list[Finding]:
     ]
 
 
-def _timeout(dep: Deployment) -> list[Finding]:
+def _timeout(dep: Deployment) -> list[AuditFinding]:
     out = []
     for d in _pd(dep, "decode"):
         release, waiting = d.release_timeout_s, d.waiting_timeout_s
@@ -189,7 +191,7 @@ def _timeout(dep: Deployment) -> list[Finding]:
         if slow and slowest:
             evidence += _ev([slowest[1]], "slowest_transfer_s")
         out.append(
-            Finding(
+            AuditFinding(
                 id="release-timeout-short",
                 severity=Severity.HIGH if slow else Severity.MEDIUM,
                 title=f"{d.name}: deferred-release timeout {release:g} s"
@@ -212,12 +214,12 @@ def _timeout(dep: Deployment) -> list[Finding]:
     return out
 
 
-def _radix(dep: Deployment) -> list[Finding]:
+def _radix(dep: Deployment) -> list[AuditFinding]:
     nodes = [n for n in _pd(dep, "decode") if n.decode_radix_cache]
     if not nodes:
         return []
     return [
-        Finding(
+        AuditFinding(
             id="decode-radix-cache",
             severity=Severity.MEDIUM,
             title=f"radix cache on decode (shared prefix pages): {_names(nodes)}",
@@ -233,5 +235,5 @@ def _radix(dep: Deployment) -> list[Finding]:
     ]
 
 
-def evaluate(dep: Deployment) -> list[Finding]:
+def evaluate(dep: Deployment) -> list[AuditFinding]:
     return _checksum(dep) + _deferred(dep) + _backend(dep) + _timeout(dep) + _radix(dep)

@@ -17,7 +17,7 @@ decode-side expiry check (#32208) was still open. Both rules rest on ``bounded_t
 from __future__ import annotations
 
 from kvproof.checker.audit.deployment import Deployment, Node
-from kvproof.checker.audit.finding import Finding, Severity
+from kvproof.checker.audit.finding import AuditFinding, Severity
 
 DEFAULT_LEASE_S = 30.0
 MODES = {"NixlConnector": "pull", "NixlPullConnector": "pull", "NixlPushConnector": "push"}
@@ -43,8 +43,8 @@ def _vllm(dep: Deployment) -> list[Node]:
     return [n for n in dep.nodes if n.engine == "vllm"]
 
 
-def _expired(n: Node) -> Finding:
-    return Finding(
+def _expired(n: Node) -> AuditFinding:
+    return AuditFinding(
         id="lease-read-after-expiry",
         severity=Severity.HIGH,
         title=f"{n.name}: {n.lease_expired_reads} read(s) of KV blocks after their lease "
@@ -58,10 +58,10 @@ def _expired(n: Node) -> Finding:
     )
 
 
-def _short(n: Node, slow: Node) -> Finding:
+def _short(n: Node, slow: Node) -> AuditFinding:
     lease, took = lease_s(n), slow.slowest_transfer_s
     where = n.evidence.get("kv_lease_duration_s", "kv_lease_duration: default 30 s")
-    return Finding(
+    return AuditFinding(
         id="lease-shorter-than-transfer",
         severity=Severity.MEDIUM,
         title=f"{n.name}: kv_lease_duration {lease:g} s but a NIXL transfer took over {took:g} s",
@@ -74,7 +74,7 @@ def _short(n: Node, slow: Node) -> Finding:
     )
 
 
-def evaluate(dep: Deployment) -> list[Finding]:
+def evaluate(dep: Deployment) -> list[AuditFinding]:
     out = [_expired(n) for n in _vllm(dep) if n.lease_expired_reads > 0]
     timed = [n for n in _vllm(dep) if n.slowest_transfer_s is not None]
     for n in _vllm(dep):
@@ -87,7 +87,7 @@ def evaluate(dep: Deployment) -> list[Finding]:
     push = [n for n in _vllm(dep) if transfer_mode(n) == "push"]
     if push:
         out.append(
-            Finding(
+            AuditFinding(
                 id="nixl-push-mode",
                 severity=Severity.INFO,
                 title="NIXL push mode: " + ", ".join(n.name for n in push),

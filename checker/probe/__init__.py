@@ -5,7 +5,7 @@ acceptance boundary, and returns a ``ProbeReport`` of findings: foreign canaries
 should have been 400s, answers faster than their prefill could take, inconsistent answers.
 """
 
-from kvproof.checker.probe.findings import Finding, ProbeReport, Sample
+from kvproof.checker.probe.findings import ProbeFinding, ProbeReport, Sample
 from kvproof.checker.probe.probe import Budget, run_probe
 
-__all__ = ["Budget", "Finding", "ProbeReport", "Sample", "run_probe"]
+__all__ = ["Budget", "ProbeFinding", "ProbeReport", "Sample", "run_probe"]

@@ -20,7 +20,7 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class Finding:
+class ProbeFinding:
     kind: str  # foreign_canary | accepted_over_context | non_monotone | fast_ttft | inconsistent
     detail: str
     evidence: dict[str, Any] = field(default_factory=dict)
@@ -44,7 +44,7 @@ class ProbeReport:
     boundary_tokens: int | None  # the longest prompt the endpoint accepted
     fit: Fit | None
     samples: tuple[Sample, ...]
-    findings: tuple[Finding, ...]
+    findings: tuple[ProbeFinding, ...]
     requests: int
     seconds: float
     stopped_by_budget: str | None  # "requests" / "seconds" when the budget ran out

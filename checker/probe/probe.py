@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 
 from kvproof.checker.probe.client import OpenAIClient
-from kvproof.checker.probe.findings import Finding, ProbeReport, Sample
+from kvproof.checker.probe.findings import ProbeFinding, ProbeReport, Sample
 from kvproof.checker.probe.fit import fit_ttft, too_fast
 from kvproof.spec.errors import KvproofInputError
 
@@ -133,15 +133,15 @@ def _accepted(samples: list[Sample]) -> list[Sample]:
     ]
 
 
-def _findings(p: _Probe, context: int) -> list[Finding]:
-    out: list[Finding] = []
+def _findings(p: _Probe, context: int) -> list[ProbeFinding]:
+    out: list[ProbeFinding] = []
     for s in p.samples:
         if s.tenant != "B" or s.status != 200:
             continue
         seen = [c for c in p.canaries if c in s.text or c[3:] in s.text]
         if seen:
             out.append(
-                Finding(
+                ProbeFinding(
                     "foreign_canary",
                     f"tenant B's {s.prompt_tokens}-token prompt got tenant A's canary {seen[0]}",
                     {"canaries": seen, "prompt_tokens": s.prompt_tokens, "text": s.text},
@@ -152,7 +152,7 @@ def _findings(p: _Probe, context: int) -> list[Finding]:
     for s in accepted:
         if s.purpose == "over_context" or (s.prompt_tokens or 0) > context:
             out.append(
-                Finding(
+                ProbeFinding(
                     "accepted_over_context",
                     f"200 for a {s.prompt_tokens}-token prompt, over the advertised "
                     f"context {context}",
@@ -164,7 +164,7 @@ def _findings(p: _Probe, context: int) -> list[Finding]:
         longer = [s for s in accepted if s.prompt_chars > shortest]
         if longer:
             out.append(
-                Finding(
+                ProbeFinding(
                     "non_monotone",
                     f"{len(longer)} prompts accepted although a shorter one ({shortest} chars) "
                     "was rejected",
@@ -177,7 +177,7 @@ def _findings(p: _Probe, context: int) -> list[Finding]:
             predicted = too_fast(fit, s)
             if predicted is not None:
                 out.append(
-                    Finding(
+                    ProbeFinding(
                         "fast_ttft",
                         f"{s.prompt_tokens}-token prompt answered 200 after "
                         f"{1000 * s.ttft_s:.1f} ms, a full prefill takes "
@@ -196,7 +196,7 @@ def _findings(p: _Probe, context: int) -> list[Finding]:
     for chars, texts in sorted(by_prompt.items()):
         if len(texts) > 1:
             out.append(
-                Finding(
+                ProbeFinding(
                     "inconsistent",
                     f"the same {chars}-character prompt got {len(texts)} different answers "
                     "at temperature 0",
