@@ -188,7 +188,7 @@ def step_profile(args: argparse.Namespace, samples: int) -> dict[str, float]:
     n = c.limits[0].max_req_input_len * 3 // 4  # the workload's mean prompt
     rid = c.submit("p", [1 + i % 200 for i in range(n)], 10**6)
     while c.handoff.d[rid].phase != "running":
-        names = ("abort", "fail", "p_abort")
+        names = ("abort", "fail", "p_abort", "give_up")  # the happy path only
         c.apply(next(e for e in c.enabled() if e.rid == rid and e.name not in names))
     d, dec = c.handoff.d[rid], c.decode
 
@@ -272,13 +272,20 @@ def main() -> None:
     ap.add_argument("--clock", choices=["cpu", "wall"], default=None, help="default: cpu on CPU")
     ap.add_argument("--profile-samples", type=int, default=300, help="step_profile steps")
     ap.add_argument("--aa-trials", type=int, default=9, help="plain/plain control pairs")
+    ap.add_argument(
+        "--guards",
+        choices=["all", "tags"],
+        default="all",
+        help="tags: the owner-tag guard alone (no transfer checksum)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     global CLOCK
     clock = args.clock or ("wall" if args.device.startswith("cuda") else "cpu")
     CLOCK = time.thread_time if clock == "cpu" else time.perf_counter
     plain = load_variant("sglang-0.5.22-pd")
-    sw = dataclasses.replace(plain.switches, page_tags=True, transfer_checksum="both")
+    checksum = "both" if args.guards == "all" else "off"
+    sw = dataclasses.replace(plain.switches, page_tags=True, transfer_checksum=checksum)
     guarded = dataclasses.replace(plain, name="sglang-0.5.22-pd+guards", switches=sw)
     run_once(plain, args)  # warm-up (allocator, kernels, caches)
     run_once(guarded, args)
@@ -304,7 +311,7 @@ def main() -> None:
     med = statistics.median
     prof = step_profile(args, args.profile_samples)
     plain_s = med([p.decode_s for p, _ in pairs])
-    adler_s = med([g.adler_s / g.transfers for _, g in parts])
+    adler_s = med([g.adler_s / max(1, g.transfers) for _, g in parts])
     # Every guard cost of a run, priced: lookups at the tight-loop figure, each check at
     # the whole guarded read's extra (setup + tag check + masked attention), Adler-32 at
     # its timed cost.
@@ -344,7 +351,9 @@ def main() -> None:
                 "lookups_per_run": g0.tag_lookups,
             },
             "adler32": {
-                "ms_per_transfer": spread([1e3 * g.adler_s / g.transfers for _, g in parts], 3),
+                "ms_per_transfer": spread(
+                    [1e3 * g.adler_s / max(1, g.transfers) for _, g in parts], 3
+                ),
                 "transfers_per_run": g0.transfers,
                 "share_of_plain_decode_pct": spread(adler_share),
             },
@@ -357,7 +366,8 @@ def main() -> None:
         "goal_pct": GOAL_PCT,
         # Conclusive only when the middle half of the pairs lies on one side of the goal.
         "meets_goal": verdict(spread(overhead)),
-        "guards": ["page_tags (guarded decode kernel)", "transfer_checksum (Adler-32)"],
+        "guards": ["page_tags (guarded decode kernel)"]
+        + (["transfer_checksum (Adler-32)"] if args.guards == "all" else []),
     }
     print(json.dumps(result, indent=2))
 
