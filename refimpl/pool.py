@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
 import torch
 
 try:
-    # zlib-ng's Adler-32 is vectorised: ~3 us for a transfer's 216 KiB in
-    # benchmarks/engine.py's workload, against ~58 us for zlib 1.2's scalar loop (the larger
-    # part of the decode guards' cost). Same function, same values; zlib if it is missing.
+    # zlib-ng's Adler-32 is vectorised: 13 against 63 us for a transfer's 26 pages (216 KiB)
+    # of benchmarks/engine.py's workload in cache, 68-80 against 101 us with the pages cold
+    # (as they are at commit). Same function, same values; zlib if it is missing.
     from zlib_ng.zlib_ng import adler32
 except ImportError:  # pragma: no cover - zlib-ng is a dependency; an install may lack it
     from zlib import adler32
@@ -58,13 +57,8 @@ class KVPool:
         gen = torch.Generator().manual_seed(seed)
         self.data = torch.randn(geometry.shape, generator=gen).to(device)
         self._gen = gen
-        # CPU pools: the raw bytes as a numpy view (shared storage, no copy) for Adler-32,
-        # seen as [layers, page, K/V, page bytes]: a gather over pages yields K then V of
-        # each page, the order the checksum runs in.
-        self._by_page: np.ndarray | None = None
-        if not self.data.is_cuda:
-            raw = self.data.view(torch.uint8).numpy()
-            self._by_page = raw.reshape(*geometry.shape[:3], -1).transpose(0, 2, 1, 3)
+        # CPU pools: the raw bytes as a numpy view (shared storage, no copy) for Adler-32.
+        self._bytes = None if self.data.is_cuda else self.data.view(torch.uint8).numpy()
         self.tags = PageTags(geometry.num_pages, device=self.data.device)
 
     @property
@@ -93,13 +87,20 @@ class KVPool:
         """Adler-32 of the pages, one per layer (SGLang #39500 checks it at commit)."""
         if not pages:
             return ()
-        if self._by_page is None:  # on the device: only the 32-bit sums cross to the host
+        if self._bytes is None:  # on the device: only the 32-bit sums cross to the host
             return tuple(page_checksum(self.layer(i), pages) for i in range(self.num_layers))
-        # On CPU: one gather of the pages into K-then-V order, then one Adler-32 per layer
-        # over it (page_checksum's byte order). One call over the pages costs less than a
-        # chained call per K and V block (2 per page per layer), whose Python overhead
-        # outweighs a vectorised sum; the copy is a few microseconds.
+        # On CPU there is no copy to avoid: Adler-32 runs over each page's K then V block
+        # in place, chained page by page; the same bytes, in the same order, as
+        # page_checksum's contract (its torch version costs ~20x more on small pages).
+        # Gathering the pages first for one call per layer cost more than the 2 calls per
+        # page and layer it saves: the pages are cold at commit, and the copy adds misses.
         if min(pages) < 0 or max(pages) >= self.geometry.num_pages:  # numpy would wrap -1
             raise KernelInputError(f"page ids must lie in [0, {self.geometry.num_pages})")
-        gathered = np.ascontiguousarray(self._by_page[:, pages])  # [layers, n, 2, bytes]
-        return tuple(adler32(layer) for layer in gathered)
+        out = []
+        for layer in self._bytes:
+            k, v = layer[0], layer[1]
+            a = 1
+            for page in pages:
+                a = adler32(v[page], adler32(k[page], a))
+            out.append(a)
+        return tuple(out)
