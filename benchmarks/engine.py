@@ -22,7 +22,11 @@ Those timers cost time themselves, so they run in extra instrumented guarded run
 (``--component-trials``), never in the A/B pairs the overhead comes from.
 
 ``unattributed`` is the median overhead minus ``attributed_total_pct`` (below): what the
-priced guard work does not explain, indirect costs (caches, allocator) plus noise.
+priced guard work does not explain, indirect costs (caches, allocator) plus noise. It was
+1.4% until ``benchmarks/guard_instructions.py`` counted decode's instructions (callgrind,
+load-independent): the reuse test was priced in a loop where no other request wrote a tag
+(its fast path), but in the workload it nearly always walked the read's pages (7.6 M
+instructions a run, 0.6% of decode), and zlib's scalar Adler-32 was another 0.5%.
 
 Clock: on CPU the decode thread's CPU time (``time.thread_time``; torch runs one intra-op
 thread, so all of decode's compute is on it), not wall time: on a shared machine wall time
@@ -39,7 +43,7 @@ sides: the noise floor of the method on this machine (a median overhead inside i
 a measured cost). Prints one JSON object. Goal: guards cost at most 1% of decode tokens/s.
 
     python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 15] \
-        [--aa-trials 9] [--clock cpu]
+        [--aa-trials 9] [--clock cpu] [--guards all|tags]
 """
 
 from __future__ import annotations
