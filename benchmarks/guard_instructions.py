@@ -3,22 +3,21 @@
 CPU time on a shared 2-core machine swings by more than the 1% the guards may cost
 (``benchmarks/engine.py`` needs many lockstep pairs and an A/A control to see through it).
 Instruction counts do not: under ``valgrind --tool=callgrind`` the same seeded workload
-executes the same instructions whatever else runs. This script runs ``engine.py``'s workload
+executes the same instructions whatever else runs. Each count runs ``engine.py``'s workload
 once to warm up, then again with callgrind's collection switched on only inside the events
-it selects (``--collect``), through a 3-line C helper compiled on first use (it needs a C
-compiler and valgrind's headers):
+it selects, through a 3-line C helper compiled on first use (it needs a C compiler and
+valgrind's headers):
 
-* ``decode``: commit and step events (what ``engine.py`` times);
+* ``decode``: commit and step events (what ``engine.py`` times), plain and guarded;
 * ``lookup``: ``PageTags.unchanged`` (may this read reuse a passed check?);
 * ``check``: the guarded kernel's tag compare (``tag_mismatch``);
 * ``adler32``: the decode-side checksum at commit.
 
-    valgrind --tool=callgrind --instr-atstart=no --collect-atstart=no --callgrind-out-file=OUT \
-        python benchmarks/guard_instructions.py --guarded --collect decode
-    callgrind_annotate OUT | head   # "PROGRAM TOTALS": instructions in the selected events
+Prints one JSON object: the instructions of each, the guarded/plain overhead of decode and
+each component as a share of plain decode. Instructions are not time (a cache miss costs
+no instruction): read this next to ``engine.py``'s CPU-time pairs, not instead of them.
 
-Compare the plain and the guarded totals of ``decode``: their ratio is the guards' cost in
-instructions. Outside valgrind the script runs (and prints its JSON) without counting.
+    python benchmarks/guard_instructions.py [--jobs 2]      # ~10 min on 2 busy cores
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +70,8 @@ def counted(fn: Callable[..., Any], toggle: Callable[[], None]) -> Callable[...,
     return wrapper
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    ap.add_argument("--guarded", action="store_true")
-    ap.add_argument("--collect", choices=["decode", "lookup", "check", "adler32"], default="decode")
-    ap.add_argument("--model", default="tiny", choices=["tiny", "echo"])
-    ap.add_argument("--requests", type=int, default=8)
-    ap.add_argument("--new-tokens", type=int, default=48)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+def child(args: argparse.Namespace) -> None:
+    """Under callgrind: run the workload, collecting only inside ``args.collect``."""
     args.device = "cpu"
     torch.set_num_threads(1)
     plain = load_variant("sglang-0.5.22-pd")
@@ -106,10 +99,62 @@ def main() -> None:
         c.run()
     finally:
         kernels_api.tag_mismatch = original_check
-    run = engine._finish(c, run)
-    print(
-        json.dumps({"guarded": args.guarded, "collect": args.collect, "tokens": run.decode_tokens})
-    )
+    engine._finish(c, run)
+
+
+RUNS = {  # name -> (guarded, collect)
+    "plain_decode": (False, "decode"),
+    "guarded_decode": (True, "decode"),
+    "lookup": (True, "lookup"),
+    "check": (True, "check"),
+    "adler32": (True, "adler32"),
+}
+
+
+def count(name: str, args: argparse.Namespace, folder: Path) -> int:
+    """Instructions collected by one child run under callgrind."""
+    guarded, collect = RUNS[name]
+    out = folder / f"{name}.callgrind"
+    cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no"]
+    cmd += [f"--callgrind-out-file={out}", sys.executable, __file__, "--child"]
+    cmd += ["--collect", collect, "--requests", str(args.requests)]
+    cmd += ["--new-tokens", str(args.new_tokens), "--seed", str(args.seed)]
+    cmd += ["--model", args.model] + (["--guarded"] if guarded else [])
+    subprocess.run(cmd, check=True, capture_output=True)
+    for line in out.read_text().splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no summary line in {out}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--guarded", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--collect", choices=["decode", "lookup", "check", "adler32"], default="decode")
+    ap.add_argument("--model", default="tiny", choices=["tiny", "echo"])
+    ap.add_argument("--requests", type=int, default=8)
+    ap.add_argument("--new-tokens", type=int, default=48)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=2, help="callgrind runs at a time")
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
+        counts = dict(zip(RUNS, pool.map(lambda n: count(n, args, Path(tmp)), RUNS), strict=True))
+    plain = counts["plain_decode"]
+    share = {k: round(100 * counts[k] / plain, 3) for k in ("lookup", "check", "adler32")}
+    result = {
+        "benchmark": "engine_decode_guard_instructions",
+        "model": args.model,
+        "requests": args.requests,
+        "new_tokens": args.new_tokens,
+        "instructions": counts,
+        "guard_overhead_pct": round(100 * (counts["guarded_decode"] / plain - 1), 3),
+        "components_pct_of_plain_decode": share,
+    }
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
