@@ -59,8 +59,12 @@ def _helper() -> ctypes.CDLL:
     return ctypes.CDLL(str(out))
 
 
+CALLS = [0]  # calls of the counted function in this (child) process
+
+
 def counted(fn: Callable[..., Any], toggle: Callable[[], None]) -> Callable[..., Any]:
     def wrapper(*a: Any, **kw: Any) -> Any:
+        CALLS[0] += 1
         toggle()
         try:
             return fn(*a, **kw)
@@ -86,6 +90,12 @@ def child(args: argparse.Namespace) -> None:
     c, run = engine.prepare(variant, args, False)
     h, dec = c.handoff, c.handoff.decode
     original_check = kernels_api.tag_mismatch
+    if args.collect == "noop":  # the wrapper's own instructions, subtracted per call
+        noop = counted(lambda: None, toggle)
+        for _ in range(1000):
+            noop()
+        print(json.dumps({"calls": CALLS[0]}))
+        return
     try:
         if args.collect == "decode":
             h._do_commit = counted(h._do_commit, toggle)  # type: ignore[method-assign]
@@ -100,6 +110,7 @@ def child(args: argparse.Namespace) -> None:
     finally:
         kernels_api.tag_mismatch = original_check
     engine._finish(c, run)
+    print(json.dumps({"calls": CALLS[0]}))
 
 
 RUNS = {  # name -> (guarded, collect)
@@ -108,11 +119,12 @@ RUNS = {  # name -> (guarded, collect)
     "lookup": (True, "lookup"),
     "check": (True, "check"),
     "adler32": (True, "adler32"),
+    "noop": (False, "noop"),
 }
 
 
-def count(name: str, args: argparse.Namespace, folder: Path) -> int:
-    """Instructions collected by one child run under callgrind."""
+def count(name: str, args: argparse.Namespace, folder: Path) -> tuple[int, int]:
+    """Instructions collected by one child run under callgrind, and its counted calls."""
     guarded, collect = RUNS[name]
     out = folder / f"{name}.callgrind"
     cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no"]
@@ -120,10 +132,11 @@ def count(name: str, args: argparse.Namespace, folder: Path) -> int:
     cmd += ["--collect", collect, "--requests", str(args.requests)]
     cmd += ["--new-tokens", str(args.new_tokens), "--seed", str(args.seed)]
     cmd += ["--model", args.model] + (["--guarded"] if guarded else [])
-    subprocess.run(cmd, check=True, capture_output=True)
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    calls = json.loads(done.stdout.strip().splitlines()[-1])["calls"]
     for line in out.read_text().splitlines():
         if line.startswith("summary:"):
-            return int(line.split()[1])
+            return int(line.split()[1]), calls
     raise RuntimeError(f"no summary line in {out}")
 
 
@@ -131,7 +144,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--guarded", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--collect", choices=["decode", "lookup", "check", "adler32"], default="decode")
+    ap.add_argument("--collect", choices=[c for _, c in RUNS.values()], default="decode")
     ap.add_argument("--model", default="tiny", choices=["tiny", "echo"])
     ap.add_argument("--requests", type=int, default=8)
     ap.add_argument("--new-tokens", type=int, default=48)
@@ -142,17 +155,23 @@ def main() -> None:
         child(args)
         return
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(args.jobs) as pool:
-        counts = dict(zip(RUNS, pool.map(lambda n: count(n, args, Path(tmp)), RUNS), strict=True))
-    plain = counts["plain_decode"]
-    share = {k: round(100 * counts[k] / plain, 3) for k in ("lookup", "check", "adler32")}
+        runs = dict(zip(RUNS, pool.map(lambda n: count(n, args, Path(tmp)), RUNS), strict=True))
+    # Each counted call also pays the wrapper (two ctypes calls): priced by the no-op runs
+    # and taken off the components (the decode runs pay it alike on both sides).
+    wrapper = runs["noop"][0] / runs["noop"][1]
+    plain = runs["plain_decode"][0]
+    parts = {k: runs[k][0] - wrapper * runs[k][1] for k in ("lookup", "check", "adler32")}
     result = {
         "benchmark": "engine_decode_guard_instructions",
         "model": args.model,
         "requests": args.requests,
         "new_tokens": args.new_tokens,
-        "instructions": counts,
-        "guard_overhead_pct": round(100 * (counts["guarded_decode"] / plain - 1), 3),
-        "components_pct_of_plain_decode": share,
+        "instructions": {k: n for k, (n, _) in runs.items()},
+        "calls": {k: c for k, (_, c) in runs.items()},
+        "wrapper_per_call": round(wrapper),
+        "guard_overhead_pct": round(100 * (runs["guarded_decode"][0] / plain - 1), 3),
+        "components_pct_of_plain_decode": {k: round(100 * v / plain, 3) for k, v in parts.items()},
+        "per_call": {k: round(v / max(1, runs[k][1])) for k, v in parts.items()},
     }
     print(json.dumps(result, indent=2))
 
