@@ -9,12 +9,13 @@ nobody wrote since the allocation, or a source block reused by other traffic car
 foreign tag. No tag is derived from the run's ground truth (``refimpl/recorder.py``).
 
 The check is a pure function of the tags of the pages read and the reader's tag, so a read
-may reuse the reader's last passed check when neither changed since. Every tag write goes
-through ``stamp``, which bumps ``version`` and records it as the page's last write; a
-passed check records the pages it covered and the version it saw. A late RDMA write into
-one of those pages (the attack the guard exists for) stamps it, so the next read re-runs
-the guarded kernel and trips. The tensor's own version counter backs this up: an in-place
-torch write that bypassed ``stamp`` invalidates every passed check.
+may reuse the reader's last passed check when neither changed since. A passed check records
+the pages it covered, and each of those pages records its checked readers (``_readers``,
+the reverse index). Every tag write goes through ``stamp_tag``, which drops the passed
+check of every reader of the page it writes: a late RDMA write into a checked page (the
+attack the guard exists for) leaves no check to reuse, so the next read re-runs the
+guarded kernel and trips. The tensor's own version counter backs this up: an in-place
+torch write that bypassed ``stamp_tag`` drops every passed check.
 
 A read that grows past its passed check by decode's own tail pages (a new page every
 ``page_size`` generated tokens) reuses it too: decode stamped those pages itself with the
@@ -23,6 +24,14 @@ is the passed one and the new pages', which are known. Any other write into them
 ``stamp_tag`` (a transfer landing) or behind its back, makes the kernel run again. This
 cut the guarded kernel from 4 runs per request to 1 (its commit read) in
 ``benchmarks/engine.py``'s workload.
+
+Why a reverse index rather than a write-version per page compared at each read: the test
+runs on every decode step. Comparing the write version of every page read cost a Python
+loop over the read (~27 pages; 1.7 us in a loop, 3-5 us in the workload) whenever any
+other request had stamped a page since, which in a busy engine is nearly always;
+``benchmarks/guard_instructions.py`` counted it as 7.6 M of the guards' 19.8 M decode
+instructions a run, the largest part. With the index, writes pay (a dict lookup, and a walk
+over a reader's pages only when a checked page is rewritten) and reads one list compare.
 """
 
 from __future__ import annotations
@@ -48,20 +57,20 @@ class PageTags:
         # reservation, not per guarded decode step (no per-step host-to-device copy).
         self._expected: dict[int, torch.Tensor] = {}
         self.version = 0  # bumped by every tag write
-        self._written_at = [0] * num_pages  # page -> version of its last tag write
-        self._all_written_at = 0  # version of the last write we could not place (see above)
         self._tensor_version = self.tags._version
-        # rid -> (pages read, version) of its last check that passed
-        self._passed: dict[int, tuple[tuple[int, ...], int]] = {}
-        # page -> (tag, version) of decode's own stamp (``stamp``), while it is the last write
-        self._own: dict[int, tuple[int, int]] = {}
+        # rid -> pages read by its last check that passed, none of whose tags was written since
+        self._passed: dict[int, list[int]] = {}
+        # page -> rids whose entry in ``_passed`` covers it (exactly the inverse of _passed)
+        self._readers: dict[int, set[int]] = {}
+        # page -> tag of decode's own stamp (``stamp``), while it is the last write
+        self._own: dict[int, int] = {}
 
     def new_generation(self, rid: int) -> int:
         gen = self._next_generation
         self._next_generation += 1
         self.generation[rid] = gen
         self._expected.pop(rid, None)
-        self._passed.pop(rid, None)  # its tag changed: no earlier check says anything
+        self.invalidate(rid)  # its tag changed: no earlier check says anything
         return gen
 
     def expected(self, rid: int) -> torch.Tensor:
@@ -75,11 +84,19 @@ class PageTags:
     def forget(self, rid: int) -> None:
         """The reservation ended: drop the cached tensor and check (the generation stays)."""
         self._expected.pop(rid, None)
-        self._passed.pop(rid, None)
+        self.invalidate(rid)
 
     def invalidate(self, rid: int) -> None:
         """Drop ``rid``'s passed check: its next guarded read runs the kernel again."""
-        self._passed.pop(rid, None)
+        pages = self._passed.pop(rid, None)
+        if pages is None:
+            return
+        for page in pages:
+            readers = self._readers.get(page)
+            if readers is not None:
+                readers.discard(rid)
+                if not readers:
+                    del self._readers[page]
 
     def tag_of(self, rid: int | None) -> int:
         if rid is None or rid not in self.generation:
@@ -90,7 +107,7 @@ class PageTags:
         """Stamp ``rid``'s current tag (decode writing its own slots)."""
         tag = self.tag_of(rid)
         self.stamp_tag(page, tag)
-        self._own[page] = (tag, self.version)
+        self._own[page] = tag
 
     def tag_at(self, page: int) -> int:
         """The tag a transfer reads with the page's bytes."""
@@ -100,8 +117,17 @@ class PageTags:
         """Stamp a tag value (one carried by a transfer descriptor, or prefill's)."""
         self.tags[page] = tag
         self.version += 1
-        self._written_at[page] = self.version
         self._own.pop(page, None)
+        for rid in list(self._readers.get(page, ())):  # their checks covered the old tag
+            self.invalidate(rid)
+        self._tensor_version = self.tags._version
+
+    def _written_behind_stamp(self) -> None:
+        """A torch write bypassed ``stamp_tag``: which page is unknown, so nothing holds."""
+        self.version += 1
+        self._passed.clear()
+        self._readers.clear()
+        self._own.clear()
         self._tensor_version = self.tags._version
 
     def unchanged(self, rid: int, pages: Sequence[int]) -> bool:
@@ -109,34 +135,33 @@ class PageTags:
         and no tag among them was written since: the check would pass again. Also when
         ``pages`` extends the checked ones by pages decode stamped with ``rid``'s tag
         and nothing wrote since (see the module docstring); that check is then recorded."""
-        if self.tags._version != self._tensor_version:  # written behind stamp()'s back
-            self.version += 1
-            self._all_written_at = self.version
-            self._tensor_version = self.tags._version
-        passed = self._passed.get(rid)
-        if passed is None:
+        if self.tags._version != self._tensor_version:
+            self._written_behind_stamp()
+        seen = self._passed.get(rid)
+        if seen is None:
             return False
-        seen_pages, seen = passed
-        n = len(seen_pages)
-        if len(pages) < n or seen < self._all_written_at:
+        n = len(seen)
+        if len(pages) < n or list(pages[:n]) != seen:
             return False
-        written_at = self._written_at
-        if seen == self.version:  # no tag anywhere written since: only the pages matter
-            same = all(a == b for a, b in zip(seen_pages, pages[:n], strict=True))
-        else:
-            same = all(
-                a == b and written_at[a] <= seen for a, b in zip(seen_pages, pages, strict=False)
-            )
-        if not same or len(pages) == n:
-            return same
+        if len(pages) == n:
+            return True
         tag = self.tag_of(rid)
-        for page in pages[n:]:
-            own = self._own.get(page)
-            if own is None or own[0] != tag or own[1] != written_at[page]:
-                return False
-        self._passed[rid] = (tuple(pages), self.version)
+        grown = list(pages[n:])
+        if any(self._own.get(page) != tag for page in grown):
+            return False
+        seen.extend(grown)
+        for page in grown:
+            self._readers.setdefault(page, set()).add(rid)
         return True
 
     def passed(self, rid: int, pages: Sequence[int], version: int) -> None:
-        """``rid``'s guarded read over ``pages``, with tags as of ``version``, passed."""
-        self._passed[rid] = (tuple(pages), version)
+        """``rid``'s guarded read over ``pages``, with tags as of ``version``, passed.
+        A tag written since ``version`` may postdate the check: then nothing is recorded."""
+        self.invalidate(rid)
+        if self.tags._version != self._tensor_version:
+            self._written_behind_stamp()
+        if version != self.version:
+            return
+        self._passed[rid] = list(pages)
+        for page in pages:
+            self._readers.setdefault(page, set()).add(rid)

@@ -209,3 +209,24 @@ def test_a_foreign_tag_on_a_tail_page_makes_the_kernel_trip(
     c.apply(Event("step", rid))
     assert calls[0] == 1
     assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+
+
+def test_a_tag_write_drops_the_check_of_every_reader_of_the_page() -> None:
+    from kvproof.refimpl.tags import PageTags
+
+    tags = PageTags(8)
+    for rid in (1, 2):
+        tags.new_generation(rid)
+    for page in range(4):
+        tags.stamp(page, 1)
+    # two readers over one shared page (a prefix cache's read-only page), both passed
+    tags.passed(1, [0, 1], tags.version)
+    tags.passed(2, [1, 2], tags.version)
+    assert tags.unchanged(1, [0, 1]) and tags.unchanged(2, [1, 2])
+    tags.stamp_tag(3, 99)  # a page neither read: both checks still hold
+    assert tags.unchanged(1, [0, 1]) and tags.unchanged(2, [1, 2])
+    tags.stamp_tag(1, 99)  # the shared page: neither check says anything about it now
+    assert not tags.unchanged(1, [0, 1]) and not tags.unchanged(2, [1, 2])
+    tags.passed(1, [0], tags.version)
+    tags.tags[0] = 7  # a write behind stamp_tag's back drops every check
+    assert not tags.unchanged(1, [0])
