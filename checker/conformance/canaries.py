@@ -18,6 +18,8 @@ A leak is then a *foreign canary in a response*, read by the engine's own data p
 
 from __future__ import annotations
 
+import torch
+
 from kvproof.checker.conformance.mapping import WARMUP_CANARY
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.tokenizer import encode
@@ -69,4 +71,20 @@ def reuse_source(cluster: Cluster, rid: int) -> None:
         return
     pool = cluster.prefill.pool
     tokens = canary_prompt(REUSE_CANARY, len(pages) * pool.page_size, pool.page_size)
-    cluster.model.extend(pool, tokens, 0, pages, gen_index=0)
+    with torch.inference_mode():  # as the engine's own prefill writes its pool
+        cluster.model.extend(pool, tokens, 0, pages, gen_index=0)
+
+
+def fill_unwritten(cluster: Cluster, pages: range, canary: str, index: int) -> None:
+    """Decode pages that no write of this run reached get ``canary``'s KV at chunk
+    ``index`` (positions ``index * page_size ..``): what an earlier request whose table
+    put the page at ``index`` left there. With ``decode_reserve = plus_one`` (vLLM PR
+    #50558) the warm-up's own last page is never written (its sender has one page fewer),
+    yet a reader attends over it at exactly that chunk; boot-time noise would name nobody."""
+    pool, truth = cluster.decode.pool, cluster.truth.decode
+    ps = pool.page_size
+    tokens = canary_prompt(canary, ps, ps)
+    with torch.inference_mode():
+        for page in pages:
+            if truth.writer[page] is None:
+                cluster.model.extend(pool, tokens, index * ps, [page] * (index + 1), 0)

@@ -21,9 +21,13 @@ from kvproof.checker.conformance.canaries import (
     REUSE_CANARY,
     REUSE_TENANT,
     canary_prompt,
+    fill_unwritten,
     request_canary,
     reuse_source,
     tenant,
+)
+from kvproof.checker.conformance.canaries import (
+    chunk as canary_chunk,
 )
 from kvproof.checker.conformance.drain import drain as drain_to_answers
 from kvproof.checker.conformance.mapping import (
@@ -119,9 +123,7 @@ class Lockstep:
         own = n_pages - 1 if self.sw.decode_reserve == "plus_one" else n_pages
         if own < 1:
             return 0
-        # The canary sits after a page's first slot: the page's slot 0 is where a reader's
-        # own token most often lands (the placeholder), the rest is echoed back intact.
-        chunk = ("~" + WARMUP_CANARY + " " * ps)[:ps] if ps > len(WARMUP_CANARY) else WARMUP_CANARY
+        chunk = canary_chunk(WARMUP_CANARY, ps)  # one page, canary after slot 0
         text = (chunk * own)[: own * ps]
         rid = c.submit(WARMUP_TENANT, text, 1)
         self._force_limits(len(text), over_p=False, over_d=False)
@@ -129,6 +131,8 @@ class Lockstep:
         if c.requests[rid].resp != "ok":  # pragma: no cover - the engine's own happy path
             raise RuntimeError(f"warm-up request failed: {c.requests[rid].reason}")
         self.canaries[WARMUP_TENANT] = WARMUP_CANARY
+        if own < n_pages:  # plus_one: the warm-up's last page, read at chunk ``own``
+            fill_unwritten(c, range(n_pages), WARMUP_CANARY, own)
         if self._spare is None:
             return 1
         return 1 + self._hold_canary(chunk, self._spare)
