@@ -6,7 +6,7 @@ the reader's own: two requests with the same prompt leak each other's KV without
 difference (the stray write carries the very tokens the victim had). So every party of a
 replay writes its own canary into its KV, one per page-sized chunk:
 
-- each model request ``r`` is tenant ``t<r>`` with prompt ``~CANARY-<r>-...`` repeated;
+- each model request ``r`` is tenant ``t<r>`` with prompt ``+T<r>-CANARY-...`` repeated;
 - the warm-up tenant's canary fills decode's pool before the trace (``replay.Lockstep``);
 - other traffic that reuses prefill's blocks after a lease expiry or an early free
   (``expire``, vLLM #52234, dynamo #826) is a tenant too: its canary is written into the
@@ -27,6 +27,9 @@ from kvproof.refimpl.tokenizer import encode
 # The tenant whose requests reuse prefill's blocks once the engine released them early.
 REUSE_TENANT = "other-traffic"
 REUSE_CANARY = "CANARY-P-7Q2V9K"
+# A model request's pages start with another byte than the warm-up's: a stale read too
+# short to carry a whole canary still gives other tokens than the single node's.
+REQUEST_LEAD = "+"
 _ALPHABET = "0123456789ABCDEFGHJKLMNPQRSTUVWXYZ"
 
 
@@ -38,8 +41,9 @@ def tenant(r: int) -> str:
 
 def request_canary(r: int) -> str:
     """A canary as long as the warm-up's, unique per request and no prefix of another's
-    (the request number is followed by ``-``)."""
-    head = f"CANARY-{r}-"
+    (the request number is followed by ``-``). It starts unlike the warm-up's, so that
+    even a 2-token read of a stale page differs from the reader's own tokens."""
+    head = f"T{r}-CANARY-"
     n = max(len(WARMUP_CANARY) - len(head), 4)
     x, tail = (r + 1) * 2654435761, ""
     for _ in range(n):
@@ -48,17 +52,17 @@ def request_canary(r: int) -> str:
     return head + tail
 
 
-def chunk(canary: str, page_size: int) -> str:
+def chunk(canary: str, page_size: int, lead: str = "~") -> str:
     """One page of a canary prompt. The canary sits after the page's first slot: slot 0 is
     where a reader's own token most often lands (a placeholder), the rest is echoed back."""
     if page_size <= len(canary):
         return canary[:page_size]
-    return ("~" + canary + " " * page_size)[:page_size]
+    return (lead + canary + " " * page_size)[:page_size]
 
 
-def canary_prompt(canary: str, n: int, page_size: int) -> list[int]:
+def canary_prompt(canary: str, n: int, page_size: int, lead: str = "~") -> list[int]:
     """``n`` tokens of the canary's page chunks (every page carries the whole canary)."""
-    one = chunk(canary, page_size)
+    one = chunk(canary, page_size, lead)
     return encode((one * (-(-n // len(one))))[:n])
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
 from kvproof.checker.conformance.canaries import (
+    REQUEST_LEAD,
     REUSE_CANARY,
     REUSE_TENANT,
     canary_prompt,
@@ -112,7 +113,8 @@ class Lockstep:
         self.max_new_tokens = max_new_tokens
         for r, n in enumerate(prompts):  # each request's own canary (``canaries.py``)
             self.canaries[tenant(r)] = canary = request_canary(r)
-            self.cluster.submit(tenant(r), canary_prompt(canary, n, ps), max_new_tokens)
+            prompt = canary_prompt(canary, n, ps, REQUEST_LEAD)
+            self.cluster.submit(tenant(r), prompt, max_new_tokens)
         self.canaries[REUSE_TENANT] = REUSE_CANARY
         self.step_no = 0
 
