@@ -4,10 +4,11 @@ A counterexample stops at the step that breaks an invariant: often a stray write
 read yet, or a commit before the first decode step. Whether a client *sees* it is decided
 after that, so replay lets the run finish: every request of the trace arrives, transfers,
 commits and decodes up to ``max_new_tokens``; posted writes land; aborts are acknowledged.
-No new fault is injected (no fail, timeout, give-up, expiry, nor an abort unless decode
-sees its transfer failed), and the choice is
-deterministic: completions first, then the request nearest its answer, the lowest
-request first, the allocator's own page. Each step is a model action applied in lockstep
+No new fault is injected (no fail, timeout, give-up or expiry; an abort only where decode
+sees its transfer failed), and the choice is deterministic: completions first, then the
+request nearest its answer, the lowest request first, the allocator's own page. A pool too
+small for two half-allocated requests stops the drain with those clients unanswered
+(``status`` None in the responses). Each step is a model action applied in lockstep
 (``Lockstep.apply``), so the drain is checked like the trace; it adds no model violation
 to the report (the trace's verdict is the model's), only the clients' answers.
 """
@@ -26,8 +27,8 @@ if TYPE_CHECKING:  # replay imports this module
 FAULTS = frozenset({"fail", "abort", "p_abort", "timeout", "expire", "give_up"})
 # Completions first (a posted write lands; an ABORT is seen and acknowledged), then the
 # request closest to its answer: this order lets a late write land before its victim reads.
-ORDER = ("land", "abort_seen", "ack", "abort", "finish", "step", "commit", "done", "post")
-ORDER += ("send", "alloc", "arrive")
+ORDER: tuple[str, ...] = ("land", "abort_seen", "ack", "abort", "finish", "step", "commit")
+ORDER += ("done", "post", "send", "alloc", "arrive")
 MAX_STEPS = 10_000
 
 
