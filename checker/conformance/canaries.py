@@ -52,7 +52,7 @@ def request_canary(r: int) -> str:
     return head + tail
 
 
-def chunk(canary: str, page_size: int, lead: str = "~") -> str:
+def page_chunk(canary: str, page_size: int, lead: str = "~") -> str:
     """One page of a canary prompt. The canary sits after the page's first slot: slot 0 is
     where a reader's own token most often lands (a placeholder), the rest is echoed back."""
     if page_size <= len(canary):
@@ -62,7 +62,7 @@ def chunk(canary: str, page_size: int, lead: str = "~") -> str:
 
 def canary_prompt(canary: str, n: int, page_size: int, lead: str = "~") -> list[int]:
     """``n`` tokens of the canary's page chunks (every page carries the whole canary)."""
-    one = chunk(canary, page_size, lead)
+    one = page_chunk(canary, page_size, lead)
     return encode((one * (-(-n // len(one))))[:n])
 
 

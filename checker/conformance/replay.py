@@ -4,11 +4,14 @@
 ways: the model must enable it (else the trace stops: *not enabled*); the engine must agree
 (an event enabled on one side only is a divergence, and every event the engine could
 perform must be one the model allows); and after it the abstraction of the engine's state
-must equal the model's state (else a divergence, shown as a side-by-side diff). At the end
-the output oracle (``refimpl.oracle``: single-node tokens, canaries) judges every 200.
+must equal the model's state (else a divergence, shown as a side-by-side diff). After the
+trace the engine drains to every client's answer (``drain.py``), then the output oracle
+(``refimpl.oracle``: single-node tokens, canaries of ``canaries.py``) judges every 200; the
+report (``verdict.py``) says what clients saw: a leak, a wrong answer, or engine state only.
 
     report = replay_trace(read_jsonl(path), load_variant("sglang-0.5.19-pd"))
-    report.exit_code  # 1: divergence or leak
+    report.exit_code  # 1: divergence, leak, wrong answer or an invariant broken on the engine
+    report.shows  # "leak": another tenant's canary in a response
 """
 
 from __future__ import annotations
@@ -23,12 +26,10 @@ from kvproof.checker.conformance.canaries import (
     REUSE_TENANT,
     canary_prompt,
     fill_unwritten,
+    page_chunk,
     request_canary,
     reuse_source,
     tenant,
-)
-from kvproof.checker.conformance.canaries import (
-    chunk as canary_chunk,
 )
 from kvproof.checker.conformance.drain import drain as drain_to_answers
 from kvproof.checker.conformance.mapping import (
@@ -125,7 +126,7 @@ class Lockstep:
         own = n_pages - 1 if self.sw.decode_reserve == "plus_one" else n_pages
         if own < 1:
             return 0
-        chunk = canary_chunk(WARMUP_CANARY, ps)  # one page, canary after slot 0
+        chunk = page_chunk(WARMUP_CANARY, ps)  # one page, canary after slot 0
         text = (chunk * own)[: own * ps]
         rid = c.submit(WARMUP_TENANT, text, 1)
         self._force_limits(len(text), over_p=False, over_d=False)
