@@ -3,9 +3,12 @@
 ``kvproof replay TRACE [--variant V]``: TRACE is a ``.jsonl`` trace or an ``.itf.json`` file.
 Each model action is forced on the engine (which page the allocator picks, when a write
 lands); after each step the abstraction of the engine's state (page owners, page contents,
-phases, statuses) must equal the model's. The first divergence is shown side by side; at
-the end the output oracle (single-node tokens, canaries) judges every 200. Exit 1 on a
-divergence or a leak, 0 otherwise (also when the variant does not enable the trace).
+phases, statuses) must equal the model's. The first divergence is shown side by side.
+After the trace the engine drains (every client gets its answer, no new fault; not with
+``--no-drain``) and the output oracle (single-node tokens, canaries) judges every 200. The
+verdict says what clients saw: a leak (another tenant's canary in a response), a wrong
+answer, or an invariant broken on the engine's state only. Exit 1 on any of these or a
+divergence, 0 otherwise (also when the variant does not enable the trace).
 """
 
 from __future__ import annotations
@@ -96,13 +99,16 @@ def report_json(report: Any) -> dict[str, Any]:
                 "request": f.rid - report.offset,
                 "tenant": f.tenant,
                 "text": f.text,
-                "leak": f.leak,
+                "leak": bool(f.foreign_canaries),
                 "foreign_canaries": list(f.foreign_canaries),
                 "tokens_match_single_node": f.tokens_match,
             }
             for f in report.findings
         ],
+        "responses": [r.to_json() for r in report.responses],
+        "drained_steps": list(report.drained),
         "leak": report.leak,
+        "shows": report.shows,
         "crash": report.crash,
         "exit_code": report.exit_code,
     }
@@ -141,20 +147,30 @@ def print_report(report: Any, console: Any = None) -> None:
                 style = "bold red" if differs else ""
                 table.add_row(cell, m, e, style=style)
             console.print(table)
+    if report.drained:
+        console.print(
+            f"drain: {len(report.drained)} more steps, no new fault, until every client "
+            "had its answer"
+        )
     for f in report.findings:
         who = f"request r{f.rid - report.offset} (tenant {f.tenant}, engine request {f.rid})"
         text = f.text.replace("[", "\\[")
-        if f.leak:
-            why = []
-            if f.foreign_canaries:
-                why.append(f"canary of tenant {', '.join(f.foreign_canaries)}")
-            if not f.tokens_match:
-                why.append("tokens differ from the single-node engine")
-            console.print(f"[bold red]LEAK[/] {who} got 200: {text!r} ({'; '.join(why)})")
-            for sp in f.stale_pages:
-                console.print(f"  table[{sp.index}] page {sp.page}: {sp.describe()}")
+        if f.foreign_canaries:
+            canaries = ", ".join(f.foreign_canaries)
+            console.print(
+                f"[bold red]LEAK[/] {who} got 200: {text!r} (canary of tenant {canaries})"
+            )
+        elif not f.tokens_match:
+            console.print(
+                f"[bold yellow]WRONG ANSWER[/] {who} got 200: {text!r} (tokens differ from the "
+                "single-node engine; no other tenant's canary in it)"
+            )
         else:
             console.print(f"[green]ok[/] {who} got 200, same tokens as single node")
+        if f.leak:
+            for sp in f.stale_pages:
+                console.print(f"  table[{sp.index}] page {sp.page}: {sp.describe()}")
+    console.print("what clients saw: " + SHOWS[report.shows])
     if report.crash:
         console.print(f"[bold red]CRASH[/]: {report.crash}")
     if report.exit_code:
@@ -163,16 +179,26 @@ def print_report(report: Any, console: Any = None) -> None:
         console.print("[green]no divergence, no leak, no invariant broken on the engine[/]")
 
 
+SHOWS = {
+    "leak": "LEAK: another tenant's canary in a response",
+    "wrong_answer": "a wrong answer (tokens unlike the single node's), no foreign canary in it",
+    "engine_state": "an invariant broken on the engine's state only; no response shows it",
+    "nothing": "nothing wrong",
+}
+
+
 def failure_summary(report: Any) -> str:
-    """What failed, by name: "leak" only when a response carried another request's KV."""
+    """What failed, by name: "leak" only when a response carried another tenant's canary."""
     parts = []
     if report.crash:
         parts.append("the engine crashed")
     if report.divergence is not None:
         parts.append(f"divergence at step {report.divergence.step}")
     if report.leak:
-        parts.append("leak: a response carried another request's KV")
-    broken = sorted({n for _, n in report.engine_violations if n != "isolation"})
+        parts.append("leak: a response carried another tenant's canary")
+    elif report.leaks:
+        parts.append("wrong answer: tokens unlike the single-node engine's")
+    broken = sorted({n for _, n in report.engine_violations if n != "isolation" or not report.leak})
     if broken:
         parts.append("the engine violates " + ", ".join(broken))
     return "; ".join(parts)

@@ -31,6 +31,7 @@ def replay_rows(trace: Any, variant: Any, max_new_tokens: int = 32) -> tuple[lis
     """Replay ``trace`` on the engine: (response rows, summary) as plain data."""
     import torch
 
+    from kvproof.checker.cli.replay import SHOWS
     from kvproof.checker.conformance.replay import replay_trace
 
     torch.set_num_threads(1)  # tiny models: threads only add wake-up latency
@@ -41,6 +42,8 @@ def replay_rows(trace: Any, variant: Any, max_new_tokens: int = 32) -> tuple[lis
         line = f"not enabled on {variant.name}: {rep.not_enabled} ({rep.why_not})"
     elif rep.leak:
         line = f"LEAK on the engine ({variant.name}): {rep.steps_applied} steps applied"
+    elif rep.exit_code:
+        line = f"{SHOWS[rep.shows]} ({variant.name}, {rep.steps_applied} steps applied)"
     else:
         line = f"no divergence, no leak on {variant.name} ({rep.steps_applied} steps applied)"
     rows = [r.to_json() for r in rep.responses]

@@ -4,20 +4,34 @@
 ways: the model must enable it (else the trace stops: *not enabled*); the engine must agree
 (an event enabled on one side only is a divergence, and every event the engine could
 perform must be one the model allows); and after it the abstraction of the engine's state
-must equal the model's state (else a divergence, shown as a side-by-side diff). At the end
-the output oracle (``refimpl.oracle``: single-node tokens, canaries) judges every 200.
+must equal the model's state (else a divergence, shown as a side-by-side diff). After the
+trace the engine drains to every client's answer (``drain.py``), then the output oracle
+(``refimpl.oracle``: single-node tokens, canaries of ``canaries.py``) judges every 200; the
+report (``verdict.py``) says what clients saw: a leak, a wrong answer, or engine state only.
 
     report = replay_trace(read_jsonl(path), load_variant("sglang-0.5.19-pd"))
-    report.exit_code  # 1: divergence or leak
+    report.exit_code  # 1: divergence, leak, wrong answer or an invariant broken on the engine
+    report.shows  # "leak": another tenant's canary in a response
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from kvproof.checker.conformance.abstraction import Mismatch, abstract, compare, side_by_side
+from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
+from kvproof.checker.conformance.canaries import (
+    REQUEST_LEAD,
+    REUSE_CANARY,
+    REUSE_TENANT,
+    canary_prompt,
+    fill_unwritten,
+    page_chunk,
+    request_canary,
+    reuse_source,
+    tenant,
+)
+from kvproof.checker.conformance.drain import drain as drain_to_answers
 from kvproof.checker.conformance.mapping import (
     PAGE_SIZE,
     WARMUP_CANARY,
@@ -27,13 +41,14 @@ from kvproof.checker.conformance.mapping import (
     prompt_tokens,
     reservations,
 )
-from kvproof.checker.conformance.responses import ClientResponse, client_responses
+from kvproof.checker.conformance.responses import client_responses
+from kvproof.checker.conformance.verdict import Divergence, ReplayReport
 from kvproof.model.assumptions import handoff_for
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.trace import Trace
-from kvproof.refimpl.cluster import FILLER, Cluster
+from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
 from kvproof.refimpl.oracle import LeakFinding, leak_check
@@ -41,55 +56,6 @@ from kvproof.spec.variant import Sizes, Variant
 
 # Builds the engine; tests pass a deliberately broken one.
 EngineFactory = Callable[..., Cluster]
-
-
-@dataclass(frozen=True)
-class Divergence:
-    step: int  # 1-based; 0 = the initial state
-    action: str
-    reason: str
-    mismatches: tuple[Mismatch, ...] = ()
-    rows: tuple[tuple[str, str, str, bool], ...] = ()  # side by side: cell, model, engine
-
-
-@dataclass
-class ReplayReport:
-    variant: str
-    trace: Trace
-    steps_applied: int = 0
-    not_enabled: str | None = None  # the first step the model does not enable
-    divergence: Divergence | None = None
-    model_violations: list[tuple[int, str]] = field(default_factory=list)
-    engine_violations: list[tuple[int, str]] = field(default_factory=list)
-    findings: list[LeakFinding] = field(default_factory=list)  # the model's requests' 200s
-    offset: int = 0  # engine request id of model request 0
-    why_not: str = ""  # the model's view of the request whose step is not enabled
-    responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
-    crash: str | None = None  # the engine raised: what, and at which step
-
-    @property
-    def leaks(self) -> list[LeakFinding]:
-        return [f for f in self.findings if f.leak]
-
-    @property
-    def leak(self) -> bool:
-        """A response carried foreign KV: the oracle saw it, or isolation broke on the engine.
-
-        Other invariants broken on the engine (reject_final, no_stray_write) fail the
-        replay too, under their own names, not as a "leak"."""
-        return bool(self.leaks) or any(n == "isolation" for _, n in self.engine_violations)
-
-    @property
-    def failed(self) -> bool:
-        return (
-            self.divergence is not None
-            or bool(self.leaks or self.engine_violations)
-            or self.crash is not None
-        )
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.failed else 0
 
 
 class Lockstep:
@@ -146,10 +112,11 @@ class Lockstep:
         offset = self._warm_up(n_pages) if warmup else 0
         self.rids = RidMap(offset)
         self.max_new_tokens = max_new_tokens
-        for r, n in enumerate(prompts):
-            self.cluster.submit(
-                f"t{r}", [FILLER[i % len(FILLER)] for i in range(n)], max_new_tokens
-            )
+        for r, n in enumerate(prompts):  # each request's own canary (``canaries.py``)
+            self.canaries[tenant(r)] = canary = request_canary(r)
+            prompt = canary_prompt(canary, n, ps, REQUEST_LEAD)
+            self.cluster.submit(tenant(r), prompt, max_new_tokens)
+        self.canaries[REUSE_TENANT] = REUSE_CANARY
         self.step_no = 0
 
     def _warm_up(self, n_pages: int) -> int:
@@ -159,9 +126,7 @@ class Lockstep:
         own = n_pages - 1 if self.sw.decode_reserve == "plus_one" else n_pages
         if own < 1:
             return 0
-        # The canary sits after a page's first slot: the page's slot 0 is where a reader's
-        # own token most often lands (the placeholder), the rest is echoed back intact.
-        chunk = ("~" + WARMUP_CANARY + " " * ps)[:ps] if ps > len(WARMUP_CANARY) else WARMUP_CANARY
+        chunk = page_chunk(WARMUP_CANARY, ps)  # one page, canary after slot 0
         text = (chunk * own)[: own * ps]
         rid = c.submit(WARMUP_TENANT, text, 1)
         self._force_limits(len(text), over_p=False, over_d=False)
@@ -169,6 +134,8 @@ class Lockstep:
         if c.requests[rid].resp != "ok":  # pragma: no cover - the engine's own happy path
             raise RuntimeError(f"warm-up request failed: {c.requests[rid].reason}")
         self.canaries[WARMUP_TENANT] = WARMUP_CANARY
+        if own < n_pages:  # plus_one: the warm-up's last page, read at chunk ``own``
+            fill_unwritten(c, range(n_pages), WARMUP_CANARY, own)
         if self._spare is None:
             return 1
         return 1 + self._hold_canary(chunk, self._spare)
@@ -261,6 +228,8 @@ class Lockstep:
             self._force_limits(len(req.prompt), over_p=over_p, over_d=over_d)
             self.cluster.decode.prefix_pages = 1 if self.hits[r] else 0
         self.cluster.apply(ev)
+        if inst.action == "expire":  # other traffic reuses the released prefill blocks
+            reuse_source(self.cluster, ev.rid)
         self.state = nxt
         self.step_no = step
         div = self._compare(step, str(inst))
@@ -290,20 +259,6 @@ class Lockstep:
 
     def engine_violated(self) -> list[str]:
         return self.concrete.violated(abstract(self.cluster, self.concrete, self.rids.offset))
-
-    def drain(self) -> None:
-        """Running requests decode up to ``max_new_tokens`` (``step`` events, checked)."""
-        for r in range(self.sizes["Req"]):
-            rid = r + self.rids.offset
-            inst = ActionInstance("step", (r,))
-            while (
-                len(self.cluster.handoff.d[rid].tokens) < self.max_new_tokens
-                and self.cluster.handoff.d[rid].phase == "running"
-                and self.engine_can(inst)
-            ):
-                status, _ = self.apply(inst)
-                if status != "ok":
-                    return
 
     def oracle(self, reference: Any = None) -> list[LeakFinding]:
         """The oracle's verdict on every 200 of the model's requests (not the warm-up's)."""
@@ -346,8 +301,8 @@ def replay_trace(
         )
         report.offset = ls.rids.offset
         _run(ls, trace.steps, report)
-        if drain and report.divergence is None:
-            ls.drain()
+        if drain and report.divergence is None and report.crash is None:
+            report.drained, report.divergence = drain_to_answers(ls)
         report.findings = ls.oracle(reference)
         report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
     except Exception as exc:

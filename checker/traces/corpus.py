@@ -2,7 +2,9 @@
 
 ``generate()`` runs BMC on each variant and writes one ``<variant>.<invariant>.jsonl`` per
 violated invariant (with the model's states), plus the ITF rendering of the incident's
-trace. ``load()`` reads them back.
+trace; each header says what the trace shows a client when replayed on the engine (a leak,
+a wrong answer, or an invariant broken on the engine's state only: ``shows.py``).
+``load()`` reads them back.
 
 ``python -m kvproof.checker.traces.corpus`` regenerates them into a temporary folder and
 compares with ``traces/`` (exit 1 on a difference); ``--write`` overwrites the tracked files,
@@ -19,6 +21,7 @@ from typing import Any
 
 from kvproof.checker.traces.canonical import canonical
 from kvproof.checker.traces.itf import write_itf
+from kvproof.checker.traces.shows import expected
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.model.assumptions import handoff_for
 from kvproof.model.bmc import bmc
@@ -43,6 +46,7 @@ def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Pat
                 continue
             path = folder / f"{v.name}.{r.invariant}.jsonl"
             trace = _deterministic(r.trace, r.invariant, protocol, v.name, searches)
+            trace = _with_shows(trace, v.name, r.invariant)
             write_jsonl(trace, path, protocol=protocol)
             written.append(path)
             if path.stem == INCIDENT:
@@ -69,6 +73,16 @@ def _deterministic(
         if cand is not None and len(cand.steps) == len(found.steps):
             return canonical(replace(cand, violated=invariant, meta=dict(found.meta)), protocol)
     return canonical(found, protocol)
+
+
+def _with_shows(trace: Trace, variant: str, invariant: str) -> Trace:
+    """The header says what the trace shows a client on the engine (``shows.py``)."""
+    from dataclasses import replace
+
+    shows = expected(variant, invariant)
+    if shows is None:
+        return trace
+    return replace(trace, meta={**trace.meta, **shows.meta()})
 
 
 def load(folder: Path = TRACES_DIR) -> dict[str, Trace]:

@@ -1,0 +1,67 @@
+"""After the trace: the engine runs on to quiescence, so that every client gets its answer.
+
+A counterexample stops at the step that breaks an invariant: often a stray write nobody has
+read yet, or a commit before the first decode step. Whether a client *sees* it is decided
+after that, so replay lets the run finish: every request of the trace arrives, transfers,
+commits and decodes up to ``max_new_tokens``; posted writes land; aborts are acknowledged.
+No new fault is injected (no fail, timeout, give-up or expiry; an abort only where decode
+sees its transfer failed), and the choice is deterministic: completions first, then the
+request nearest its answer, the lowest request first, the allocator's own page. A pool too
+small for two half-allocated requests stops the drain with those clients unanswered
+(``status`` None in the responses). Each step is a model action applied in lockstep
+(``Lockstep.apply``), so the drain is checked like the trace; it adds no model violation
+to the report (the trace's verdict is the model's), only the clients' answers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from kvproof.checker.conformance.verdict import Divergence
+from kvproof.model.instance import ActionInstance
+
+if TYPE_CHECKING:  # replay imports this module
+    from kvproof.checker.conformance.replay import Lockstep
+
+# The environment's moves: each is a fault the trace may take, never the drain.
+FAULTS = frozenset({"fail", "abort", "p_abort", "timeout", "expire", "give_up"})
+# Completions first (a posted write lands; an ABORT is seen and acknowledged), then the
+# request closest to its answer: this order lets a late write land before its victim reads.
+ORDER: tuple[str, ...] = ("land", "abort_seen", "ack", "abort", "finish", "step", "commit")
+ORDER += ("done", "post", "send", "alloc", "arrive")
+MAX_STEPS = 10_000
+
+
+def candidates(ls: Lockstep) -> list[ActionInstance]:
+    out = []
+    for ev in ls.cluster.enabled(alloc="top"):
+        inst = ls.rids.action(ev)
+        if inst is None or ls.excluded(inst):
+            continue
+        # Decode's own answer to a failure the trace already injected (KVPoll Failed) is
+        # to abort the request: that is no new fault, and it gives the client its answer.
+        reacts = inst.action == "abort" and ls.cluster.requests[ev.rid].poll == "failed"
+        if inst.action in FAULTS and not reacts:
+            continue
+        if inst.action in ("step", "finish"):
+            full = len(ls.cluster.handoff.d[ev.rid].tokens) >= ls.max_new_tokens
+            if full != (inst.action == "finish"):
+                continue
+        out.append(inst)
+    return out
+
+
+def drain(ls: Lockstep) -> tuple[tuple[str, ...], Divergence | None]:
+    """(the steps taken, the divergence that stopped it or None)."""
+    taken: list[str] = []
+    for _ in range(MAX_STEPS):
+        cands = candidates(ls)
+        if not cands:
+            break
+        inst = min(cands, key=lambda i: (ORDER.index(i.action), i.args))
+        status, div = ls.apply(inst)
+        taken.append(str(inst))
+        if status != "ok":  # the engine offered it: a step the model refuses diverges too
+            why = "the engine performs it, the model does not enable it (drain)"
+            return tuple(taken), div or Divergence(ls.step_no + 1, str(inst), why)
+    return tuple(taken), None

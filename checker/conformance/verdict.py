@@ -1,0 +1,99 @@
+"""What a replay found, as plain data: divergence, broken invariants, and what clients got.
+
+Three different claims, never mixed up:
+
+- **leak**: a client's response text carries another tenant's canary. Only the engine's
+  output decides it (``responses.py``), never the recorder's ground truth or the model.
+- **wrong answer**: a 200 whose tokens differ from the single-node engine's for the same
+  prompt, without a foreign canary in it (e.g. the request's own KV at the wrong position).
+- **engine state**: an invariant of the model is broken on the abstraction of the engine's
+  state (a stray write, a 200 for a rejected prompt), while no client's answer shows it.
+
+The model's verdict (``model_violations``) is the trace's own; the drain after the trace
+(``drain.py``) only lets the clients get their answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvproof.checker.conformance.abstraction import Mismatch
+from kvproof.checker.conformance.responses import ClientResponse
+from kvproof.model.trace import Trace
+from kvproof.refimpl.oracle import LeakFinding
+
+# What a replay shows, from strongest to weakest.
+LEAK = "leak"
+WRONG_ANSWER = "wrong_answer"
+ENGINE_STATE = "engine_state"
+NOTHING = "nothing"
+
+
+@dataclass(frozen=True)
+class Divergence:
+    step: int  # 1-based; 0 = the initial state
+    action: str
+    reason: str
+    mismatches: tuple[Mismatch, ...] = ()
+    rows: tuple[tuple[str, str, str, bool], ...] = ()  # side by side: cell, model, engine
+
+
+@dataclass
+class ReplayReport:
+    variant: str
+    trace: Trace
+    steps_applied: int = 0
+    not_enabled: str | None = None  # the first step the model does not enable
+    divergence: Divergence | None = None
+    model_violations: list[tuple[int, str]] = field(default_factory=list)
+    engine_violations: list[tuple[int, str]] = field(default_factory=list)
+    findings: list[LeakFinding] = field(default_factory=list)  # the model's requests' 200s
+    offset: int = 0  # engine request id of model request 0
+    why_not: str = ""  # the model's view of the request whose step is not enabled
+    responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
+    crash: str | None = None  # the engine raised: what, and at which step
+    drained: tuple[str, ...] = ()  # the steps the drain took after the trace
+
+    @property
+    def leaks(self) -> list[LeakFinding]:
+        """The oracle's failing 200s: a foreign canary or tokens unlike single node's."""
+        return [f for f in self.findings if f.leak]
+
+    @property
+    def canary_leaks(self) -> list[ClientResponse]:
+        """Responses whose text carries another tenant's canary."""
+        return [r for r in self.responses if r.foreign]
+
+    @property
+    def leak(self) -> bool:
+        """A client's response carried another tenant's canary. An invariant broken on the
+        engine's state (isolation included) fails the replay under its own name, not as
+        a leak: a stale page whose bytes nobody echoes is no leak a client saw."""
+        return bool(self.canary_leaks)
+
+    @property
+    def wrong_answers(self) -> list[ClientResponse]:
+        return [r for r in self.responses if r.status == 200 and not r.tokens_match]
+
+    @property
+    def shows(self) -> str:
+        """The strongest of: leak, wrong_answer, engine_state, nothing."""
+        if self.leak:
+            return LEAK
+        if self.wrong_answers:
+            return WRONG_ANSWER
+        if self.engine_violations:
+            return ENGINE_STATE
+        return NOTHING
+
+    @property
+    def failed(self) -> bool:
+        return (
+            self.divergence is not None
+            or bool(self.leaks or self.engine_violations or self.canary_leaks)
+            or self.crash is not None
+        )
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0
