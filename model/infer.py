@@ -26,8 +26,9 @@ import z3
 
 from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates
 from kvproof.model.dsl import Invariant, Protocol
-from kvproof.model.houdini import Checker, Conjunct, houdini, shrink
+from kvproof.model.houdini import Checker, Conjunct, houdini
 from kvproof.model.induction import ProofResult, Prover, _FnView
+from kvproof.model.minimise import small_inductive
 from kvproof.model.step import FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
@@ -106,48 +107,54 @@ def infer(
         Conjunct(f"inferred_{n}", c.invariant(f"inferred_{n}"), c) for n, c in enumerate(clauses)
     ]
     checker = Checker(base)
-    # First on one finite instance (propositional queries, milliseconds): most
-    # counterexamples to induction already exist there, and each one found is one for
-    # every size. Then over uninterpreted sorts, from the conjuncts needed so far.
+    deadline = start + budget_s
+    # 1. On one finite instance (propositional queries, milliseconds): the largest
+    # inductive subset of the candidates, then the part of it a proof of safety uses.
     finite = {s: templates.per_sort + 1 for s in protocol.sorts}
-    concrete, _ = checker.get(finite)
-    inits = list(concrete.initial_states())
-    h = houdini(
-        [FiniteStep(base, finite)],
-        conjuncts,
-        checker,
-        initially=lambda c: all(checker.holds(c, finite, s) for s in inits),
-        deadline=start + budget_s,
-    )
+    step = FiniteStep(base, finite)
+    timeline["finite_step"] = time.perf_counter() - start
+    closure = small_inductive(step, conjuncts, deadline=deadline)
     timeline["houdini_finite"] = time.perf_counter() - start
-    prover = Prover(base, timeout_ms)
-    if h.proved:
-        first = shrink(FiniteStep(base, finite), h.needed)
-        timeline["shrink"] = time.perf_counter() - start
+    queries, dropped = closure.queries, closure.dropped
+    needed = closure.kept
+    found = tuple(c.clause for c in needed if c.clause is not None)
+    # 2. The proof for every size is the prover's: the same check hand-written
+    # strengthening gets.
+    proof = prove(with_strengthening(base, found), timeout_ms=timeout_ms)
+    timeline["proof"] = time.perf_counter() - start
+    reason = closure.reason
+    if closure.closed and not proof.proved:
+        # 3. Inductive at this size, not at every size: Houdini over uninterpreted sorts
+        # from the survivors, starting with what the finite proof used, then the prover.
+        prover = Prover(base, timeout_ms)
         h = houdini(
             symbolic_steps(prover),
-            h.live,
+            closure.live,
             checker,
             initially=initially_unbounded(prover),
-            deadline=start + budget_s,
-            needed_first=[c.name for c in first],
+            deadline=deadline,
+            needed_first=[c.name for c in needed],
         )
-    timeline["houdini"] = time.perf_counter() - start
-    found = tuple(c.clause for c in h.needed if c.clause is not None)
-    strengthened = with_strengthening(base, found)
-    # The proof (or the minimised CTI) is the prover's: the same check hand-written
-    # strengthening gets.
-    proof = prove(strengthened, timeout_ms=timeout_ms)
-    timeline["proof"] = time.perf_counter() - start
-    reason = h.reason if not h.proved else ("" if proof.proved else proof.summary)
+        queries, dropped = queries + h.queries, dropped + h.dropped
+        timeline["houdini_symbolic"] = time.perf_counter() - start
+        reason = h.reason
+        if h.proved:
+            found = tuple(c.clause for c in h.needed if c.clause is not None)
+            proof = prove(with_strengthening(base, found), timeout_ms=timeout_ms)
+            timeline["proof_again"] = time.perf_counter() - start
+    proved = closure.closed and proof.proved
+    if proved:
+        reason = ""
+    elif not reason:
+        reason = proof.summary
     return InferResult(
         protocol.name,
-        h.proved and proof.proved,
+        proved,
         found,
         len(clauses),
         len(datas),
-        h.queries,
-        h.dropped,
+        queries,
+        dropped,
         time.perf_counter() - start,
         reason,
         proof,
