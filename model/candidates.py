@@ -196,26 +196,34 @@ def _shape_candidates(
     if matrix is None:
         return []
     sizes = [len(d) for d in doms]
-    cache: dict[tuple[int, ...], set[int]] = {}
+    cache: dict[tuple[int, ...], Any] = {}
+    columns = np.ascontiguousarray(matrix.T)  # one contiguous row per atom
+    # The last codes computed per length: combinations come in lexicographic order, so
+    # consecutive ones share their prefix (one array per length, not one per prefix).
+    last: dict[int, tuple[tuple[int, ...], Any]] = {0: ((), np.zeros(len(matrix), np.int64))}
 
-    def seen(slots: tuple[int, ...]) -> set[int]:
-        """The value combinations of ``slots`` the samples show, as mixed-radix codes."""
-        got = cache.get(slots)
-        if got is None:
-            codes = np.zeros(len(matrix), dtype=np.int64)
-            for s in slots:
-                codes = codes * sizes[s] + matrix[:, s]
-            total = math.prod(sizes[s] for s in slots)
-            mark = np.zeros(total, dtype=bool)
-            mark[codes] = True
-            got = cache[slots] = set(np.flatnonzero(mark).tolist())
+    def codes_of(slots: tuple[int, ...]) -> Any:
+        """Each sample row's mixed-radix code over ``slots``."""
+        slot_key, got = last.get(len(slots), ((-1,), None))
+        if slot_key != slots:
+            got = codes_of(slots[:-1]) * sizes[slots[-1]] + columns[slots[-1]]
+            last[len(slots)] = (slots, got)
         return got
 
-    def encode(slots: tuple[int, ...], values: tuple[int, ...]) -> int:
-        c = 0
-        for s, v in zip(slots, values, strict=True):
-            c = c * sizes[s] + v
-        return c
+    def seen(slots: tuple[int, ...]) -> Any:
+        """Which value combinations of ``slots`` the samples show: a boolean array over
+        their mixed-radix codes."""
+        got = cache.get(slots)
+        if got is None:
+            got = cache[slots] = np.zeros(math.prod(sizes[s] for s in slots), dtype=bool)
+            got[codes_of(slots)] = True
+        return got
+
+    def encode(slots: tuple[int, ...], digits: Any) -> Any:
+        codes = np.zeros(len(digits), dtype=np.int64)
+        for col, s in enumerate(slots):
+            codes = codes * sizes[s] + digits[:, col]
+        return codes
 
     perms = _renamings(qvars)
     out: dict[tuple[Literal, ...], Clause] = {}
@@ -224,19 +232,20 @@ def _shape_candidates(
         for slots in itertools.combinations(range(len(found)), j):
             if set().union(*(found[s].args for s in slots)) != every:
                 continue
-            obs = seen(slots)
-            if len(obs) == math.prod(sizes[s] for s in slots):
+            unseen = np.flatnonzero(~seen(slots))
+            if not len(unseen):
                 continue
-            drops = [slots[:i] + slots[i + 1 :] for i in range(j)] if j > 1 else []
-            subs = [seen(d) for d in drops]
-            for values in itertools.product(*(range(sizes[s]) for s in slots)):
-                if encode(slots, values) in obs:
-                    continue
-                if any(
-                    encode(d, values[:i] + values[i + 1 :]) not in sub
-                    for i, (d, sub) in enumerate(zip(drops, subs, strict=True))
-                ):
-                    continue  # a smaller cube is unseen already
+            # the unseen combinations' digits, one row each (mixed radix, last slot last)
+            digits = np.zeros((len(unseen), j), dtype=np.int64)
+            rest = unseen.copy()
+            for col in range(j - 1, -1, -1):
+                digits[:, col] = rest % sizes[slots[col]]
+                rest //= sizes[slots[col]]
+            minimal = np.ones(len(unseen), dtype=bool)  # every smaller cube is seen
+            for i in range(j if j > 1 else 0):
+                drop = slots[:i] + slots[i + 1 :]
+                minimal &= seen(drop)[encode(drop, np.delete(digits, i, axis=1))]
+            for values in digits[minimal].tolist():
                 cube = tuple(
                     Literal(found[s], doms[s][v]) for s, v in zip(slots, values, strict=True)
                 )

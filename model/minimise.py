@@ -214,7 +214,7 @@ def small_inductive(
             if n not in new:
                 continue
             queries += 1
-            trial = [lits.holds_before(by_name[m]) for m in (*kept, *(new - {n}))]
+            trial = [lits.holds_before(by_name[m]) for m in (*kept, *sorted(new - {n}))]
             if solver.check(goal, *trial) == z3.unsat:
                 new = lits.core() - set(kept)
         for n in sorted(new, key=lambda n: (by_name[n].size, n)):
