@@ -27,7 +27,7 @@ import z3
 from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates
 from kvproof.model.dsl import Invariant, Protocol
 from kvproof.model.houdini import Checker, Conjunct, houdini
-from kvproof.model.induction import ProofResult, Prover, _FnView
+from kvproof.model.induction import FnView, ProofResult, Prover
 from kvproof.model.minimise import small_inductive
 from kvproof.model.step import FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
@@ -171,7 +171,7 @@ def initially_unbounded(prover: Prover) -> Any:
     """Does a conjunct hold in every initial state of every size? (Z3, folded first.)"""
     protocol = prover.protocol
     defaults = {v.name: v.default for v in protocol.vars if not v.rigid}
-    view = _FnView(prover.fns, defaults)
+    view = FnView(prover.fns, defaults)
     init = prover.logic.lift(protocol.init(prover.ctx(view)))
 
     def check(c: Conjunct) -> bool:
