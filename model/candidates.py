@@ -129,8 +129,35 @@ class Templates:
     total: int = 3  # quantified variables per clause
     max_candidates: int = 20_000  # over this: bad input (shrink the templates)
 
+    def __post_init__(self) -> None:
+        # The explicit-state sample has ``per_sort`` elements of each sort and Houdini's
+        # finite instance one more: 3 per sort already samples tens of thousands of
+        # states per element, 4 would not finish in any budget.
+        if not 1 <= self.k <= MAX_LITERALS:
+            raise KvproofInputError(f"must be 1..{MAX_LITERALS}, got {self.k}", "--infer-literals")
+        if not 1 <= self.per_sort <= MAX_VARS:
+            raise KvproofInputError(f"must be 1..{MAX_VARS}, got {self.per_sort}", "--infer-vars")
 
+    @staticmethod
+    def sized(literals: int | None = None, per_sort: int | None = None) -> Templates:
+        """The default templates with ``literals`` per clause and ``per_sort`` quantified
+        variables per sort (the CLI's ``--infer-literals``/``--infer-vars``)."""
+        t = DEFAULT_TEMPLATES
+        k = t.k if literals is None else literals
+        n = t.per_sort if per_sort is None else per_sort
+        return Templates(k=k, k_wide=min(t.k_wide, k), per_sort=n, total=max(t.total, n))
+
+
+MAX_LITERALS = 6
+MAX_VARS = 3
 DEFAULT_TEMPLATES = Templates()
+
+
+def no_vars(protocol: Protocol) -> str:
+    return (
+        f"protocol {protocol.name!r} declares no Vars: nothing to build invariants from "
+        "(give its state variables as Var(...) in Protocol.vars, or prove with --strengthening)"
+    )
 
 
 def shapes(protocol: Protocol, t: Templates) -> list[tuple[str, ...]]:
@@ -164,9 +191,7 @@ def candidates(
 ) -> list[Clause]:
     """Minimal cubes no sampled state shows, as clauses (``states``: ``State.data``)."""
     if not protocol.vars:
-        raise KvproofInputError(
-            f"protocol {protocol.name!r} declares no Vars: nothing to build invariants from"
-        )
+        raise KvproofInputError(no_vars(protocol))
     flat = _flat(concrete, list(states))
     out: list[Clause] = []
     for qvars in shapes(protocol, templates):
@@ -176,7 +201,8 @@ def candidates(
         if len(out) > templates.max_candidates:
             raise KvproofInputError(
                 f"over {templates.max_candidates} candidate clauses at {len(qvars)} quantified "
-                f"variables: lower --infer-literals (now {templates.k}) or --infer-vars",
+                f"variables: lower --infer-literals (now {templates.k}) or --infer-vars "
+                f"(now {templates.per_sort})",
             )
     return out
 

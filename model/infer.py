@@ -24,7 +24,7 @@ from typing import Any
 
 import z3
 
-from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates
+from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates, no_vars
 from kvproof.model.dsl import Invariant, Protocol
 from kvproof.model.houdini import Checker, Conjunct, houdini
 from kvproof.model.induction import FnView, ProofResult, Prover
@@ -70,12 +70,23 @@ class InferResult:
         }
 
 
-def sample_states(protocol: Protocol, sizes: dict[str, int]) -> list[Any]:
-    """Every reachable state of ``sizes`` (``State.data``), one per page-symmetry orbit."""
+def sample_states(
+    protocol: Protocol, sizes: dict[str, int], budget_s: float | None = None
+) -> list[Any]:
+    """Every reachable state of ``sizes`` (``State.data``), one per symmetry orbit.
+
+    Bad input when the search outlasts ``budget_s``: the templates' variables per sort
+    set the sample's size, so the user has one thing to change."""
     from kvproof.model.explore import explore
 
-    sym = tuple(s for s in ("Page",) if s in protocol.symmetric and s in sizes)
-    result = explore(protocol, sizes, symmetry=sym, graph=True)
+    sym = tuple(s for s in protocol.explore_symmetry if s in protocol.symmetric and s in sizes)
+    result = explore(protocol, sizes, symmetry=sym, graph=True, max_seconds=budget_s)
+    if result.truncated:
+        where = " / ".join(f"{n} {s}" for s, n in sizes.items())
+        raise KvproofInputError(
+            f"sampling the reachable states of {where} took over {budget_s:g} s (half the "
+            f"--budget; {result.states} states so far): lower --infer-vars or raise --budget"
+        )
     assert result.graph is not None
     return [result.graph.nodes[n]["state"].data for n in result.graph.nodes]
 
@@ -94,12 +105,12 @@ def infer(
     from kvproof.model.instance import Instance
 
     if not protocol.vars:
-        raise KvproofInputError(f"protocol {protocol.name!r} declares no Vars: nothing to infer")
+        raise KvproofInputError(no_vars(protocol))
     start = time.perf_counter()
     timeline: dict[str, float] = {}
     base = dataclasses.replace(protocol, strengthening=())
     sizes = sample or {s: templates.per_sort for s in protocol.sorts}
-    datas = sample_states(base, sizes)
+    datas = sample_states(base, sizes, budget_s=budget_s / 2)
     timeline["sample"] = time.perf_counter() - start
     clauses = candidates(base, Concrete(Instance(base, sizes)), datas, templates)
     timeline["candidates"] = time.perf_counter() - start
