@@ -2,15 +2,20 @@
 
 1. sample: every reachable state of a small instance (``explore``, two elements per sort);
 2. candidates: template clauses no sampled state breaks (``model/candidates.py``);
-3. Houdini over uninterpreted sorts, goal-directed from the safety invariants
-   (``model/houdini.py``): the conjuncts the proof needs, inductive for every size;
-4. cross-check: ``model/induction.py``'s prover, the same one that checks hand-written
-   strengthening, proves the safety invariants with the inferred conjuncts as the
-   protocol's strengthening. A proof comes from that prover, never from inference alone.
+3. on one finite instance (three elements per sort, propositional queries): a small
+   inductive subset that contains the safety invariants (``model/minimise.py``: Houdini
+   with every live candidate assumed, concrete walks from each counterexample, unsat
+   cores shrunk by deletion);
+4. the proof: ``model/induction.py``'s prover, the same one that checks hand-written
+   strengthening, proves the safety invariants with the kept conjuncts as the protocol's
+   strengthening, over uninterpreted sorts (every size). A proof comes from that prover,
+   never from inference alone.
+5. only if the prover finds a counterexample at a larger size: Houdini over uninterpreted
+   sorts (``model/houdini.py``), goal-directed from what step 3 kept, then the prover again.
 
-When a safety invariant is dropped, the same prover, given the conjuncts needed so far,
-reports a minimised counterexample to induction; ``check --complete`` says whether a real
-counterexample exists at a given size.
+When a safety invariant is dropped, the prover reports a counterexample to induction of
+the safety invariants alone; ``check --complete`` says whether a real counterexample
+exists at a given size.
 """
 
 from __future__ import annotations
@@ -119,8 +124,8 @@ def infer(
     ]
     checker = Checker(base)
     deadline = start + budget_s
-    # 1. On one finite instance (propositional queries, milliseconds): the largest
-    # inductive subset of the candidates, then the part of it a proof of safety uses.
+    # Step 3: on one finite instance (propositional queries, milliseconds each), a small
+    # inductive subset of the candidates that contains safety.
     finite = {s: templates.per_sort + 1 for s in protocol.sorts}
     step = FiniteStep(base, finite)
     timeline["finite_step"] = time.perf_counter() - start
@@ -129,13 +134,13 @@ def infer(
     queries, dropped = closure.queries, closure.dropped
     needed = closure.kept
     found = tuple(c.clause for c in needed if c.clause is not None)
-    # 2. The proof for every size is the prover's: the same check hand-written
+    # Step 4: the proof for every size is the prover's: the same check hand-written
     # strengthening gets.
     proof = prove(with_strengthening(base, found), timeout_ms=timeout_ms)
     timeline["proof"] = time.perf_counter() - start
     reason = closure.reason
     if closure.closed and not proof.proved:
-        # 3. Inductive at this size, not at every size: Houdini over uninterpreted sorts
+        # Step 5: inductive at this size, not at every size: Houdini over uninterpreted sorts
         # from the survivors, starting with what the finite proof used, then the prover.
         prover = Prover(base, timeout_ms)
         h = houdini(
