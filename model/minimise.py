@@ -171,12 +171,13 @@ def small_inductive(
     inits = [s.data for s in step.concrete.initial_states()]
     for data in inits:
         bad = live.broken(data)
-        lost = [conjuncts[i].name for i in live.safety if bad[i]]
-        if lost:
-            return done([], f"safety {lost[0]} fails initially")
+        broken_at_init = [conjuncts[i].name for i in live.safety if bad[i]]
+        if broken_at_init:
+            return done([], f"safety {broken_at_init[0]} fails initially")
         live.mask[bad] = False
     safety = [c.name for c in conjuncts if c.safety]
     kept: list[str] = []
+    todo: list[str] = []
     lost = live.walk(inits, walk * 10)
     while lost is None:
         if not all(live.alive(n) for n in kept):  # a kept one was dropped: start again
