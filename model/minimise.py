@@ -45,7 +45,7 @@ from kvproof.model.induction import ProofError
 from kvproof.model.step import Cex, FiniteStep
 
 
-@dataclass
+@dataclass(frozen=True)
 class Closure:
     """What ``small_inductive`` found: ``kept`` (inductive, implies safety) or the reason."""
 
