@@ -1,13 +1,17 @@
 """One step of a protocol as a Z3 query: a free pre-state, an action, the post-state.
 
-Two encodings, both used by Houdini (``model/houdini.py``) to ask "does some state that
-satisfies these conjuncts step to one that breaks one of those?":
+Two encodings, used by Houdini (``model/minimise.py`` on ``FiniteStep``, ``model/houdini.py``
+on both) to ask "does some state that satisfies these conjuncts step to one that breaks one
+of those?":
 
 - ``FiniteStep``: a fixed instance (sorts of 2-3 elements); every cell is a Z3 constant and
   every action instance one choice of a bit-vector, so the query is propositional (Z3's
   finite-domain solver) and a model is a pre-state of exactly that instance;
 - ``SymbolicStep``: uninterpreted sorts (``model/induction.py``'s encoding), one query per
   action with symbolic arguments; an ``unsat`` holds for every size.
+
+Both build the post-state from the DSL's one update semantics (``model/context.py``'s
+``apply_row``/``apply_ops``, the latter through ``induction.PostView``), never their own.
 
 A model becomes a concrete pre-state and action instance (``Cex``): Houdini re-runs the
 action with the concrete interpreter and evaluates every conjunct there, so a solver answer
