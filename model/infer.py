@@ -32,9 +32,9 @@ import z3
 from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates, no_vars
 from kvproof.model.dsl import Invariant, Protocol
 from kvproof.model.houdini import Checker, Conjunct, houdini
-from kvproof.model.induction import FnView, ProofResult, Prover
+from kvproof.model.induction import FnView, ProofError, ProofResult, Prover
 from kvproof.model.minimise import small_inductive
-from kvproof.model.step import FiniteStep, symbolic_steps
+from kvproof.model.step import Cex, FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
 
@@ -51,6 +51,10 @@ class InferResult:
     reason: str = ""
     proof: ProofResult | None = None  # the cross-check (or the CTI) by induction.prove
     timeline: dict[str, float] = field(default_factory=dict)
+    # When a safety invariant is dropped: the step that broke it, from a state that satisfies
+    # every surviving candidate (so likely a reachable one, unlike the prover's CTI of the
+    # safety invariants alone), as plain text data (``describe_cex``).
+    cti: dict[str, Any] | None = None
 
     @property
     def summary(self) -> str:
@@ -72,6 +76,7 @@ class InferResult:
             "seconds": round(self.seconds, 3),
             "reason": self.reason,
             "timeline": {k: round(v, 3) for k, v in self.timeline.items()},
+            "cti": self.cti,
         }
 
 
@@ -175,7 +180,30 @@ def infer(
         reason,
         proof,
         timeline,
+        describe_cex(base, closure.cti, closure.cti_conjunct) if closure.cti else None,
     )
+
+
+def describe_cex(protocol: Protocol, cex: Cex, conjunct: str | None) -> dict[str, Any]:
+    """A finite counterexample to induction for people: non-default pre-state cells, the
+    action, what it changed (re-run by the concrete interpreter)."""
+    from kvproof.model.concrete import Concrete
+    from kvproof.model.instance import Instance
+
+    concrete = Concrete(Instance(protocol, cex.sizes))
+    post = concrete.step(cex.pre, cex.action)
+    if post is None:
+        raise ProofError(f"counterexample {cex.action} is not enabled concretely")
+    name = concrete.inst.describe
+    return {
+        "conjunct": conjunct,
+        "sizes": dict(cex.sizes),
+        "pre": [
+            f"{name(v, a)} = {n}" for v, a, _, n in concrete.diff(concrete.make_state(), cex.pre)
+        ],
+        "action": str(cex.action),
+        "changes": [f"{name(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(cex.pre, post)],
+    }
 
 
 def with_strengthening(protocol: Protocol, clauses: tuple[Clause, ...]) -> Protocol:

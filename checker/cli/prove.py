@@ -218,6 +218,24 @@ def _infer(args: argparse.Namespace, console, name: str, protocol, out: list, te
                 console.print(f"    {c.text}", highlight=False, markup=False)
             if args.save:
                 console.print(f"  saved to {args.save} (prove --strengthening {args.save})")
-        elif proof is not None:
-            render_proof(console, name, proof, cores=False)
+        else:
+            _render_cti(console, result.cti)
+            if proof is not None:
+                render_proof(console, name, proof, cores=False)
     return result.proved
+
+
+def _render_cti(console, cti) -> None:  # type: ignore[no-untyped-def]
+    """Inference's counterexample: its pre-state satisfies every surviving candidate."""
+    if not cti:
+        return
+    where = ", ".join(f"{n} {s}" for s, n in cti["sizes"].items())
+    console.print(
+        f"  {cti['conjunct']} broken by {cti['action']} from a state that satisfies every "
+        f"surviving candidate ({where}):",
+        highlight=False,
+    )
+    for line in cti["pre"]:
+        console.print(f"    pre  {line}", highlight=False, markup=False)
+    for line in cti["changes"]:
+        console.print(f"    then {line}", highlight=False, markup=False)

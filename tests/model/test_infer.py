@@ -61,6 +61,10 @@ def test_inference_does_not_prove_the_buggy_variant() -> None:
     result = infer(pipeline("release-early"))
     assert not result.proved
     assert "no_stray_write" in result.reason
+    # the step that broke it, from a state of every surviving candidate, re-run concretely
+    assert result.cti is not None and result.cti["conjunct"] == "no_stray_write"
+    assert result.cti["changes"] and result.cti["action"]
+    assert json.loads(json.dumps(result.to_json()))["cti"] == result.cti
 
 
 def test_saved_strengthening_is_read_back(tmp_path: Path) -> None:
