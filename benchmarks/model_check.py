@@ -91,17 +91,10 @@ def _inference(budget: float) -> object:
     from kvproof.model.complete import check_complete
     from kvproof.model.explore import explore
     from kvproof.model.handoff import build_handoff
-    from kvproof.model.infer import infer
-    from kvproof.spec.variant import list_variants, load_variant
+    from kvproof.spec.variant import load_variant
 
     out: dict[str, object] = {}
-    runs = {}
-    for v in list_variants():
-        if v.buggy:
-            continue
-        r = infer(build_handoff(v.switches), budget_s=budget)
-        runs[v.name] = {**r.to_json(), "inferred": len(r.inferred)}
-    out["infer_fixed"] = runs
+    out["infer_fixed"] = _infer_fixed(budget)
     fixed = build_handoff(load_variant("sglang-0.5.22-pd").switches)
     sizes = {"Req": 3, "Page": 4}
     c = check_complete(fixed, sizes, budget_s=budget)
@@ -116,6 +109,51 @@ def _inference(budget: float) -> object:
     deep = check_complete(user.factory(variant.switches), sizes, budget_s=budget)
     out["deep_bug_3req_4pages"] = deep.to_json()
     return out
+
+
+def _infer_fixed(budget: float) -> dict[str, object]:
+    """``prove --infer`` as a library call on every fixed variant (under its assumptions,
+    as the CLI proves it) and on the two example protocols, next to the hand-written
+    strengthening's proof in the same process: the ratio is the figure to compare across
+    machines, the seconds depend on the box and its load (``load_avg``)."""
+    import os
+    from pathlib import Path
+
+    from kvproof.checker.verify.checking import protocol_for
+    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
+    from kvproof.model.assumptions import handoff_for
+    from kvproof.model.induction import prove
+    from kvproof.model.infer import infer
+    from kvproof.spec.variant import list_variants
+
+    targets = [(v.name, handoff_for(v)) for v in list_variants() if not v.buggy]
+    for spec, name in (
+        ("examples/custom_protocol/my_handoff.py:Handoff", "deferred-ack"),
+        ("examples/deep_bug/pipeline.py:Pipeline", "release-waits"),
+    ):
+        path, attr = spec.split(":")
+        user = load_protocol(f"{Path(path).resolve()}:{attr}")
+        (variant,) = resolve_variants([name], False, None, user)
+        targets.append((f"{path.split('/')[1]}:{name}", protocol_for(variant, user.factory)))
+    runs: dict[str, object] = {"cpus": os.cpu_count(), "load_avg": os.getloadavg()[0]}
+    for name, protocol in targets:
+        r = infer(protocol, budget_s=budget)
+        row: dict[str, object] = {
+            "proved": r.proved,
+            "seconds": round(r.seconds, 2),
+            "inferred": len(r.inferred),
+            "candidates": r.candidates,
+            "sample_states": r.sample_states,
+            "queries": r.queries,
+            "timeline": {k: round(v, 2) for k, v in r.timeline.items()},
+        }
+        if protocol.strengthening:
+            hand = prove(protocol)
+            row["hand_written_proof_s"] = round(hand.seconds, 2)
+            row["hand_written_conjuncts"] = len(protocol.strengthening)
+            row["ratio_to_hand_written"] = round(r.seconds / hand.seconds, 1)
+        runs[name] = row
+    return runs
 
 
 def _python_startup() -> float:

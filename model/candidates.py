@@ -129,8 +129,35 @@ class Templates:
     total: int = 3  # quantified variables per clause
     max_candidates: int = 20_000  # over this: bad input (shrink the templates)
 
+    def __post_init__(self) -> None:
+        # The explicit-state sample has ``per_sort`` elements of each sort and Houdini's
+        # finite instance one more: 3 per sort already samples tens of thousands of
+        # states per element, 4 would not finish in any budget.
+        if not 1 <= self.k <= MAX_LITERALS:
+            raise KvproofInputError(f"must be 1..{MAX_LITERALS}, got {self.k}", "--infer-literals")
+        if not 1 <= self.per_sort <= MAX_VARS:
+            raise KvproofInputError(f"must be 1..{MAX_VARS}, got {self.per_sort}", "--infer-vars")
 
+    @staticmethod
+    def sized(literals: int | None = None, per_sort: int | None = None) -> Templates:
+        """The default templates with ``literals`` per clause and ``per_sort`` quantified
+        variables per sort (the CLI's ``--infer-literals``/``--infer-vars``)."""
+        t = DEFAULT_TEMPLATES
+        k = t.k if literals is None else literals
+        n = t.per_sort if per_sort is None else per_sort
+        return Templates(k=k, k_wide=min(t.k_wide, k), per_sort=n, total=max(t.total, n))
+
+
+MAX_LITERALS = 6
+MAX_VARS = 3
 DEFAULT_TEMPLATES = Templates()
+
+
+def no_vars(protocol: Protocol) -> str:
+    return (
+        f"protocol {protocol.name!r} declares no Vars: nothing to build invariants from "
+        "(give its state variables as Var(...) in Protocol.vars, or prove with --strengthening)"
+    )
 
 
 def shapes(protocol: Protocol, t: Templates) -> list[tuple[str, ...]]:
@@ -164,9 +191,7 @@ def candidates(
 ) -> list[Clause]:
     """Minimal cubes no sampled state shows, as clauses (``states``: ``State.data``)."""
     if not protocol.vars:
-        raise KvproofInputError(
-            f"protocol {protocol.name!r} declares no Vars: nothing to build invariants from"
-        )
+        raise KvproofInputError(no_vars(protocol))
     flat = _flat(concrete, list(states))
     out: list[Clause] = []
     for qvars in shapes(protocol, templates):
@@ -176,7 +201,8 @@ def candidates(
         if len(out) > templates.max_candidates:
             raise KvproofInputError(
                 f"over {templates.max_candidates} candidate clauses at {len(qvars)} quantified "
-                f"variables: lower --infer-literals (now {templates.k}) or --infer-vars",
+                f"variables: lower --infer-literals (now {templates.k}) or --infer-vars "
+                f"(now {templates.per_sort})",
             )
     return out
 
@@ -196,26 +222,34 @@ def _shape_candidates(
     if matrix is None:
         return []
     sizes = [len(d) for d in doms]
-    cache: dict[tuple[int, ...], set[int]] = {}
+    cache: dict[tuple[int, ...], Any] = {}
+    columns = np.ascontiguousarray(matrix.T)  # one contiguous row per atom
+    # The last codes computed per length: combinations come in lexicographic order, so
+    # consecutive ones share their prefix (one array per length, not one per prefix).
+    last: dict[int, tuple[tuple[int, ...], Any]] = {0: ((), np.zeros(len(matrix), np.int64))}
 
-    def seen(slots: tuple[int, ...]) -> set[int]:
-        """The value combinations of ``slots`` the samples show, as mixed-radix codes."""
-        got = cache.get(slots)
-        if got is None:
-            codes = np.zeros(len(matrix), dtype=np.int64)
-            for s in slots:
-                codes = codes * sizes[s] + matrix[:, s]
-            total = math.prod(sizes[s] for s in slots)
-            mark = np.zeros(total, dtype=bool)
-            mark[codes] = True
-            got = cache[slots] = set(np.flatnonzero(mark).tolist())
+    def codes_of(slots: tuple[int, ...]) -> Any:
+        """Each sample row's mixed-radix code over ``slots``."""
+        slot_key, got = last.get(len(slots), ((-1,), None))
+        if slot_key != slots:
+            got = codes_of(slots[:-1]) * sizes[slots[-1]] + columns[slots[-1]]
+            last[len(slots)] = (slots, got)
         return got
 
-    def encode(slots: tuple[int, ...], values: tuple[int, ...]) -> int:
-        c = 0
-        for s, v in zip(slots, values, strict=True):
-            c = c * sizes[s] + v
-        return c
+    def seen(slots: tuple[int, ...]) -> Any:
+        """Which value combinations of ``slots`` the samples show: a boolean array over
+        their mixed-radix codes."""
+        got = cache.get(slots)
+        if got is None:
+            got = cache[slots] = np.zeros(math.prod(sizes[s] for s in slots), dtype=bool)
+            got[codes_of(slots)] = True
+        return got
+
+    def encode(slots: tuple[int, ...], digits: Any) -> Any:
+        codes = np.zeros(len(digits), dtype=np.int64)
+        for col, s in enumerate(slots):
+            codes = codes * sizes[s] + digits[:, col]
+        return codes
 
     perms = _renamings(qvars)
     out: dict[tuple[Literal, ...], Clause] = {}
@@ -224,19 +258,20 @@ def _shape_candidates(
         for slots in itertools.combinations(range(len(found)), j):
             if set().union(*(found[s].args for s in slots)) != every:
                 continue
-            obs = seen(slots)
-            if len(obs) == math.prod(sizes[s] for s in slots):
+            unseen = np.flatnonzero(~seen(slots))
+            if not len(unseen):
                 continue
-            drops = [slots[:i] + slots[i + 1 :] for i in range(j)] if j > 1 else []
-            subs = [seen(d) for d in drops]
-            for values in itertools.product(*(range(sizes[s]) for s in slots)):
-                if encode(slots, values) in obs:
-                    continue
-                if any(
-                    encode(d, values[:i] + values[i + 1 :]) not in sub
-                    for i, (d, sub) in enumerate(zip(drops, subs, strict=True))
-                ):
-                    continue  # a smaller cube is unseen already
+            # the unseen combinations' digits, one row each (mixed radix, last slot last)
+            digits = np.zeros((len(unseen), j), dtype=np.int64)
+            rest = unseen.copy()
+            for col in range(j - 1, -1, -1):
+                digits[:, col] = rest % sizes[slots[col]]
+                rest //= sizes[slots[col]]
+            minimal = np.ones(len(unseen), dtype=bool)  # every smaller cube is seen
+            for i in range(j if j > 1 else 0):
+                drop = slots[:i] + slots[i + 1 :]
+                minimal &= seen(drop)[encode(drop, np.delete(digits, i, axis=1))]
+            for values in digits[minimal].tolist():
                 cube = tuple(
                     Literal(found[s], doms[s][v]) for s, v in zip(slots, values, strict=True)
                 )

@@ -99,6 +99,12 @@ class Protocol:
     # ... and the symmetric sort explicit-state search canonicalises by default.
     explore_symmetry: tuple[str, ...] = ()
 
+    @property
+    def enums(self) -> tuple[Enum, ...]:
+        """The enumerations the state variables use, each once, in first-use order."""
+        seen = {v.kind.name: v.kind for v in self.vars if isinstance(v.kind, Enum)}
+        return tuple(seen.values())
+
     def var(self, name: str) -> Var:
         for v in self.vars:
             if v.name == name:

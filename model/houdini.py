@@ -209,30 +209,3 @@ def houdini(
         gone = {c.name for c in broken}
         needed = [n for n in needed if n not in gone]
         verified.clear()  # what was proved with a dropped conjunct is proved no more
-
-
-def shrink(step: Any, needed: Sequence[Conjunct]) -> list[Conjunct]:
-    """The part of a closed ``needed`` set its own proof uses (unsat cores, from safety).
-
-    Houdini's blocking picks a candidate per counterexample, so a closed set holds more
-    than the proof needs; asking the step again with every needed conjunct assumed, the
-    cores of the safety invariants' queries, and of those cores' queries, are enough.
-    """
-    by_name = {c.name: c for c in needed}
-    lits = {}
-    for c in needed:
-        lit = z3.Bool(f"keep:{c.name}")
-        step.solver.add(z3.Implies(lit, step.formula(c, post=False)))
-        lits[c.name] = lit
-    keep = [c.name for c in needed if c.safety]
-    frontier = list(keep)
-    while frontier:
-        goal = z3.Bool(f"keep-goal#{len(keep)}:{frontier[0]}")
-        posts = [z3.Not(step.formula(by_name[n], post=True)) for n in frontier]
-        step.solver.add(z3.Implies(goal, z3.Or(*posts)))
-        if step.solver.check(goal, *lits.values()) != z3.unsat:
-            return list(needed)  # not closed after all: keep everything
-        core = {str(x)[5:] for x in step.solver.unsat_core() if str(x).startswith("keep:")}
-        frontier = sorted(n for n in core if n not in keep)
-        keep += frontier
-    return [by_name[n] for n in keep]

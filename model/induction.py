@@ -103,7 +103,7 @@ class ProofResult:
         }
 
 
-class _FnView:
+class FnView:
     """The pre-state: every variable is a Z3 function over the uninterpreted sorts."""
 
     def __init__(self, fns: dict[str, Any], defaults: dict[str, Any] | None = None) -> None:
@@ -117,10 +117,10 @@ class _FnView:
         return fn(*args) if args else fn
 
 
-class _PostView:
+class PostView:
     """The post-state of one action: pre-state reads with the action's updates applied."""
 
-    def __init__(self, pre: _FnView, ctx: Ctx, logic: Z3Logic) -> None:
+    def __init__(self, pre: FnView, ctx: Ctx, logic: Z3Logic) -> None:
         self.pre, self.ops, self.logic = pre, ctx.ops, logic
 
     def read(self, var: str, args: tuple[Any, ...]) -> Any:
@@ -132,14 +132,13 @@ class Prover:
         self.protocol = protocol
         self.timeout_ms = timeout_ms
         self.sorts = {s: z3.DeclareSort(s) for s in protocol.sorts}
-        enums = {v.kind.name: v.kind for v in protocol.vars if v.kind != "bool"}.values()
-        self.logic = Z3Logic(dict(self.sorts), enums)
+        self.logic = Z3Logic(dict(self.sorts), protocol.enums)
         self.fns: dict[str, Any] = {}
         for v in protocol.vars:
             rng = self.logic.sort_of(v.kind)
             dom = [self.sorts[s] for s in v.args]
             self.fns[v.name] = z3.Function(v.name, *dom, rng) if dom else z3.Const(v.name, rng)
-        self.pre = _FnView(self.fns)
+        self.pre = FnView(self.fns)
         self.conjuncts: tuple[Invariant, ...] = protocol.safety + protocol.strengthening
         self.queries = 0
 
@@ -176,7 +175,7 @@ class Prover:
 
         # (1) init => each conjunct
         defaults = {v.name: v.default for v in self.protocol.vars if not v.rigid}
-        init_view = _FnView(self.fns, defaults)
+        init_view = FnView(self.fns, defaults)
         for c in self.conjuncts:
             solver = self._solver()
             init = self.logic.lift(self.protocol.init(self.ctx(init_view)))
@@ -197,7 +196,7 @@ class Prover:
             guard = self.logic.lift(self.logic.and_(*ctx.guards))
             if z3.is_false(z3.simplify(guard)):
                 continue
-            post = _PostView(self.pre, ctx, self.logic)
+            post = PostView(self.pre, ctx, self.logic)
             solver = self._solver()
             lits = []
             for c in self.conjuncts:

@@ -2,15 +2,20 @@
 
 1. sample: every reachable state of a small instance (``explore``, two elements per sort);
 2. candidates: template clauses no sampled state breaks (``model/candidates.py``);
-3. Houdini over uninterpreted sorts, goal-directed from the safety invariants
-   (``model/houdini.py``): the conjuncts the proof needs, inductive for every size;
-4. cross-check: ``model/induction.py``'s prover, the same one that checks hand-written
-   strengthening, proves the safety invariants with the inferred conjuncts as the
-   protocol's strengthening. A proof comes from that prover, never from inference alone.
+3. on one finite instance (three elements per sort, propositional queries): a small
+   inductive subset that contains the safety invariants (``model/minimise.py``: Houdini
+   with every live candidate assumed, concrete walks from each counterexample, unsat
+   cores shrunk by deletion);
+4. the proof: ``model/induction.py``'s prover, the same one that checks hand-written
+   strengthening, proves the safety invariants with the kept conjuncts as the protocol's
+   strengthening, over uninterpreted sorts (every size). A proof comes from that prover,
+   never from inference alone.
+5. only if the prover finds a counterexample at a larger size: Houdini over uninterpreted
+   sorts (``model/houdini.py``), goal-directed from what step 3 kept, then the prover again.
 
-When a safety invariant is dropped, the same prover, given the conjuncts needed so far,
-reports a minimised counterexample to induction; ``check --complete`` says whether a real
-counterexample exists at a given size.
+When a safety invariant is dropped, the prover reports a counterexample to induction of
+the safety invariants alone; ``check --complete`` says whether a real counterexample
+exists at a given size.
 """
 
 from __future__ import annotations
@@ -24,11 +29,12 @@ from typing import Any
 
 import z3
 
-from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates
+from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates, no_vars
 from kvproof.model.dsl import Invariant, Protocol
-from kvproof.model.houdini import Checker, Conjunct, houdini, shrink
-from kvproof.model.induction import ProofResult, Prover, _FnView
-from kvproof.model.step import FiniteStep, symbolic_steps
+from kvproof.model.houdini import Checker, Conjunct, houdini
+from kvproof.model.induction import FnView, ProofError, ProofResult, Prover
+from kvproof.model.minimise import small_inductive
+from kvproof.model.step import Cex, FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
 
@@ -45,6 +51,10 @@ class InferResult:
     reason: str = ""
     proof: ProofResult | None = None  # the cross-check (or the CTI) by induction.prove
     timeline: dict[str, float] = field(default_factory=dict)
+    # When a safety invariant is dropped: the step that broke it, from a state that satisfies
+    # every surviving candidate (so likely a reachable one, unlike the prover's CTI of the
+    # safety invariants alone), as plain text data (``describe_cex``).
+    cti: dict[str, Any] | None = None
 
     @property
     def summary(self) -> str:
@@ -66,15 +76,27 @@ class InferResult:
             "seconds": round(self.seconds, 3),
             "reason": self.reason,
             "timeline": {k: round(v, 3) for k, v in self.timeline.items()},
+            "cti": self.cti,
         }
 
 
-def sample_states(protocol: Protocol, sizes: dict[str, int]) -> list[Any]:
-    """Every reachable state of ``sizes`` (``State.data``), one per page-symmetry orbit."""
+def sample_states(
+    protocol: Protocol, sizes: dict[str, int], budget_s: float | None = None
+) -> list[Any]:
+    """Every reachable state of ``sizes`` (``State.data``), one per symmetry orbit.
+
+    Bad input when the search outlasts ``budget_s``: the templates' variables per sort
+    set the sample's size, so the user has one thing to change."""
     from kvproof.model.explore import explore
 
-    sym = tuple(s for s in ("Page",) if s in protocol.symmetric and s in sizes)
-    result = explore(protocol, sizes, symmetry=sym, graph=True)
+    sym = tuple(s for s in protocol.explore_symmetry if s in protocol.symmetric and s in sizes)
+    result = explore(protocol, sizes, symmetry=sym, graph=True, max_seconds=budget_s)
+    if result.truncated:
+        where = " / ".join(f"{n} {s}" for s, n in sizes.items())
+        raise KvproofInputError(
+            f"sampling the reachable states of {where} took over {budget_s:g} s (half the "
+            f"--budget; {result.states} states so far): lower --infer-vars or raise --budget"
+        )
     assert result.graph is not None
     return [result.graph.nodes[n]["state"].data for n in result.graph.nodes]
 
@@ -93,12 +115,12 @@ def infer(
     from kvproof.model.instance import Instance
 
     if not protocol.vars:
-        raise KvproofInputError(f"protocol {protocol.name!r} declares no Vars: nothing to infer")
+        raise KvproofInputError(no_vars(protocol))
     start = time.perf_counter()
     timeline: dict[str, float] = {}
     base = dataclasses.replace(protocol, strengthening=())
     sizes = sample or {s: templates.per_sort for s in protocol.sorts}
-    datas = sample_states(base, sizes)
+    datas = sample_states(base, sizes, budget_s=budget_s / 2)
     timeline["sample"] = time.perf_counter() - start
     clauses = candidates(base, Concrete(Instance(base, sizes)), datas, templates)
     timeline["candidates"] = time.perf_counter() - start
@@ -106,53 +128,82 @@ def infer(
         Conjunct(f"inferred_{n}", c.invariant(f"inferred_{n}"), c) for n, c in enumerate(clauses)
     ]
     checker = Checker(base)
-    # First on one finite instance (propositional queries, milliseconds): most
-    # counterexamples to induction already exist there, and each one found is one for
-    # every size. Then over uninterpreted sorts, from the conjuncts needed so far.
+    deadline = start + budget_s
+    # Step 3: on one finite instance (propositional queries, milliseconds each), a small
+    # inductive subset of the candidates that contains safety.
     finite = {s: templates.per_sort + 1 for s in protocol.sorts}
-    concrete, _ = checker.get(finite)
-    inits = list(concrete.initial_states())
-    h = houdini(
-        [FiniteStep(base, finite)],
-        conjuncts,
-        checker,
-        initially=lambda c: all(checker.holds(c, finite, s) for s in inits),
-        deadline=start + budget_s,
-    )
+    step = FiniteStep(base, finite)
+    timeline["finite_step"] = time.perf_counter() - start
+    closure = small_inductive(step, conjuncts, deadline=deadline)
     timeline["houdini_finite"] = time.perf_counter() - start
-    prover = Prover(base, timeout_ms)
-    if h.proved:
-        first = shrink(FiniteStep(base, finite), h.needed)
-        timeline["shrink"] = time.perf_counter() - start
+    queries, dropped = closure.queries, closure.dropped
+    needed = closure.kept
+    found = tuple(c.clause for c in needed if c.clause is not None)
+    # Step 4: the proof for every size is the prover's: the same check hand-written
+    # strengthening gets.
+    proof = prove(with_strengthening(base, found), timeout_ms=timeout_ms)
+    timeline["proof"] = time.perf_counter() - start
+    reason = closure.reason
+    if closure.closed and not proof.proved:
+        # Step 5: inductive at this size, not at every size: Houdini over uninterpreted sorts
+        # from the survivors, starting with what the finite proof used, then the prover.
+        prover = Prover(base, timeout_ms)
         h = houdini(
             symbolic_steps(prover),
-            h.live,
+            closure.live,
             checker,
             initially=initially_unbounded(prover),
-            deadline=start + budget_s,
-            needed_first=[c.name for c in first],
+            deadline=deadline,
+            needed_first=[c.name for c in needed],
         )
-    timeline["houdini"] = time.perf_counter() - start
-    found = tuple(c.clause for c in h.needed if c.clause is not None)
-    strengthened = with_strengthening(base, found)
-    # The proof (or the minimised CTI) is the prover's: the same check hand-written
-    # strengthening gets.
-    proof = prove(strengthened, timeout_ms=timeout_ms)
-    timeline["proof"] = time.perf_counter() - start
-    reason = h.reason if not h.proved else ("" if proof.proved else proof.summary)
+        queries, dropped = queries + h.queries, dropped + h.dropped
+        timeline["houdini_symbolic"] = time.perf_counter() - start
+        reason = h.reason
+        if h.proved:
+            found = tuple(c.clause for c in h.needed if c.clause is not None)
+            proof = prove(with_strengthening(base, found), timeout_ms=timeout_ms)
+            timeline["proof_again"] = time.perf_counter() - start
+    proved = proof.proved  # the prover's word, even on a set cut short by the budget
+    if proved:
+        reason = ""
+    elif not reason:
+        reason = proof.summary
     return InferResult(
         protocol.name,
-        h.proved and proof.proved,
+        proved,
         found,
         len(clauses),
         len(datas),
-        h.queries,
-        h.dropped,
+        queries,
+        dropped,
         time.perf_counter() - start,
         reason,
         proof,
         timeline,
+        describe_cex(base, closure.cti, closure.cti_conjunct) if closure.cti else None,
     )
+
+
+def describe_cex(protocol: Protocol, cex: Cex, conjunct: str | None) -> dict[str, Any]:
+    """A finite counterexample to induction for people: non-default pre-state cells, the
+    action, what it changed (re-run by the concrete interpreter)."""
+    from kvproof.model.concrete import Concrete
+    from kvproof.model.instance import Instance
+
+    concrete = Concrete(Instance(protocol, cex.sizes))
+    post = concrete.step(cex.pre, cex.action)
+    if post is None:
+        raise ProofError(f"counterexample {cex.action} is not enabled concretely")
+    name = concrete.inst.describe
+    return {
+        "conjunct": conjunct,
+        "sizes": dict(cex.sizes),
+        "pre": [
+            f"{name(v, a)} = {n}" for v, a, _, n in concrete.diff(concrete.make_state(), cex.pre)
+        ],
+        "action": str(cex.action),
+        "changes": [f"{name(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(cex.pre, post)],
+    }
 
 
 def with_strengthening(protocol: Protocol, clauses: tuple[Clause, ...]) -> Protocol:
@@ -164,7 +215,7 @@ def initially_unbounded(prover: Prover) -> Any:
     """Does a conjunct hold in every initial state of every size? (Z3, folded first.)"""
     protocol = prover.protocol
     defaults = {v.name: v.default for v in protocol.vars if not v.rigid}
-    view = _FnView(prover.fns, defaults)
+    view = FnView(prover.fns, defaults)
     init = prover.logic.lift(protocol.init(prover.ctx(view)))
 
     def check(c: Conjunct) -> bool:

@@ -1,13 +1,17 @@
 """One step of a protocol as a Z3 query: a free pre-state, an action, the post-state.
 
-Two encodings, both used by Houdini (``model/houdini.py``) to ask "does some state that
-satisfies these conjuncts step to one that breaks one of those?":
+Two encodings, used by Houdini (``model/minimise.py`` on ``FiniteStep``, ``model/houdini.py``
+on both) to ask "does some state that satisfies these conjuncts step to one that breaks one
+of those?":
 
 - ``FiniteStep``: a fixed instance (sorts of 2-3 elements); every cell is a Z3 constant and
   every action instance one choice of a bit-vector, so the query is propositional (Z3's
   finite-domain solver) and a model is a pre-state of exactly that instance;
 - ``SymbolicStep``: uninterpreted sorts (``model/induction.py``'s encoding), one query per
   action with symbolic arguments; an ``unsat`` holds for every size.
+
+Both build the post-state from the DSL's one update semantics (``model/context.py``'s
+``apply_row``/``apply_ops``, the latter through ``induction.PostView``), never their own.
 
 A model becomes a concrete pre-state and action instance (``Cex``): Houdini re-runs the
 action with the concrete interpreter and evaluates every conjunct there, so a solver answer
@@ -26,7 +30,7 @@ from kvproof.model.candidates import Clause, distinct_envs
 from kvproof.model.concrete import Concrete, State
 from kvproof.model.context import Ctx, apply_row
 from kvproof.model.dsl import Protocol
-from kvproof.model.induction import Prover, _PostView
+from kvproof.model.induction import PostView, Prover
 from kvproof.model.instance import ActionInstance, Instance
 from kvproof.model.logic import Z3Logic
 from kvproof.model.unroll import select_cell
@@ -49,10 +53,6 @@ class _Cells:
         return self.cells[var][self.inst.flat(var, args)]
 
 
-def _enums(protocol: Protocol) -> list[Any]:
-    return list({v.kind.name: v.kind for v in protocol.vars if v.kind != "bool"}.values())  # type: ignore[union-attr]
-
-
 class FiniteStep:
     """Every action instance of one finite instance, from a free pre-state."""
 
@@ -60,7 +60,8 @@ class FiniteStep:
         self.protocol = protocol
         self.inst = Instance(protocol, sizes)
         self.concrete = Concrete(self.inst)
-        self.logic = Z3Logic(dict(sizes), _enums(protocol), enum_as_bv=True)
+        self.cells = {v.name: self.inst.cells(v) for v in protocol.vars}
+        self.logic = Z3Logic(dict(sizes), protocol.enums, enum_as_bv=True)
         self.solver = z3.SolverFor("QF_FD")
         self.pre: dict[str, list[Any]] = {}
         for v in protocol.vars:
@@ -106,8 +107,8 @@ class FiniteStep:
             else:
                 if not lits:
                     return z3.BoolVal(False)
-                out.append(lits[0] if len(lits) == 1 else z3.Or(*lits))
-        return z3.And(*out) if out else z3.BoolVal(True)
+                out.append(lits[0] if len(lits) == 1 else _nary(z3.Z3_mk_or, lits))
+        return _nary(z3.Z3_mk_and, out) if out else z3.BoolVal(True)
 
     def _differs(self, cell: Any, value: Any) -> Any:
         """``cell != value`` as a Z3 literal, or a Python bool when the cell is constant."""
@@ -132,7 +133,12 @@ class FiniteStep:
             self.protocol.action(ai.action).body(ctx, *ai.args)
             guard = self.logic.and_(*ctx.guards)
             if guard is not False:
-                enabled.append((ai, guard, _apply(self.logic, self.inst, self.pre, ctx)))
+                # the rows this instance changes: the DSL's one update semantics
+                changed = {
+                    var: apply_row(self.logic, ops, self.cells[var], self.pre[var])
+                    for var, ops in ctx.ops.items()
+                }
+                enabled.append((ai, guard, changed))
         bits = max(1, (len(enabled) - 1).bit_length())
         act = z3.BitVec("act", bits)
         if len(enabled) < 2**bits:
@@ -169,12 +175,12 @@ class FiniteStep:
         return Cex(dict(self.inst.sizes), self.concrete.make_state(values), self.options[idx])
 
 
-def _apply(logic: Any, inst: Instance, pre: dict[str, list[Any]], ctx: Ctx) -> dict[str, list[Any]]:
-    """The rows an action instance changes: the DSL's one update semantics (``apply_row``)."""
-    return {
-        var: apply_row(logic, ops, inst.cells(inst.protocol.var(var)), pre[var])
-        for var, ops in ctx.ops.items()
-    }
+def _nary(mk: Any, args: list[Any]) -> z3.BoolRef:
+    """``z3.And``/``z3.Or`` of Boolean terms without z3py's per-argument coercion (most of
+    the time of grounding hundreds of candidate clauses)."""
+    ctx = args[0].ctx
+    arr = (z3.Ast * len(args))(*(a.as_ast() for a in args))
+    return z3.BoolRef(mk(ctx.ref(), len(args), arr), ctx)
 
 
 class SymbolicStep:
@@ -190,7 +196,7 @@ class SymbolicStep:
         ctx = prover.ctx(prover.pre)
         self.action.body(ctx, *self.params)
         self.guard = prover.logic.lift(prover.logic.and_(*ctx.guards))
-        self.post = _PostView(prover.pre, ctx, prover.logic)
+        self.post = PostView(prover.pre, ctx, prover.logic)
         self.disabled = z3.is_false(z3.simplify(self.guard))
         self.solver = z3.Solver()
         self.solver.set("timeout", prover.timeout_ms)

@@ -48,6 +48,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget", type=positive_float, default=120.0, help="seconds for inference (120)"
     )
+    # Ranges are checked by the library (model/candidates.py's Templates): exit 2 there.
+    parser.add_argument(
+        "--infer-literals",
+        type=positive_int,
+        metavar="K",
+        help="with --infer: literals per candidate clause (default 4)",
+    )
+    parser.add_argument(
+        "--infer-vars",
+        type=positive_int,
+        metavar="N",
+        help="with --infer: quantified variables per sort (default 2)",
+    )
     add_ray_option(parser)
 
 
@@ -65,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.spec.errors import KvproofInputError
 
     check_selection(args)
+    templates = _templates(args)
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
     user = load_protocol(args.protocol) if args.protocol else None
@@ -98,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
             protocol = replace(protocol, strengthening=load(args.strengthening, protocol))
         elif results is None and (args.infer or not protocol.strengthening):
-            ok = _infer(args, console, variant.name, protocol, out) and ok
+            ok = _infer(args, console, variant.name, protocol, out, templates) and ok
             continue
         if results is not None and not args.strengthening:
             result = results[i]
@@ -164,13 +178,28 @@ def _on_ray(args, variants, factory, console):  # type: ignore[no-untyped-def]
         )
 
 
-def _infer(args: argparse.Namespace, console, name: str, protocol, out: list) -> bool:  # type: ignore[no-untyped-def]
+def _templates(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The inference templates, checked before any work (bad sizes: exit 2)."""
+    from kvproof.model.candidates import Templates
+    from kvproof.spec.errors import KvproofInputError
+
+    if (args.infer_literals or args.infer_vars) and args.strengthening:
+        raise KvproofInputError(
+            "--infer-literals/--infer-vars tune inference: drop them with --strengthening",
+            "--strengthening",
+        )
+    return Templates.sized(args.infer_literals, args.infer_vars)
+
+
+def _infer(args: argparse.Namespace, console, name: str, protocol, out: list, templates) -> bool:  # type: ignore[no-untyped-def]
     """``prove --infer``: infer the strengthening (``model/infer.py``), then prove with it."""
     from kvproof.checker.report.proof_report import render_proof
     from kvproof.model.infer import infer, save
 
     with console.status(f"inferring an invariant for {name} ..."):
-        result = infer(protocol, budget_s=args.budget, timeout_ms=args.timeout * 1000)
+        result = infer(
+            protocol, templates=templates, budget_s=args.budget, timeout_ms=args.timeout * 1000
+        )
     proof = result.proof
     data = {"variant": name, **(proof.to_json() if proof else {"proved": False})}
     data["proved"] = result.proved
@@ -189,6 +218,24 @@ def _infer(args: argparse.Namespace, console, name: str, protocol, out: list) ->
                 console.print(f"    {c.text}", highlight=False, markup=False)
             if args.save:
                 console.print(f"  saved to {args.save} (prove --strengthening {args.save})")
-        elif proof is not None:
-            render_proof(console, name, proof, cores=False)
+        else:
+            _render_cti(console, result.cti)
+            if proof is not None:
+                render_proof(console, name, proof, cores=False)
     return result.proved
+
+
+def _render_cti(console, cti) -> None:  # type: ignore[no-untyped-def]
+    """Inference's counterexample: its pre-state satisfies every surviving candidate."""
+    if not cti:
+        return
+    where = ", ".join(f"{n} {s}" for s, n in cti["sizes"].items())
+    console.print(
+        f"  {cti['conjunct']} broken by {cti['action']} from a state that satisfies every "
+        f"surviving candidate ({where}):",
+        highlight=False,
+    )
+    for line in cti["pre"]:
+        console.print(f"    pre  {line}", highlight=False, markup=False)
+    for line in cti["changes"]:
+        console.print(f"    then {line}", highlight=False, markup=False)

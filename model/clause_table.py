@@ -1,0 +1,78 @@
+"""Every candidate clause on one concrete state at once (numpy), for Houdini's inner loop.
+
+``Evaluator`` in ``model/candidates.py`` checks one clause on one state in Python; Houdini
+on a finite instance evaluates hundreds of clauses on every state it meets (each
+counterexample's successors, and theirs), so here a clause is compiled once into arrays
+of cell indices and values, one row per assignment of its quantified variables, and a
+state is one int vector: a clause is broken where some row's cells all hold its values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from kvproof.model.candidates import Clause, distinct_envs
+from kvproof.model.concrete import Concrete
+from kvproof.model.dsl import BOOL
+
+
+class ClauseTable:
+    """``broken(data)``: which of ``clauses`` the state ``data`` (``State.data``) breaks."""
+
+    def __init__(self, concrete: Concrete, clauses: Sequence[Clause]) -> None:
+        inst = concrete.inst
+        protocol = concrete.protocol
+        self.n = len(clauses)
+        self._codes: list[dict[Any, int]] = []
+        offsets, width = {}, 0
+        for v in protocol.vars:
+            offsets[v.name] = width
+            width += len(inst.cells(v))
+            domain = [False, True] if v.kind == BOOL else list(v.kind.values)  # type: ignore[union-attr]
+            self._codes.append({val: i for i, val in enumerate(domain)})
+        # One group per clause length: (clause positions, cells[c, env, lit], values[...]).
+        groups: dict[int, list[tuple[int, list[list[int]], list[list[int]]]]] = {}
+        envs_of: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
+        for pos, c in enumerate(clauses):
+            envs = envs_of.get(c.qvars)
+            if envs is None:
+                envs = envs_of[c.qvars] = distinct_envs(inst.sizes, c.qvars)
+            cells, values = [], []
+            for env in envs:
+                cells.append(
+                    [
+                        offsets[lit.atom.var]
+                        + inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args))
+                        for lit in c.cube
+                    ]
+                )
+                values.append(
+                    [self._codes[inst.var_index[lit.atom.var]][lit.value] for lit in c.cube]
+                )
+            groups.setdefault(len(c.cube), []).append((pos, cells, values))
+        self._groups = []
+        for rows in groups.values():
+            most = max(len(cells) for _, cells, _ in rows)
+            # Pad with copies of a clause's first row: a repeated row changes no answer.
+            cells_a = np.array([c + [c[0]] * (most - len(c)) for _, c, _ in rows], dtype=np.int64)
+            values_a = np.array([v + [v[0]] * (most - len(v)) for _, _, v in rows], dtype=np.int8)
+            where = np.array([pos for pos, _, _ in rows], dtype=np.int64)
+            self._groups.append((where, cells_a, values_a))
+
+    def vector(self, data: Any) -> np.ndarray:
+        """The state as one int vector: each cell's value as its index in the domain."""
+        return np.fromiter(
+            (codes[x] for codes, row in zip(self._codes, data, strict=True) for x in row),
+            dtype=np.int8,
+        )
+
+    def broken(self, data: Any) -> np.ndarray:
+        """A boolean array over the clauses: True where ``data`` breaks the clause."""
+        flat = self.vector(data)
+        out = np.zeros(self.n, dtype=bool)
+        for where, cells, values in self._groups:
+            out[where] = (flat[cells] == values).all(axis=2).any(axis=1)
+        return out
