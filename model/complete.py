@@ -142,11 +142,16 @@ def check_complete(
     if h.proved:
         return done("holds", "invariant", conjuncts=len(h.needed))
     # 3. BMC, deepened until a counterexample
-    return _deepen(base, sizes, deadline, variant, done)
+    return _deepen(base, sizes, deadline, variant, done, budget_s)
 
 
 def _deepen(
-    protocol: Protocol, sizes: dict[str, int], deadline: float, variant: str, done: Any
+    protocol: Protocol,
+    sizes: dict[str, int],
+    deadline: float,
+    variant: str,
+    done: Any,
+    budget_s: float,
 ) -> CompleteResult:
     from kvproof.model.unroll import Unroller
 
@@ -176,12 +181,9 @@ def _deepen(
                 break
         unroller.extend()
         k += 1
+    searched = f"no counterexample to depth {k - 1}" if k else "no BMC depth reached"
     note = (
-        f"no counterexample to depth {k - 1} and no invariant of this instance found in the "
-        f"budget; rerun with a larger --budget (e.g. {_suggest(deadline)})"
+        f"{searched} and no invariant of this instance found in the {budget_s:g} s budget; "
+        f"a larger budget may decide it (e.g. --budget {budget_s * 4:g})"
     )
     return done("unknown", "", depth=max(k - 1, 0), note=note)
-
-
-def _suggest(deadline: float) -> str:
-    return "--budget 600"
