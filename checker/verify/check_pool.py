@@ -11,6 +11,8 @@ runs could return other (equally valid) counterexamples than a local run.
 
 from __future__ import annotations
 
+import os
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,7 +71,48 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     return check
 
 
+_ISOLATE = False  # set before forking a local pool: each unit then runs in a fresh fork
+
+
 def _work(job: CheckJob) -> tuple[Any, Any, Any]:
+    return _isolated(_work_here, job) if _ISOLATE else _work_here(job)
+
+
+def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
+    """``fn(job)`` in a fresh fork of this (Z3-clean) worker. Z3 has one global context per
+    process that keeps growing, so a worker that already checked other variants checks the
+    next one slower (dead-prefill-free's BMC: 16 s alone, 26 s after -guarded) and may pick
+    another, equally short, counterexample: a fork per unit makes each variant's result the
+    one ``kvproof check VARIANT`` gives, whatever the scheduling."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the pool's code
+        os.close(read)
+        try:
+            try:
+                data = pickle.dumps((True, fn(job)))
+            except Exception as exc:  # handed to the parent, raised there (typed if it pickles)
+                try:
+                    data = pickle.dumps((False, exc))
+                except Exception:
+                    data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as inp:
+        data = inp.read()
+    os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError(f"the check of {job.variant.name} died without a result")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
+
+
+def _work_here(job: CheckJob) -> tuple[Any, Any, Any]:
     # A forked worker inherits the parent's factory; a Ray worker (a fresh process, maybe
     # on another node) loads the user's protocol from its 'module:attr' itself.
     factory = _FACTORY
@@ -108,8 +151,9 @@ def run_jobs(
                 on_done(check)
             out.append(check)
         return out
-    global _FACTORY
+    global _FACTORY, _ISOLATE
     _FACTORY = factory
+    _ISOLATE = executor is None and hasattr(os, "fork")
     results: dict[int, VariantCheck] = {}
 
     def arrived(i: int, out: tuple[Any, Any, Any]) -> None:
@@ -130,4 +174,5 @@ def run_jobs(
         if executor is None:
             pool.close()
         _FACTORY = None
+        _ISOLATE = False
     return [results[i] for i in range(len(jobs))]
