@@ -93,8 +93,11 @@ def check_complete(
     variant: str = "",
     templates: Templates = DEFAULT_TEMPLATES,
     proof: bool = True,
+    proved: Any = None,
 ) -> CompleteResult:
-    """``proof=False`` skips method 0 (to exercise, or measure, the finite methods)."""
+    """``proof=False`` skips method 0 (to exercise, or measure, the finite methods);
+    ``proved``: this protocol's ``ProofResult`` when the caller already has one (``check``
+    proves fixed variants anyway), so that it is not asked twice."""
     from kvproof.model.explore import explore
     from kvproof.model.induction import prove
     from kvproof.model.infer import sample_states
@@ -107,6 +110,8 @@ def check_complete(
         return CompleteResult(verdict, dict(sizes), method, time.perf_counter() - start, **kw)
 
     # 0. the unbounded proof; a failed one only costs its queries (under a second here)
+    if proof and proved is not None and proved.proved:
+        return done("holds", "proof", conjuncts=len(proved.conjuncts))
     if proof and protocol.strengthening:
         left_ms = max(1, min(60_000, int(budget_s * 250)))  # a query: at most budget/4
         unbounded = prove(protocol, timeout_ms=left_ms)

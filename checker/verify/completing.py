@@ -59,7 +59,9 @@ def run_complete(
     protocol_spec: str | None = None,
 ) -> CompleteRun:
     """The complete search for ``check`` at ``sizes``; an unknown names its settling command."""
-    done = check_complete(check.protocol, sizes, budget_s=budget_s, variant=check.variant.name)
+    done = check_complete(
+        check.protocol, sizes, budget_s=budget_s, variant=check.variant.name, proved=check.proof
+    )
     command = None
     if done.verdict == "unknown":
         command = settle_command(check.variant.name, sizes, budget_s * 4, protocol_spec)

@@ -23,6 +23,12 @@ def test_fixed_variant_at_3_requests_4_pages_is_settled_by_the_proof() -> None:
     assert result.verdict == "holds" and result.method == "proof"
     assert result.conjuncts and "proved for every size" in result.summary
     assert result.to_json()["method"] == "proof"
+    # ``check`` hands over the proof it already has: not asked again, same answer
+    from kvproof.model.induction import prove
+
+    protocol = protocol_for(load_variant(FIXED))
+    again = check_complete(protocol, {"Req": 3, "Page": 4}, proved=prove(protocol))
+    assert again.method == "proof" and again.conjuncts == result.conjuncts
 
 
 def test_a_failed_proof_falls_through_to_a_replayed_counterexample() -> None:
