@@ -82,7 +82,7 @@ def check_variant(
             raise KvproofInputError(
                 f"unknown invariant {name!r} (known: {', '.join(sorted(known))})", "--invariant"
             )
-    # Settled-depth lemmas (model/bmc.py) cut a fixed variant's depth-15 BMC about 9x; they
+    # Settled-depth lemmas (model/bmc.py) cut a fixed variant's depth-15 BMC 4-13x; they
     # change no verdict and no length, but may pick another (equally short) counterexample,
     # so a buggy variant, whose traces are documented and pinned, is checked as before.
     result = bmc(
