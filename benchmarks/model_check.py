@@ -3,9 +3,13 @@
 - seconds to the incident counterexample, as a whole ``kvproof check`` process;
 - BMC of the fixed variant to depth 12 at 3 requests / 6 pages (whole process);
 - unbounded proof time of each fixed variant (in process, solver only);
-- explicit-state exploration (when model/explore.py is present): states and seconds.
+- explicit-state exploration (when model/explore.py is present): states and seconds;
+- ``--complete``: ``check --complete`` of the fixed variant at 3 requests / 4 pages against
+  ``explore`` on the same instance under a time cap (states reached), the finite methods
+  alone (no proof), and the time to a shortest counterexample that needs depth 14 (BMC with
+  and without the settled-depth lemmas, in one run so the ratio is fair).
 
-Usage: python benchmarks/model_check.py [--quick]
+Usage: python benchmarks/model_check.py [--quick] [--complete [--explore-cap S]]
 """
 
 from __future__ import annotations
@@ -46,6 +50,12 @@ def main() -> None:
         "--inference", action="store_true", help="inference, complete checking (model/infer.py)"
     )
     parser.add_argument("--budget", type=float, default=120.0, help="seconds per inference run")
+    parser.add_argument(
+        "--complete", action="store_true", help="complete checking and deep BMC figures"
+    )
+    parser.add_argument(
+        "--explore-cap", type=float, default=60.0, help="seconds for explore's comparison run"
+    )
     args = parser.parse_args()
     result: dict[str, object] = {"benchmark": "model_check"}
     result["python_startup_s"] = round(_python_startup(), 3)
@@ -78,6 +88,9 @@ def main() -> None:
         result["explore"] = _explore()
     if args.inference:
         result["inference"] = _inference(args.budget)
+    if args.complete:
+        result["complete"] = _complete(args.explore_cap)
+        result["deep_counterexample"] = _deep_counterexample()
     print(json.dumps(result, indent=2))
 
 
@@ -154,6 +167,86 @@ def _infer_fixed(budget: float) -> dict[str, object]:
             row["ratio_to_hand_written"] = round(r.seconds / hand.seconds, 1)
         runs[name] = row
     return runs
+def _complete(explore_cap: float) -> object:
+    """``check --complete`` of the fixed variant (under its assumptions) at 3 Req / 4 Page,
+    as a whole process and in process; the finite methods alone (proof off); ``explore`` on
+    the same instance for ``explore_cap`` seconds (it does not finish: states reached)."""
+    from kvproof.model.assumptions import handoff_for
+    from kvproof.model.complete import check_complete
+    from kvproof.model.explore import explore
+    from kvproof.spec.variant import load_variant
+
+    name = "sglang-0.5.22-pd"
+    fixed = handoff_for(load_variant(name))
+    sizes = {"Req": 3, "Page": 4}
+    out: dict[str, object] = {}
+    cmd = ["check", name, "--complete", "--requests", "3", "--pages", "4", "--json"]
+    out["whole_check"] = _timed_json(cmd, lambda d: d.get("complete", {}).get("summary"))
+    start = time.perf_counter()
+    done = check_complete(fixed, sizes, variant=name)
+    out["complete_in_process"] = {**done.to_json(), "wall_s": _since(start)}
+    start = time.perf_counter()
+    finite = check_complete(fixed, sizes, variant=name, proof=False, budget_s=300.0)
+    out["finite_methods_only"] = {**finite.to_json(), "wall_s": _since(start)}
+    start = time.perf_counter()
+    ex = explore(fixed, sizes, max_seconds=explore_cap)
+    out["explore_capped"] = {
+        "cap_s": explore_cap,
+        "states": ex.states,
+        "finished": not ex.truncated,
+        "wall_s": _since(start),
+    }
+    if done.seconds > 0:
+        out["explore_cap_over_complete"] = round(explore_cap / done.seconds, 1)
+    return out
+
+
+def _deep_counterexample() -> object:
+    """The 14-step isolation counterexample of the fixed variant without bounded_transfer
+    (3 Req / 6 Page, depth 15): BMC as shipped (settled-depth lemmas) against BMC without
+    them, in process; and as a whole ``check`` process."""
+    from kvproof.checker.verify.checking import protocol_for
+    from kvproof.model.bmc import bmc
+    from kvproof.spec.variant import load_variant
+
+    name = "sglang-0.5.22-pd"
+    protocol = protocol_for(load_variant(name), None, ("bounded_transfer",))
+    sizes = {"Req": 3, "Page": 6}
+    out: dict[str, object] = {}
+    for lemmas in (True, False):
+        start = time.perf_counter()
+        r = bmc(protocol, sizes, 15, variant=name, invariants=["isolation"], lemmas=lemmas)
+        iso = r.result("isolation")
+        out["lemmas" if lemmas else "no_lemmas"] = {
+            "shortest": iso.shortest,
+            "wall_s": _since(start),
+        }
+    fast, slow = out["lemmas"], out["no_lemmas"]
+    out["speedup"] = round(slow["wall_s"] / max(fast["wall_s"], 1e-9), 1)  # type: ignore[index]
+    cmd = ["check", name, "--without", "bounded_transfer", "--invariant", "isolation"]
+    out["whole_check"] = _timed_json(
+        [*cmd, "--no-necessity", "--no-prove", "--json"],
+        lambda d: {i["name"]: i.get("shortest") for i in d["invariants"]},
+    )
+    return out
+
+
+def _timed_json(args: list[str], pick: object) -> dict[str, object]:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvproof", *args], capture_output=True, text=True, check=False
+    )
+    out: dict[str, object] = {"command": "kvproof " + " ".join(args), "exit": proc.returncode}
+    out["seconds"] = _since(start)
+    try:
+        out["result"] = pick(json.loads(proc.stdout))  # type: ignore[operator]
+    except (ValueError, KeyError, TypeError):
+        out["stderr"] = proc.stderr[-300:]
+    return out
+
+
+def _since(start: float) -> float:
+    return round(time.perf_counter() - start, 3)
 
 
 def _python_startup() -> float:

@@ -65,6 +65,7 @@ def bmc(
     primary: bool = True,
     on_depth: Callable[[int], None] | None = None,
     stop_at_first: bool = False,
+    lemmas: bool = True,
 ) -> BmcResult:
     """Check every safety invariant (or those named) up to ``depth`` steps.
 
@@ -121,7 +122,21 @@ def bmc(
             return False
         lit = z3.Bool(f"any@{k}")
         solver.add(z3.Implies(lit, bad))
-        return solver.check(lit) == z3.sat
+        if solver.check(lit) == z3.sat:
+            return True
+        settle(k, pending)
+        return False
+
+    def settle(k: int, held: list[str]) -> None:
+        """No trace of k steps breaks ``held``, so every state at step k of a longer trace
+        satisfies them (it is reachable in k steps): asserting that prunes the deeper
+        queries without removing any counterexample (the classic BMC strengthening)."""
+        if not lemmas:
+            return
+        ctx = unroller.ctx(k)
+        body = unroller.logic.and_(*(protocol.invariant(n).body(ctx) for n in held))
+        if body is not True:
+            solver.add(body)
 
     k = 0
     while True:
@@ -138,6 +153,7 @@ def bmc(
             if name not in plain:
                 trace = attempt(name, k, need_clean=False)
                 if trace is None:
+                    settle(k, [name])
                     continue
                 is_primary = _is_primary(trace, concrete)
                 plain[name] = InvariantResult(

@@ -136,6 +136,8 @@ class Variant:
     # The environment assumptions the verdicts rely on (``spec/assumptions.py``): name ->
     # why they hold for this engine (the bound, the setting), in file order.
     assume: Mapping[str, str] = field(default_factory=dict)
+    # ``check --all`` also checks every depth at its size (``check --complete``) for this one.
+    complete: bool = False
 
     @property
     def buggy(self) -> bool:
@@ -155,8 +157,9 @@ _TOP_KEYS = {
     "engine_sizes": dict,
     "expect": dict,
     "assume": dict,
+    "complete": bool,
 }
-_OPTIONAL = {"counterpart", "bmc_depth", "assume"}
+_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete"}
 
 # The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
 # function of the parsed switches (a user protocol names its invariants once, in its DSL).
@@ -232,6 +235,9 @@ def parse_variant(
             if key in _OPTIONAL:
                 continue
             raise KvproofInputError(f"missing key '{key}'", str(path))
+        if typ is bool and not isinstance(data[key], bool):
+            got = data[key]
+            raise KvproofInputError(f"'{key}' must be true or false, got {got!r}", str(path))
         if not isinstance(data[key], typ):
             raise KvproofInputError(f"'{key}' must be a {typ.__name__}", str(path))
     switches = switches_type(**_check_table(data["switches"], switches_type, path, "switches"))
@@ -265,6 +271,7 @@ def parse_variant(
         path=path,
         bmc_depth=_depth(data.get("bmc_depth", 12), path),
         assume=_assume(data.get("assume", {}), path, assumptions),
+        complete=data.get("complete", False),
     )
 
 

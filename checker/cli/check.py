@@ -73,7 +73,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="also check every depth at --requests/--pages (no bound; see README)",
     )
     parser.add_argument(
-        "--budget", type=positive_float, default=120.0, help="seconds for --complete (120)"
+        "--budget",
+        type=positive_float,
+        help="seconds for --complete (120; 30 for the search check runs itself when BMC "
+        "finds nothing and the proof fails)",
     )
     add_ray_option(parser)
 
@@ -137,14 +140,18 @@ def run(args: argparse.Namespace) -> int:
         if ray is not None:
             ray.close()
     results = []
-    complete_bad = False
+    complete_bad = mismatch = False
     for check in checks:
         data = checking.to_json(check)
         results.append(data)
         if not args.json and not args.all:
             check_report.render_check(console, check, data)
-        if args.complete:
-            complete_bad = _complete(args, check, data, console) or complete_bad
+        if _complete(args, check, data, console):
+            complete_bad = True
+            # under --all a complete counterexample to an invariant expected to hold is a
+            # mismatch like BMC's (a buggy variant's expected violation is not)
+            broken = data["complete"].get("violated")
+            mismatch = mismatch or check.variant.expect.get(broken) == "holds"
         if args.out:
             write_traces(args.out, check)
         if args.html:
@@ -163,30 +170,36 @@ def run(args: argparse.Namespace) -> int:
 
         write_sarif(checks, args.sarif)
     if args.all:
-        return 0 if all(c.all_match for c in checks) else 1
+        return 0 if all(c.all_match for c in checks) and not mismatch else 1
     return 1 if complete_bad or any(c.violated for c in checks) else 0
 
 
 def _complete(args: argparse.Namespace, check, data: dict, console) -> bool:  # type: ignore[no-untyped-def]
-    """``check --complete``: every depth at the given size; True on a violation."""
+    """The complete search, when asked for (``--complete``, a variant's ``complete = true``)
+    or when the check would end on unknown (``completing.py``); True on a violation."""
     from kvproof.checker.verify import checking
-    from kvproof.model.complete import check_complete
+    from kvproof.checker.verify.completing import FALLBACK_BUDGET_S, reason_for, run_complete
 
+    reason = reason_for(check, args.complete)
+    if reason is None:
+        return False
+    budget = args.budget or (FALLBACK_BUDGET_S if reason == "fallback" else 120.0)
     with console.status(f"complete check of {check.variant.name} ..."):
-        done = check_complete(
-            check.protocol,
+        done = run_complete(
+            check,
             {"Req": args.requests, "Page": args.pages},
-            budget_s=args.budget,
-            variant=check.variant.name,
+            reason,
+            budget_s=budget,
+            protocol_spec=args.protocol,
         )
     data["complete"] = done.to_json()
-    if done.trace is not None:
-        data["complete"]["trace"] = checking.trace_rows(check.protocol, done.trace)
+    if done.result.trace is not None:
+        data["complete"]["trace"] = checking.trace_rows(check.protocol, done.result.trace)
     if not args.json:
-        console.print(f"[bold]{check.variant.name}[/] complete: {done.summary}")
+        console.print(f"[bold]{check.variant.name}[/] complete: {done.summary}", highlight=False)
         for row in data["complete"].get("trace", []):
             console.print(f"  {row['step']:>2} {row['label']}", highlight=False)
-    return done.verdict == "violated"
+    return done.result.verdict == "violated"
 
 
 def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]

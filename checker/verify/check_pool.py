@@ -11,6 +11,8 @@ runs could return other (equally valid) counterexamples than a local run.
 
 from __future__ import annotations
 
+import os
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -69,7 +71,48 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     return check
 
 
+_ISOLATE = False  # set before forking a local pool: each unit then runs in a fresh fork
+
+
 def _work(job: CheckJob) -> tuple[Any, Any, Any]:
+    return _isolated(_work_here, job) if _ISOLATE else _work_here(job)
+
+
+def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
+    """``fn(job)`` in a fresh fork of this (Z3-clean) worker. Z3 has one global context per
+    process that keeps growing, so a worker that already checked other variants checks the
+    next one slower (dead-prefill-free's BMC: 16 s alone, 26 s after -guarded) and may pick
+    another, equally short, counterexample: a fork per unit makes each variant's result the
+    one ``kvproof check VARIANT`` gives, whatever the scheduling."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the pool's code
+        os.close(read)
+        try:
+            try:
+                data = pickle.dumps((True, fn(job)))
+            except Exception as exc:  # handed to the parent, raised there (typed if it pickles)
+                try:
+                    data = pickle.dumps((False, exc))
+                except Exception:
+                    data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as inp:
+        data = inp.read()
+    os.waitpid(pid, 0)
+    if not data:
+        raise RuntimeError(f"the check of {job.variant.name} died without a result")
+    ok, value = pickle.loads(data)
+    if not ok:
+        raise value
+    return value
+
+
+def _work_here(job: CheckJob) -> tuple[Any, Any, Any]:
     # A forked worker inherits the parent's factory; a Ray worker (a fresh process, maybe
     # on another node) loads the user's protocol from its 'module:attr' itself.
     factory = _FACTORY
@@ -79,6 +122,15 @@ def _work(job: CheckJob) -> tuple[Any, Any, Any]:
         factory = load_protocol(job.protocol).factory
     check = run_job(job, factory)
     return check.bmc, check.proof, check.necessity
+
+
+def _cost(unit: Unit) -> tuple[int, int]:
+    """Longest first, so that no worker starts the slowest unit last (the results come back
+    in the order of ``jobs`` whatever this order): a fixed variant's BMC runs every depth
+    with every invariant holding, then a proof and a necessity check per assumption."""
+    job: CheckJob = unit.args[0]
+    heavy = not job.variant.buggy and (job.prove != "never" or job.necessity)
+    return (0 if heavy else 1, -job.depth)
 
 
 def run_jobs(
@@ -99,8 +151,9 @@ def run_jobs(
                 on_done(check)
             out.append(check)
         return out
-    global _FACTORY
+    global _FACTORY, _ISOLATE
     _FACTORY = factory
+    _ISOLATE = executor is None and hasattr(os, "fork")
     results: dict[int, VariantCheck] = {}
 
     def arrived(i: int, out: tuple[Any, Any, Any]) -> None:
@@ -114,12 +167,12 @@ def run_jobs(
 
     pool = executor if executor is not None else PoolExecutor(min(workers, len(jobs)))
     try:
-        for _ in ordered(
-            pool, [Unit(i, _work, (job,)) for i, job in enumerate(jobs)], on_arrival=arrived
-        ):
+        units = sorted((Unit(i, _work, (job,)) for i, job in enumerate(jobs)), key=_cost)
+        for _ in ordered(pool, units, on_arrival=arrived):
             pass
     finally:
         if executor is None:
             pool.close()
         _FACTORY = None
+        _ISOLATE = False
     return [results[i] for i in range(len(jobs))]

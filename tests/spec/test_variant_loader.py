@@ -93,3 +93,25 @@ def test_cli_bad_input_is_one_line_exit_2(
     broken = _write(tmp_path, "name = [", name="broken")
     assert main(["check", str(broken)]) == 2
     assert "malformed TOML" in capsys.readouterr().err
+
+
+def _with_complete(value: str) -> str:
+    name = 'name = "sglang-0.5.19-pd"'
+    return INCIDENT.read_text().replace(name, f"{name}\ncomplete = {value}")
+
+
+def test_complete_key_is_read(tmp_path: Path) -> None:
+    assert load_variant_file(_write(tmp_path, _with_complete("true"))).complete is True
+    assert load_variant_file(INCIDENT).complete is False  # optional, off by default
+
+
+@pytest.mark.parametrize("value", ['"yes"', "1"])
+def test_bad_complete_value_is_exit_2_naming_file_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    path = _write(tmp_path, _with_complete(value))
+    with pytest.raises(KvproofInputError, match="'complete' must be true or false"):
+        load_variant_file(path)
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'complete'" in err and str(path) in err
