@@ -162,6 +162,9 @@ class Cluster:
                 truth.filled[page],
                 truth.stray[page],
                 truth.at_pos[page],
+                page in dec.tree.key,
+                self.truth.prefix_ok.get(page, False),
+                page in self.truth.shared_write,
             )
             for page in range(dec.num_pages)
         )
@@ -186,6 +189,7 @@ class Cluster:
                     inflight,
                     self.truth.read_stale(req.rid),
                     req.hit,
+                    tuple(d.shared),
                 )
             )
         return EngineView(pages, tuple(reqs))
