@@ -16,9 +16,10 @@ modelled: a tree that never evicts only leaves fewer pages free).
   fresh KV, at its position);
 - ghost ``shared_write(p)``: a transfer wrote the page while the tree mapped it.
 
-The tree is modelled one page deep: every prompt of an instance opens with the same page
-(a shared system prompt), and a request without a hit inserts the page holding that first
-chunk, i.e. its only page. Deeper prefixes repeat the same rules page by page.
+A head is one page here (every prompt of an instance opens with the same system-prompt
+page). A request without a hit inserts its pages one by one; the model lets a hit lock any
+cached page, the engine only one whose tokens are its head (the tree is keyed by tokens):
+the model allows more sharing than the engine does, never less.
 
 The race (#38319, fix proposed in #38355): a request's pages are inserted into the tree
 while the request still owns them, and the request's release (abort, retract:
@@ -81,11 +82,10 @@ def radix_actions(sw: Switches, fresh_own: Any) -> list[Action]:
 
     def insert(s: Any, r: Any, p: Any) -> None:
         # cache_unfinished_req / cache_finished_req: a running request's KV goes into the
-        # tree. One page deep: a request without a hit, whose only page is its first chunk.
+        # tree, page by page (a request without a hit: its table holds its whole prompt).
         s.require(s.eq(s.dphase(r), "running"))
         s.require(s.not_(s.hit(r)))
         s.require(s.owns(r, p))
-        s.require(s.forall("Page", lambda q: s.implies(s.owns(r, q), s.eq(q, p))))
         s.require(s.not_(s.cached(p)))
         s.set("cached", (p,), True)
         s.set("prefix_ok", (p,), fresh_own(s, r, p))

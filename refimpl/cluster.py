@@ -183,13 +183,13 @@ class Cluster:
                     p.pend,
                     req.abort_msg,
                     p.src_ok,
-                    tuple(d.table),
+                    tuple(page for page in d.table if page not in d.handed),
                     tuple(p.dst),
                     tuple(sorted(p.posted)),
                     inflight,
                     self.truth.read_stale(req.rid),
                     req.hit,
-                    tuple(d.shared),
+                    (*d.shared, *sorted(d.handed)),
                 )
             )
         return EngineView(pages, tuple(reqs))

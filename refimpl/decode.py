@@ -55,6 +55,8 @@ class DecodeReq:
     # Head pages locked in decode's radix tree (issue 12 item 4): read first, never freed
     # by this request (the tree or their inserter owns them).
     shared: list[int] = field(default_factory=list)
+    # Pages of the table handed to the tree (refcounted): read in place, never freed here.
+    handed: set[int] = field(default_factory=set)
 
 
 class DecodeNode:
@@ -127,12 +129,14 @@ class DecodeNode:
 
     def release(self, req: DecodeReq) -> None:
         for page in req.table:
-            self.alloc.free(page)
+            if page not in req.handed:
+                self.alloc.free(page)
         for page in req.tail + req.prefix:
             self.tail_alloc.free(page)
-        for page in req.shared:  # dec_lock_ref; the pages stay the tree's
+        for page in [*req.shared, *req.handed]:  # dec_lock_ref; the pages stay the tree's
             self.tree.unlock(page, req.rid)
         req.table, req.tail, req.prefix, req.shared = [], [], [], []
+        req.handed = set()
         self.tags.forget(req.rid)
 
     def checksum(self, req: DecodeReq) -> tuple[int, ...]:

@@ -3,9 +3,9 @@
 SGLang's decode (``--disaggregation-decode-enable-radix-cache``, #19746) matches a request
 against its radix tree and locks the matched node (``_match_prefix_and_lock``:
 ``inc_lock_ref``) so that eviction leaves it alone; the request reads those pages as its
-prompt's head and prefill sends only the rest. One page deep here: the key is the page's
-tokens, and only a prompt's first chunk is inserted (every prompt of a run opens with the
-same system-prompt page).
+prompt's head and prefill sends only the rest. A head is one page here, and the key is a
+page's tokens: a hit locks a page holding its first chunk (every prompt of a run opens with
+the same system-prompt page).
 
 Who owns a mapped page is the variant's ``radix_cache``: ``refcounted`` hands it to the tree
 (the request's release no longer frees it, #38355); ``free_while_cached`` leaves it in the
@@ -58,13 +58,15 @@ class RadixEvents:
         tree = self.decode.tree
         if self.sw.radix_cache == "off" or page is None:
             return False
-        if ev.name == "insert":  # a running request without a hit: its only page, chunk 0
+        if ev.name == "insert":  # a running request without a hit, one of its pages
             return (
                 d.phase == "running"
                 and not d.hit_pages
-                and d.table == [page]
-                and (page not in tree.key)
+                and page in d.table
+                and page not in d.handed
+                and page not in tree.key
             )
+
         # share: a queued hit locks a mapped page whose tokens are its head
         return (d.phase == "queued" and d.hit_pages > 0 and not d.shared) and tree.matches(
             page, self.head(r)
@@ -82,14 +84,14 @@ class RadixEvents:
     def _do_insert(self: Handoff, ev: Event) -> None:
         r, page, d = ev.rid, ev.page, self.d[ev.rid]
         assert page is not None
-        self.decode.tree.insert(page, self.head(r))
+        ps, chunk = self.decode.page_size, d.table.index(page)  # no hit: chunk = index
+        self.decode.tree.insert(page, self.requests[r].prompt[chunk * ps : (chunk + 1) * ps])
         self.decode.record.inserted(page, r)
         if self.sw.radix_cache == "refcounted":  # #38355: the tree owns what it maps
-            d.table.remove(page)
-            d.shared.append(page)
+            d.handed.add(page)  # still read in place; its release no longer frees it
             self.decode.tree.lock(page, r)
             self.decode.alloc.owner[page] = TREE
-        # free_while_cached (#38319): the page stays in the table; release frees it
+        # free_while_cached (#38319): the page stays the request's; release frees it
 
     def _do_share(self: Handoff, ev: Event) -> None:
         assert ev.page is not None
