@@ -4,6 +4,7 @@ truth are compared with the model's ``cached``/``shares``/``prefix_ok``/``shared
 from __future__ import annotations
 
 from kvproof.checker.conformance.abstraction import abstract, compare
+from kvproof.checker.conformance.fuzz import fuzz
 from kvproof.checker.conformance.replay import Lockstep, replay_trace
 from kvproof.model.instance import ActionInstance as A
 from kvproof.model.trace import Trace
@@ -57,3 +58,13 @@ def test_abstraction_reads_the_tree_and_the_locks() -> None:
     ls.cluster.handoff.d[ls.rids.offset + 1].shared.clear()
     eng = abstract(ls.cluster, ls.concrete, ls.rids.offset)
     assert [m.var for m in compare(c, ls.state, eng)] == ["shares"]
+
+
+def test_fuzz_finds_the_race_and_the_fixed_tree_stays_clean() -> None:
+    found = fuzz(load_variant(RACE), traces=50, faults=True, seed=0, workers=1)
+    assert found.finding is not None and found.finding.kind in ("violation", "leak")
+    assert len(found.finding.trace.steps) <= 20  # shrunk: insert, release, reuse, write
+    assert any(s.action == "insert" for s in found.finding.trace.steps)
+    clean = fuzz(load_variant(FIXED), traces=100, faults=True, seed=0, workers=1)
+    assert clean.finding is None, clean.finding and clean.finding.detail
+    assert clean.stats.faults > 0
