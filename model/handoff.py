@@ -129,7 +129,8 @@ def build_handoff(sw: Switches) -> Protocol:
     def alloc(s: Any, r: Any, p: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.forall("Req", lambda x: s.not_(s.owns(x, p))))
-        s.require(radix.allocatable(s, sw, p))
+        if shared:
+            s.require(radix.allocatable(s, sw, p))
         s.set("owns", (r, p), True)
         s.set("filled", (p,), False)  # a fresh allocation; the bytes are not cleared
         s.set("at_pos", (p,), False)  # nothing of the new owner's is in it yet
@@ -137,7 +138,8 @@ def build_handoff(sw: Switches) -> Protocol:
     def send(s: Any, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.exists("Page", lambda p: s.owns(r, p)))
-        s.require(radix.head_ready(s, r) if shared else True)
+        if shared:
+            s.require(radix.head_ready(s, r))
         s.set("dphase", (r,), "transfer")
         s.set("poll", (r,), "transferring")
         s.update("dst", lambda x, q, old: s.ite(s.eq(x, r), s.owns(r, q), old))
