@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvproof.model import handoff_radix as radix
 from kvproof.model.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
 from kvproof.model.handoff_explain import explain_handoff
 from kvproof.model.strengthening import strengthening
@@ -58,14 +59,16 @@ VARS = (
 )
 
 
-def _free_pages_of(s: Any, r: Any, when: Any = True) -> None:
-    """Release every page of ``r`` (when ``when`` holds)."""
-    s.update("owns", lambda x, q, old: s.ite(s.and_(s.eq(x, r), when), False, old))
-
-
 def build_handoff(sw: Switches) -> Protocol:
     """The handoff protocol with the behaviour switches of one variant."""
     push = sw.transfer_mode == "push"
+    shared = radix.radix_on(sw)  # decode's radix cache shares head pages (issue 12 item 4)
+
+    def _free_pages_of(s: Any, r: Any, when: Any = True) -> None:
+        """Release every page of ``r`` (when ``when`` holds), and its locks."""
+        s.update("owns", lambda x, q, old: s.ite(s.and_(s.eq(x, r), when), False, old))
+        if shared:
+            radix.release(s, r, when)
 
     def placeholder(s: Any, r: Any) -> Any:
         # #30233: the pending reject is not honoured and the prompt becomes 1 token.
@@ -89,7 +92,8 @@ def build_handoff(sw: Switches) -> Protocol:
     def bad(s: Any, r: Any) -> Any:
         """Some page in r's table does not hold r's KV, at its position, written in this
         allocation: what isolation forbids decode to read."""
-        return s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(fresh_own(s, r, p))))
+        own = s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(fresh_own(s, r, p))))
+        return s.or_(own, radix.bad_shared(s, r)) if shared else own
 
     def foreign(s: Any, r: Any) -> Any:
         """Some page in r's table was not written by r since its allocation: what a page
@@ -125,6 +129,8 @@ def build_handoff(sw: Switches) -> Protocol:
     def alloc(s: Any, r: Any, p: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.forall("Req", lambda x: s.not_(s.owns(x, p))))
+        if shared:
+            s.require(radix.allocatable(s, sw, p))
         s.set("owns", (r, p), True)
         s.set("filled", (p,), False)  # a fresh allocation; the bytes are not cleared
         s.set("at_pos", (p,), False)  # nothing of the new owner's is in it yet
@@ -132,6 +138,8 @@ def build_handoff(sw: Switches) -> Protocol:
     def send(s: Any, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.exists("Page", lambda p: s.owns(r, p)))
+        if shared:
+            s.require(radix.head_ready(s, r))
         s.set("dphase", (r,), "transfer")
         s.set("poll", (r,), "transferring")
         s.update("dst", lambda x, q, old: s.ite(s.eq(x, r), s.owns(r, q), old))
@@ -168,6 +176,8 @@ def build_handoff(sw: Switches) -> Protocol:
         s.set("filled", (p,), True)
         s.set("at_pos", (p,), in_place(s, r))
         s.set("stray", (p,), s.or_(s.stray(p), s.not_(s.owns(r, p))))
+        if shared:
+            radix.landed(s, p)
 
     def p_abort(s: Any, r: Any) -> None:
         # An abort reaches prefill mid-transfer (timeout, client abort): #36612, #33507.
@@ -349,6 +359,8 @@ def build_handoff(sw: Switches) -> Protocol:
         actions.append(Action("expire", ("Req",), expire, "prefill frees its source blocks"))
     if sw.decode_gives_up != "never":
         actions.append(Action("give_up", ("Req",), give_up, "decode gives up without ABORT"))
+    if shared:
+        actions += radix.radix_actions(sw, fresh_own)
 
     invariants = (
         Invariant("isolation", lambda s: s.forall("Req", lambda r: s.not_(s.leaked(r)))),
@@ -363,19 +375,9 @@ def build_handoff(sw: Switches) -> Protocol:
                 ),
             ),
         ),
-        Invariant(
-            "one_owner",
-            lambda s: s.forall(
-                "Page",
-                lambda p: s.forall(
-                    "Req",
-                    lambda x: s.forall(
-                        "Req",
-                        lambda y: s.implies(s.and_(s.owns(x, p), s.owns(y, p)), s.eq(x, y)),
-                    ),
-                ),
-            ),
-        ),
+        # A page a transfer writes has one writer-owner; a page the tree shares is never
+        # written (issue 12 item 4: read-only sharing is not a second owner).
+        Invariant("one_owner", lambda s: s.forall("Page", lambda p: radix.one_owner(s, p, shared))),
     )
 
     def init(s: Any) -> Any:
@@ -385,7 +387,7 @@ def build_handoff(sw: Switches) -> Protocol:
     return Protocol(
         name="handoff",
         sorts=("Req", "Page"),
-        vars=VARS,
+        vars=VARS + radix.RADIX_VARS if shared else VARS,
         actions=tuple(actions),
         invariants=invariants,
         init=init,

@@ -54,6 +54,13 @@ def explain_handoff(concrete: Concrete, last: State, inv_name: str) -> str | Non
                     )
                 ]
                 what = "; ".join(_what_page(concrete, last, p, r) for p in bad)
+                if not bad and "shares" in {v.name for v in concrete.protocol.vars}:
+                    shared = [p for p in pages if val(last, "shares", (r, p))]
+                    what = "; ".join(  # issue 12 item 4: a head page of the radix cache
+                        f"p{p}, a head page the radix tree shares, holds "
+                        f"{_holder(concrete, last, p)}, written after it was cached"
+                        for p in shared
+                    )
                 status = val(last, "resp", (r,))
                 return (
                     f"decode read r{r}'s page table while {what}; the client's status is "
@@ -82,4 +89,11 @@ def explain_handoff(concrete: Concrete, last: State, inv_name: str) -> str | Non
             owners = [r for r in reqs if val(last, "owns", (r, p))]
             if len(owners) > 1:
                 return f"p{p} is owned by {', '.join(f'r{r}' for r in owners)} at once."
+            if "shared_write" in {v.name for v in concrete.protocol.vars} and val(
+                last, "shared_write", (p,)
+            ):  # issue 12 item 4: the tree shares it read-only
+                return (
+                    f"a transfer wrote p{p} while decode's radix tree mapped it: its "
+                    "inserter released it to the pool while cached (SGLang #38319)."
+                )
     return info.statement if info else None

@@ -33,6 +33,13 @@ def strengthening(sw: Switches, assume: frozenset[str] = frozenset()) -> tuple[I
             return s.eq(s.pphase(r), "active")
         return s.and_(s.eq(s.dphase(r), "transfer"), s.eq(s.poll(r), "transferring"))
 
+    def table(s: Any, r: Any, p: Any) -> Any:
+        """The pages the sender was given: the table, and (radix cache, #38355) a page the
+        request handed to the tree, which it still reads as a locked head page."""
+        if sw.radix_cache != "refcounted":
+            return s.owns(r, p)
+        return s.or_(s.owns(r, p), s.and_(s.shares(r, p), s.not_(s.hit(r))))
+
     def all_rp(fn: Any) -> Any:
         return lambda s: s.forall("Req", lambda r: s.forall("Page", lambda p: fn(s, r, p)))
 
@@ -72,7 +79,7 @@ def strengthening(sw: Switches, assume: frozenset[str] = frozenset()) -> tuple[I
             "held_dst_is_table",
             all_rp(
                 lambda s, r, p: s.implies(
-                    s.isin(s.dphase(r), *HELD), s.eq(s.dst(r, p), s.owns(r, p))
+                    s.isin(s.dphase(r), *HELD), s.eq(s.dst(r, p), table(s, r, p))
                 )
             ),
             safety=False,
@@ -204,6 +211,8 @@ def strengthening(sw: Switches, assume: frozenset[str] = frozenset()) -> tuple[I
             safety=False,
         ),
     ]
+    if sw.radix_cache == "refcounted":
+        out += radix_strengthening(all_rp)
     if push:
         out.append(
             Invariant(
@@ -218,3 +227,37 @@ def strengthening(sw: Switches, assume: frozenset[str] = frozenset()) -> tuple[I
             )
         )
     return tuple(out)
+
+
+def radix_strengthening(all_rp: Any) -> list[Invariant]:
+    """Decode's radix cache with reference counts (#38355): the tree owns what it maps, a
+    lock keeps a page mapped, and nothing writes a mapped page, so it keeps the KV it was
+    inserted with (its inserter's own, landed: ``landed_is_fresh``)."""
+    return [
+        Invariant(
+            "cached_unowned",
+            all_rp(lambda s, r, p: s.implies(s.cached(p), s.not_(s.owns(r, p)))),
+            safety=False,
+        ),
+        Invariant(
+            "shared_is_cached",
+            all_rp(lambda s, r, p: s.implies(s.shares(r, p), s.cached(p))),
+            safety=False,
+        ),
+        # Only a hit locks a page before running; a request without one locks the page it
+        # inserted, once running (and drops it when it ends).
+        Invariant(
+            "inserter_runs",
+            all_rp(
+                lambda s, r, p: s.implies(
+                    s.and_(s.shares(r, p), s.not_(s.hit(r))), s.eq(s.dphase(r), "running")
+                )
+            ),
+            safety=False,
+        ),
+        Invariant(
+            "cached_keeps_prefix",
+            all_rp(lambda s, r, p: s.implies(s.cached(p), s.prefix_ok(p))),
+            safety=False,
+        ),
+    ]

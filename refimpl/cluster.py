@@ -162,6 +162,9 @@ class Cluster:
                 truth.filled[page],
                 truth.stray[page],
                 truth.at_pos[page],
+                page in dec.tree.key,
+                self.truth.prefix_ok.get(page, False),
+                page in self.truth.shared_write,
             )
             for page in range(dec.num_pages)
         )
@@ -180,12 +183,13 @@ class Cluster:
                     p.pend,
                     req.abort_msg,
                     p.src_ok,
-                    tuple(d.table),
+                    tuple(page for page in d.table if page not in d.handed),
                     tuple(p.dst),
                     tuple(sorted(p.posted)),
                     inflight,
                     self.truth.read_stale(req.rid),
                     req.hit,
+                    (*d.shared, *sorted(d.handed)),
                 )
             )
         return EngineView(pages, tuple(reqs))

@@ -20,6 +20,7 @@ from kvproof.refimpl.allocator import Allocator
 from kvproof.refimpl.limits import Limits
 from kvproof.refimpl.model_base import Guard, Model
 from kvproof.refimpl.pool import KVPool, PoolGeometry
+from kvproof.refimpl.radix import RadixTree
 from kvproof.refimpl.recorder import Recorder
 
 
@@ -51,6 +52,11 @@ class DecodeReq:
     # table; never transferred): the table holds chunks len(prefix), len(prefix)+1, ...
     prefix: list[int] = field(default_factory=list)
     hit_pages: int = 0  # len(prefix) at arrive; kept after release (the sender's offset)
+    # Head pages locked in decode's radix tree (issue 12 item 4): read first, never freed
+    # by this request (the tree or their inserter owns them).
+    shared: list[int] = field(default_factory=list)
+    # Pages of the table handed to the tree (refcounted): read in place, never freed here.
+    handed: set[int] = field(default_factory=set)
 
 
 class DecodeNode:
@@ -84,6 +90,7 @@ class DecodeNode:
         # How many head pages of a prompt decode's prefix cache holds (vLLM prefix caching
         # on D, SGLang's decode radix cache): the deployment decides, read at arrive.
         self.prefix_pages = 0
+        self.tree = RadixTree()  # the radix cache's head pages (radix_cache on)
 
     def new_request(self, rid: int, prompt_len: int) -> DecodeReq:
         pages = -(-prompt_len // self.page_size)
@@ -99,6 +106,11 @@ class DecodeNode:
         req.prefix = [self.tail_alloc.alloc(req.rid) for _ in range(pages)]
         req.hit_pages = pages
         self.model.extend(self.pool, tokens, 0, req.prefix, gen_index=0)
+        req.reserve -= pages
+
+    def expect_head(self, req: DecodeReq, pages: int) -> None:
+        """Radix cache: the head's ``pages`` come from the tree (``share``), not the tail."""
+        req.hit_pages = pages
         req.reserve -= pages
 
     def alloc_page(self, req: DecodeReq, page: int) -> None:
@@ -117,10 +129,14 @@ class DecodeNode:
 
     def release(self, req: DecodeReq) -> None:
         for page in req.table:
-            self.alloc.free(page)
+            if page not in req.handed:
+                self.alloc.free(page)
         for page in req.tail + req.prefix:
             self.tail_alloc.free(page)
-        req.table, req.tail, req.prefix = [], [], []
+        for page in [*req.shared, *req.handed]:  # dec_lock_ref; the pages stay the tree's
+            self.tree.unlock(page, req.rid)
+        req.table, req.tail, req.prefix, req.shared = [], [], [], []
+        req.handed = set()
         self.tags.forget(req.rid)
 
     def checksum(self, req: DecodeReq) -> tuple[int, ...]:
@@ -130,7 +146,9 @@ class DecodeNode:
         """Tell the recorder which handoff pages (and slots) the last read used."""
         ps = self.page_size
         # the table holds chunks len(prefix), len(prefix)+1, ... (the prefix cache's first)
-        head = len(req.prefix)
+        head = len(req.shared) + len(req.prefix)
+        shared = [(i, page, min(ps, req.read_len - i * ps)) for i, page in enumerate(req.shared)]
+        self.record.read_shared(req.rid, [u for u in shared if u[2] > 0])
         used = [
             (i, page, min(ps, req.read_len - (head + i) * ps)) for i, page in enumerate(req.table)
         ]
@@ -138,18 +156,19 @@ class DecodeNode:
 
     def can_step(self, req: DecodeReq) -> bool:
         pos = req.read_len + len(req.tokens) - 1
-        have = len(req.prefix) + len(req.table) + len(req.tail)
+        have = len(req.shared) + len(req.prefix) + len(req.table) + len(req.tail)
         return pos // self.page_size < have or self.tail_alloc.free_count > 0
 
     @torch.inference_mode()
     def step(self, req: DecodeReq, *, guarded: bool) -> int | None:
         """One decode step over every page of the table; ``None``: the tag guard tripped."""
         pos = req.read_len + len(req.tokens) - 1
-        if pos // self.page_size >= len(req.prefix) + len(req.table) + len(req.tail):
+        pages = req.shared + req.prefix + req.table + req.tail
+        if pos // self.page_size >= len(pages):
             page = self.tail_alloc.alloc(req.rid)
             self.tags.stamp(page, req.rid)  # decode writes these slots itself
             req.tail.append(page)
-        pages = req.prefix + req.table + req.tail
+        pages = req.shared + req.prefix + req.table + req.tail
         read = pages[: pos // self.page_size + 1]  # the pages the kernel reads (and checks)
         guard = None
         # A read over the same pages, none of whose tags was written since this request's

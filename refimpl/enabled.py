@@ -6,9 +6,10 @@
 
 Order: requests by id, each one's own events in ``EVENT_NAMES`` order, then its ``alloc``
 events (every free page in the free list's order, or only the page the allocator would
-hand out next), then its ``post`` events in sender order; last, every in-flight write's
-``land`` in posting order. Each request is offered only the events its phases allow
-(every guard of ``can`` requires one of them), then ``can`` decides.
+hand out next), then its ``post`` events in sender order, then its ``insert``/``share``
+events (radix cache); last, every in-flight write's ``land`` in posting order. Each
+request is offered only the events its phases allow (every guard of ``can`` requires one
+of them), then ``can`` decides.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class EnabledEvents:
         h = self.h
         free: list[int] | None = None
         push, lease = h.push, h.sw.prefill_hold == "lease"
+        radix = h.sw.radix_cache != "off"
         out: list[Event] = []
         queued: list[int] = []
         for r in rids:
@@ -78,6 +80,10 @@ class EnabledEvents:
             if sending:
                 posts = (Event("post", r, page) for page in dict.fromkeys(h.targets(r)))
                 out += [ev for ev in posts if h.can(ev)]
+            if radix and dp in ("queued", "running"):  # decode's radix cache (issue 12)
+                pages = d.table if dp == "running" else list(h.decode.tree.key)
+                name = "insert" if dp == "running" else "share"
+                out += [ev for ev in (Event(name, r, pg) for pg in pages) if h.can(ev)]
         out += [Event("land", t.rid, t.page) for t in h.transfer.in_flight.values()]
         if len(self._alloc_events) > len(queued):  # forget requests no longer reserving
             self._alloc_events = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# E1..E17 of spec/handoff.md, in table order.
+# E1..E19 of spec/handoff.md, in table order.
 EVENT_NAMES: tuple[str, ...] = (
     "arrive",
     "alloc",
@@ -23,8 +23,10 @@ EVENT_NAMES: tuple[str, ...] = (
     "timeout",
     "expire",
     "give_up",
+    "insert",
+    "share",
 )
-PAGE_EVENTS = frozenset({"alloc", "post", "land"})
+PAGE_EVENTS = frozenset({"alloc", "post", "land", "insert", "share"})
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,9 @@
 """The engine's handoff driver: one guard (``can``) and one effect (``do``) per event.
 
-Each event of ``spec/handoff.md`` is a real engine operation here (real KV computed by the
-model, real bytes copied by the transfer engine, real paged decode). The guards follow the
-events table; the switches of the variant select the upstream behaviour (cited inline).
-``Cluster`` (``cluster.py``) is the public face; this class is the state machine, and
-``enabled.py`` the one enumeration of its enabled events.
+Each event of ``spec/handoff.md`` is a real engine operation (real KV, real bytes copied,
+real paged decode); the switches select the upstream behaviour (cited inline). ``Cluster``
+is the public face, ``enabled.py`` the one enumeration of enabled events, ``radix.py``
+decode's radix cache events.
 """
 
 from __future__ import annotations
@@ -14,13 +13,14 @@ from collections.abc import Iterable
 from kvproof.refimpl.decode import Aux, DecodeNode, DecodeReq
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.prefill import PrefillNode, PrefillReq
+from kvproof.refimpl.radix import RadixEvents
 from kvproof.refimpl.router import Request
 from kvproof.refimpl.tokenizer import PLACEHOLDER_TOKEN
 from kvproof.refimpl.transfer import TransferEngine
 from kvproof.spec.variant import Switches
 
 
-class Handoff:
+class Handoff(RadixEvents):
     def __init__(
         self, switches: Switches, prefill: PrefillNode, decode: DecodeNode, transfer: TransferEngine
     ) -> None:
@@ -41,8 +41,7 @@ class Handoff:
 
     # -- helpers ---------------------------------------------------------------------------
     def sender_pages(self, r: int) -> int:
-        """Pages the sender writes: its own prompt's pages (1 for the placeholder), less
-        those decode's prefix cache already holds."""
+        """Pages the sender writes: its prompt's (1 for a placeholder) less decode's hit."""
         return self.prefill.pages_for(self.p[r]) - self.d[r].hit_pages
 
     def _source_index(self, r: int, index: int) -> int:
@@ -101,14 +100,11 @@ class Handoff:
         whose bootstrap completed. Not protocol events: the model sees decode's pages.
 
         Prefill computes a request only once decode has sent (``send``): push waits for the
-        destination indices, pull computes at ``send`` itself. SGLang's prefill keeps a
-        request in its ``PrefillBootstrapQueue`` "whose bootstrap (handshake and
-        preallocation) has not finished" and moves it to the waiting queue (the forward
-        pass) only once ``KVPoll`` says ``WaitingForInput`` (``pop_bootstrapped``);
-        computing earlier is opt-in (``optimistic_prefill_attempts``, 0 by default).
-        Computing eagerly instead filled P's pool with prompts decode had no pages for
-        while decode's pages sat reserved by requests whose prefill could not start: a
-        burst of requests deadlocked (tests/refimpl/test_burst.py).
+        indices, pull computes at ``send``. SGLang's ``PrefillBootstrapQueue`` holds a
+        request "whose bootstrap (handshake and preallocation) has not finished" until
+        ``KVPoll`` says ``WaitingForInput`` (``pop_bootstrapped``); computing earlier is
+        opt-in (``optimistic_prefill_attempts``, 0). Computing eagerly filled P's pool with
+        prompts decode had no pages for: a burst deadlocked (tests/refimpl/test_burst.py).
         """
         self._sync()
         for r in list(self._live):
@@ -156,7 +152,7 @@ class Handoff:
                     and self.decode.alloc.is_free(ev.page)
                 )
             case "send":
-                ready = self.push or self.prefill.can_compute(p)
+                ready = (self.push or self.prefill.can_compute(p)) and self.head_ready(r)
                 return d.phase == "queued" and len(d.table) == d.reserve and ready
             case "post":
                 if self.push:
@@ -204,6 +200,8 @@ class Handoff:
                 return sw.prefill_hold == "lease" and p.src_ok
             case "give_up":  # waiting timeout / heartbeat-declared death, no ABORT sent
                 return sw.decode_gives_up != "never" and d.phase == "transfer"
+            case "insert" | "share":
+                return self.can_radix(ev)
         return False
 
     # -- effects ---------------------------------------------------------------------------
@@ -232,9 +230,11 @@ class Handoff:
         if sw.decode_prefix_cache and self.decode.prefix_pages:  # issue 12 item 3
             ps = self.decode.page_size
             cached = min(self.decode.prefix_pages, (n - 1) // ps)  # one page stays to send
-            if cached:
+            if cached and sw.radix_cache != "off":  # the head comes from the tree (share)
+                self.decode.expect_head(d, cached)
+            elif cached:
                 self.decode.load_prefix(d, list(req.prompt[: cached * ps]))
-                req.hit = True
+            req.hit = bool(cached)
         if req.over_p:
             p.pend = True  # to_finish = FINISH_ABORT(400)
             req.reason = f"pending reject: {n} tokens over prefill's limit"
@@ -271,6 +271,7 @@ class Handoff:
         r, page = ev.rid, ev.page
         assert page is not None
         t = self.transfer.land(r, page, self.prefill.pool, self.decode)
+        self.landed_radix(page)
         # issue 12 item 3: the chunk the write was meant to carry, for the recorder only
         meant, pages, ps = self._meant.pop((r, page)), self.p[r].pages, self.decode.page_size
         wanted = max(0, min(ps, self.d[r].prompt_len - meant * ps))  # slots decode reads there

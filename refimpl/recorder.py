@@ -63,6 +63,10 @@ class Recorder:
     stale_reads: dict[int, list[PageRead]] = field(default_factory=dict)
     # transfer seq -> (writer, valid) of the source page when the transfer read it
     _carried: dict[int, tuple[int | None, int]] = field(default_factory=dict)
+    # decode's radix cache (issue 12 item 4): page -> it still holds the KV it was inserted
+    # with (its inserter's own, every slot at position); pages a write hit while mapped
+    prefix_ok: dict[int, bool] = field(default_factory=dict)
+    shared_write: set[int] = field(default_factory=set)
 
     @classmethod
     def for_pools(cls, prefill_pages: int, decode_pages: int) -> Recorder:
@@ -95,6 +99,27 @@ class Recorder:
         ``wanted`` slots decode reads there: at_pos iff both (Handoff._do_land)."""
         d = self.decode
         d.at_pos[page] = chunk and d.valid[page] >= wanted
+
+    def inserted(self, page: int, rid: int) -> None:
+        """Decode's radix tree now maps ``page`` (``rid``'s first chunk)."""
+        d = self.decode
+        self.prefix_ok[page] = d.writer[page] == rid and d.filled[page] and d.at_pos[page]
+
+    def landed_shared(self, page: int) -> None:
+        """A write just landed in ``page`` while the radix tree mapped it."""
+        self.prefix_ok[page] = False
+        self.shared_write.add(page)
+
+    def read_shared(self, rid: int, pages: list[tuple[int, int, int]]) -> None:
+        """A decode read of ``rid`` over head pages locked in the radix tree."""
+        d = self.decode
+        for index, page, used in pages:
+            if self.prefix_ok.get(page, False):
+                continue
+            seen = PageRead(index, page, d.writer[page], d.filled[page], d.valid[page], used, False)
+            stale = self.stale_reads.setdefault(rid, [])
+            if seen not in stale:
+                stale.append(seen)
 
     def allocated(self, page: int) -> None:
         """Decode allocated the page: a fresh allocation, its bytes not cleared."""

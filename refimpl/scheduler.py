@@ -137,7 +137,7 @@ class Scheduler:
             cands.append(first)
         for e in enabled:
             r = e.rid
-            if e.name in ("arrive", "send", "post", "commit", "abort_seen"):
+            if e.name in ("arrive", "send", "post", "commit", "abort_seen", "share"):
                 cands.append(e)
             elif e.name in STATUS_MESSAGES:
                 if not self.plan.lost_status:

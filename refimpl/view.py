@@ -18,6 +18,10 @@ class PageView:
     filled: bool  # a write landed since the current allocation
     stray: bool  # a write landed here while its writer did not own the page
     at_pos: bool = False  # the last write was exact: every slot, at its chunk index
+    # decode's radix cache (issue 12 item 4)
+    cached: bool = False  # the radix tree maps the page
+    prefix_ok: bool = False  # it still holds the KV it was inserted with (ground truth)
+    shared_write: bool = False  # a write landed while the tree mapped it (ground truth)
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class RequestView:
     inflight: tuple[int, ...]  # posted, not landed (cannot be cancelled)
     leaked: bool  # decode read a page not holding this request's fresh KV
     hit: bool = False  # decode's prefix cache held the prompt's head (issue 12 item 3)
+    shared: tuple[int, ...] = ()  # head pages locked in decode's radix tree (issue 12 item 4)
 
 
 @dataclass(frozen=True)

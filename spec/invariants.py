@@ -30,7 +30,12 @@ _ALL = (
         "a request that either side rejected or aborted never reaches decode and never gets"
         " a success status",
     ),
-    InvariantInfo(4, "one_owner", "every decode page has at most one owner"),
+    InvariantInfo(
+        4,
+        "one_owner",
+        "every decode page has at most one owner (the writer-owner of what a transfer writes);"
+        " a page decode's radix cache shares read-only is never written",
+    ),
 )
 
 INVARIANTS: dict[str, InvariantInfo] = {inv.name: inv for inv in _ALL}

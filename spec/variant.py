@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "decode_gives_up": ("never", "free_at_once", "hold"),
     # -- position and sharing (issue 12 item 3) --
     "remote_trim": ("tail", "head"),
+    "radix_cache": ("off", "refcounted", "free_while_cached"),
 }
 
 
@@ -105,6 +106,15 @@ class Switches:
     # prefill dead) without ABORT to prefill: never, freeing at once (older receivers), or
     # holding the pages like a deferred abort (until ACK or the release timeout).
     decode_gives_up: str
+    # -- sharing (issue 12 items 3-4) -- a default, so earlier variant files need no edit.
+    # Decode's radix cache (SGLang ``--disaggregation-decode-enable-radix-cache``, #19746)
+    # shares read-only prefix pages among requests, locked by reference counts
+    # (``_match_prefix_and_lock``: ``inc_lock_ref`` on the matched node). "off": the prefix
+    # hit stays abstract (``decode_prefix_cache`` alone); "refcounted": a page inserted into
+    # the tree leaves its request's table and returns to the pool only when evicted with no
+    # lock (#38355's fix); "free_while_cached": the request's release still frees a page it
+    # inserted while the tree maps it (#38319: ``cache_finished_req(is_insert=False)``).
+    radix_cache: str = "off"
 
 
 @dataclass(frozen=True)
@@ -170,6 +180,8 @@ AssumptionNames = Collection[str] | None
 
 def _check_table(data: Mapping[str, Any], cls: type, path: Path, table: str) -> dict[str, Any]:
     want = {f.name: f.type for f in fields(cls)}
+    # Keys with a default may be left out (a switch added later: older files stay valid).
+    defaults = {f.name: f.default for f in fields(cls) if f.default is not MISSING}
     # A user protocol's switches dataclass lists its enumerated values in ``CHOICES``.
     choices: Mapping[str, tuple[str, ...]] = (
         CHOICES if cls is Switches else getattr(cls, "CHOICES", {})
@@ -180,6 +192,9 @@ def _check_table(data: Mapping[str, Any], cls: type, path: Path, table: str) -> 
     out: dict[str, Any] = {}
     for name, typ in want.items():
         if name not in data:
+            if name in defaults:
+                out[name] = defaults[name]
+                continue
             raise KvproofInputError(f"missing key '{table}.{name}'", str(path))
         value = data[name]
         if typ in ("bool", bool):
@@ -241,6 +256,10 @@ def parse_variant(
         if not isinstance(data[key], typ):
             raise KvproofInputError(f"'{key}' must be a {typ.__name__}", str(path))
     switches = switches_type(**_check_table(data["switches"], switches_type, path, "switches"))
+    if getattr(switches, "radix_cache", "off") != "off" and not switches.decode_prefix_cache:
+        raise KvproofInputError(
+            "'switches.radix_cache' needs 'switches.decode_prefix_cache = true'", str(path)
+        )
     names = _invariant_names(invariants, switches)
     expect = data["expect"]
     for inv, verdict in expect.items():

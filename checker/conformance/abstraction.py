@@ -65,6 +65,12 @@ def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
         values["stray"][(p,)] = pv.stray
         if "at_pos" in values:
             values["at_pos"][(p,)] = pv.at_pos
+        if "cached" in values:  # decode's radix cache (issue 12 item 4)
+            values["cached"][(p,)] = pv.cached
+            values["prefix_ok"][(p,)] = pv.prefix_ok
+            values["shared_write"][(p,)] = pv.shared_write
+            for r in range(n_req):
+                values["shares"][(r, p)] = p in view.requests[r + offset].shared
     return concrete.make_state(values)
 
 

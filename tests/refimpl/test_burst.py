@@ -31,6 +31,9 @@ def candidates(c: Cluster) -> Iterator[Event]:
                 yield from (Event("alloc", r, page) for page in free)
             for page in h.targets(r) if h.p[r].dst or not h.push else []:
                 yield Event("post", r, page)
+            # decode's radix cache (issue 12 item 4): a page of the table, a cached page
+            yield from (Event("insert", r, page) for page in h.d[r].table)
+            yield from (Event("share", r, page) for page in h.decode.tree.key)
     for t in h.transfer.in_flight.values():
         yield Event("land", t.rid, t.page)
 

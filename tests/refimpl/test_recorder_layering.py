@@ -9,7 +9,19 @@ REFIMPL = Path(__file__).resolve().parents[2] / "refimpl"
 
 
 # The recorder's writers (refimpl/recorder.py): all the engine may do with it.
-RECORDER_WRITERS = {"computed", "reused", "carried", "landed", "positioned", "allocated", "read"}
+RECORDER_WRITERS = {
+    "computed",
+    "reused",
+    "carried",
+    "landed",
+    "positioned",
+    "allocated",
+    "read",
+    # decode's radix cache (issue 12 item 4)
+    "inserted",
+    "landed_shared",
+    "read_shared",
+}
 # Observers: the view the checker compares with the model, and the leak oracle.
 READERS = {"cluster.py", "oracle.py", "recorder.py"}
 
