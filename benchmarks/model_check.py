@@ -167,6 +167,8 @@ def _infer_fixed(budget: float) -> dict[str, object]:
             row["ratio_to_hand_written"] = round(r.seconds / hand.seconds, 1)
         runs[name] = row
     return runs
+
+
 def _complete(explore_cap: float) -> object:
     """``check --complete`` of the fixed variant (under its assumptions) at 3 Req / 4 Page,
     as a whole process and in process; the finite methods alone (proof off); ``explore`` on

@@ -66,6 +66,12 @@ def canary_prompt(canary: str, n: int, page_size: int, lead: str = "~") -> list[
     return encode((one * (-(-n // len(one))))[:n])
 
 
+def system_prompt(page_size: int) -> list[int]:
+    """One page of a system prompt every tenant's prompt opens with (no canary: it is
+    nobody's secret), the head a decode radix cache shares between requests."""
+    return encode(("You are a helpful assistant. " * page_size)[:page_size])
+
+
 def reuse_source(cluster: Cluster, rid: int) -> None:
     """Other traffic takes the prefill blocks request ``rid`` just lost: its KV (with its
     canary, at the same positions) replaces the engine's random stand-in. The engine wrote

@@ -28,7 +28,10 @@ FAULTS = frozenset({"fail", "abort", "p_abort", "timeout", "expire", "give_up"})
 # Completions first (a posted write lands; an ABORT is seen and acknowledged), then the
 # request closest to its answer: this order lets a late write land before its victim reads.
 ORDER: tuple[str, ...] = ("land", "abort_seen", "ack", "abort", "finish", "step", "commit")
-ORDER += ("done", "post", "send", "alloc", "arrive")
+ORDER += ("done", "post", "share", "send", "alloc", "arrive")
+# Decode's radix cache (issue 12): a hit locks its head page before ``send``; inserting into
+# the tree is optional work, taken only when nothing else is enabled.
+ORDER += ("insert",)
 MAX_STEPS = 10_000
 
 

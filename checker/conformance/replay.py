@@ -29,6 +29,7 @@ from kvproof.checker.conformance.canaries import (
     page_chunk,
     request_canary,
     reuse_source,
+    system_prompt,
     tenant,
 )
 from kvproof.checker.conformance.drain import drain as drain_to_answers
@@ -112,10 +113,15 @@ class Lockstep:
         offset = self._warm_up(n_pages) if warmup else 0
         self.rids = RidMap(offset)
         self.max_new_tokens = max_new_tokens
+        # Decode's radix cache keys a page by its tokens (``refimpl/radix.py``): a hit is a
+        # prompt that opens with the page another request inserted, so with the radix cache
+        # on every prompt opens with one shared system-prompt page, and the tenant's own
+        # canary pages follow (a stale shared page then shows another tenant's canary).
+        head = system_prompt(ps) if self.sw.radix_cache != "off" else []
         for r, n in enumerate(prompts):  # each request's own canary (``canaries.py``)
             self.canaries[tenant(r)] = canary = request_canary(r)
-            prompt = canary_prompt(canary, n, ps, REQUEST_LEAD)
-            self.cluster.submit(tenant(r), prompt, max_new_tokens)
+            rest = canary_prompt(canary, n - len(head), ps, REQUEST_LEAD)
+            self.cluster.submit(tenant(r), head + rest, max_new_tokens)
         self.canaries[REUSE_TENANT] = REUSE_CANARY
         self.step_no = 0
 

@@ -35,13 +35,15 @@ def test_fixed_radix_run_replays_step_by_step_and_is_clean() -> None:
     assert report.exit_code == 0 and not report.leaks  # r1's shared head gives r1's tokens
 
 
-def test_race_replays_and_the_engine_leaks() -> None:
+def test_race_replays_and_the_reader_answers_wrong() -> None:
     trace = Trace(RACE, {"Req": 2, "Page": 2}, INIT, tuple(run(0)), "isolation", {})
     report = replay_trace(trace, load_variant(RACE), max_new_tokens=6)
     assert report.divergence is None and report.not_enabled is None, report.divergence
     assert (15, "one_owner") in report.engine_violations
     assert (17, "isolation") in report.engine_violations
-    assert report.leak and report.exit_code == 1
+    # With two requests the freed head page is overwritten by the reader's own later chunk:
+    # a wrong answer, not another tenant's canary (``shows.NO_LEAK_TRACE_YET``).
+    assert report.wrong_answers and not report.leak and report.exit_code == 1
 
 
 def test_abstraction_reads_the_tree_and_the_locks() -> None:
