@@ -2,8 +2,8 @@
 
 ``variant`` names the catalog variant (``spec/variants``) whose counterexample shows what
 the finding costs; ``assumption`` the environment assumption of the fixed model that the
-configuration breaks (``bounded_transfer``, ``failed_is_drained``, ``checksum_both_sides``,
-``no_shared_prefix_pages``). Either may be None where no variant or assumption applies.
+configuration breaks (``bounded_transfer``, ``failed_is_drained``, ``checksum_both_sides``).
+Either may be None where no variant or assumption applies.
 They are names, not imports: the audit needs neither model nor engine.
 """
 

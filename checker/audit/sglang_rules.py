@@ -20,7 +20,7 @@ assumption of ``sglang-0.5.22-pd`` that the setting breaks:
   pages. Variant ``sglang-pd-deferred-timeout``, assumption ``bounded_transfer``.
 - ``decode-radix-cache`` (medium): ``disaggregation_decode_enable_radix_cache`` shares
   prefix pages between requests on decode (#38319/#38355). Variant
-  ``sglang-pd-decode-radix-race``, assumption ``no_shared_prefix_pages``.
+  ``sglang-pd-decode-radix-race`` (the race is its bug: no assumption).
 """
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ def _radix(dep: Deployment) -> list[AuditFinding]:
             "still reads it (#38319/#38355).",
             evidence=_ev(nodes, "decode_radix_cache"),
             variant="sglang-pd-decode-radix-race",
-            assumption="no_shared_prefix_pages",
+            assumption=None,  # the race is this variant's bug (now modelled), no assumption
         )
     ]
 
