@@ -74,6 +74,7 @@ class Lockstep:
         warmup: bool = True,
         max_new_tokens: int = 8,
         page_size: int = PAGE_SIZE,
+        shared_head: frozenset[int] | None = None,
     ) -> None:
         self.variant = variant
         self.sw = variant.switches
@@ -115,10 +116,13 @@ class Lockstep:
         self.max_new_tokens = max_new_tokens
         # Decode's radix cache keys a page by its tokens (``refimpl/radix.py``): a hit is a
         # prompt that opens with the page another request inserted, so with the radix cache
-        # on every prompt opens with one shared system-prompt page, and the tenant's own
-        # canary pages follow (a stale shared page then shows another tenant's canary).
-        head = system_prompt(ps) if self.sw.radix_cache != "off" else []
+        # on a prompt opens with one shared system-prompt page, and the tenant's own canary
+        # pages follow. ``shared_head`` (by default every request) names the requests of
+        # that application; the others are tenants with prompts of their own, whose first
+        # page is their canary (a freed shared page they overwrite then shows it to a hit).
+        system = system_prompt(ps) if self.sw.radix_cache != "off" else []
         for r, n in enumerate(prompts):  # each request's own canary (``canaries.py``)
+            head = system if shared_head is None or r in shared_head else []
             self.canaries[tenant(r)] = canary = request_canary(r)
             rest = canary_prompt(canary, n - len(head), ps, REQUEST_LEAD)
             self.cluster.submit(tenant(r), head + rest, max_new_tokens)
@@ -304,6 +308,7 @@ def replay_trace(
             engine=engine,
             warmup=warmup,
             max_new_tokens=max_new_tokens,
+            shared_head=_shared_head(trace),
         )
         report.offset = ls.rids.offset
         _run(ls, trace.steps, report)
@@ -316,6 +321,16 @@ def replay_trace(
         where = f"step {at}: {trace.steps[at - 1]}" if at <= len(trace.steps) else "drain"
         report.crash = f"the engine raised {type(exc).__name__}: {exc} (at {where})"
     return report
+
+
+def _shared_head(trace: Trace) -> frozenset[int]:
+    """The requests whose prompts open with the radix cache's shared page: those that hit
+    it and those that insert a page into the tree. A request doing neither is another
+    application's tenant (its prompt is its own from the first page), so KV it writes into
+    a freed page the tree still maps shows its canary, not the system prompt everyone has."""
+    hits = {args[0] for args, on in trace.init.get("hit", {}).items() if on}
+    inserts = {s.args[0] for s in trace.steps if s.action == "insert"}
+    return frozenset(hits | inserts)
 
 
 def _reserve(trace: Trace, variant: Variant) -> tuple[int, ...]:

@@ -23,6 +23,7 @@ from kvproof.checker.traces.canonical import canonical
 from kvproof.checker.traces.itf import write_itf
 from kvproof.checker.traces.shows import expected
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
+from kvproof.checker.traces.witness import WITNESSES
 from kvproof.model.assumptions import handoff_for
 from kvproof.model.bmc import bmc
 from kvproof.model.trace import Trace
@@ -46,12 +47,18 @@ def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Pat
                 continue
             path = folder / f"{v.name}.{r.invariant}.jsonl"
             trace = _deterministic(r.trace, r.invariant, protocol, v.name, searches)
-            trace = _with_shows(trace, v.name, r.invariant)
+            trace = _with_shows(trace, path.stem, r.invariant)
             write_jsonl(trace, path, protocol=protocol)
             written.append(path)
             if path.stem == INCIDENT:
                 write_itf(trace, folder / f"{path.stem}.itf.json", protocol)
                 written.append(folder / f"{path.stem}.itf.json")
+    for w in WITNESSES:  # longer runs in which a client sees what BMC's shortest hides
+        protocol = handoff_for(load_variant(w.variant))
+        trace = canonical(w.find(protocol), protocol)
+        path = folder / f"{w.stem}.jsonl"
+        write_jsonl(_with_shows(trace, w.stem, w.invariant), path, protocol=protocol)
+        written.append(path)
     return written
 
 
@@ -75,11 +82,11 @@ def _deterministic(
     return canonical(found, protocol)
 
 
-def _with_shows(trace: Trace, variant: str, invariant: str) -> Trace:
+def _with_shows(trace: Trace, stem: str, invariant: str) -> Trace:
     """The header says what the trace shows a client on the engine (``shows.py``)."""
     from dataclasses import replace
 
-    shows = expected(variant, invariant)
+    shows = expected(stem, invariant)
     if shows is None:
         return trace
     return replace(trace, meta={**trace.meta, **shows.meta()})

@@ -46,17 +46,6 @@ CANNOT_LEAK: dict[str, str] = {
     ),
 }
 
-# Buggy variants that can leak but whose stored trace does not yet show another tenant's
-# canary: an open gap, not a claim that no leak exists.
-NO_LEAK_TRACE_YET: dict[str, str] = {
-    "sglang-pd-decode-radix-race": (
-        "the 2-request trace frees the cached head page, the hit request's own transfer "
-        "overwrites it with its later chunk, and it reads its own KV at the head position "
-        "(a wrong answer); another tenant's KV there needs a third request, whose trace "
-        "was not generated yet (issue 12)"
-    ),
-}
-
 _STRAY = (
     "the late write lands in a page no request holds; the drain's next owner of the page "
     "overwrites it with its own transfer before any read, so no response shows it (the "
@@ -82,7 +71,16 @@ _BY_TRACE: dict[str, Shows] = {
         WRONG_ANSWER, CANNOT_LEAK["vllm-nixl-push-head-trim"]
     ),
     "sglang-pd-decode-radix-race.isolation": Shows(
-        WRONG_ANSWER, NO_LEAK_TRACE_YET["sglang-pd-decode-radix-race"]
+        WRONG_ANSWER,
+        "the shortest isolation trace has two requests: the freed head page the tree still "
+        "maps is overwritten by the hit request's own later chunk, so it reads its own KV at "
+        "the head position (a wrong answer); the 3-request witness "
+        "(.isolation.foreign) shows another tenant's canary",
+    ),
+    "sglang-pd-decode-radix-race.isolation.foreign": Shows(
+        LEAK,
+        "a request of another application is handed the page the tree still maps and writes "
+        "its canary there; the hit request's response carries it (SGLang #38319)",
     ),
     "sglang-pd-decode-radix-race.one_owner": Shows(
         ENGINE_STATE,
@@ -98,6 +96,7 @@ _BY_TRACE: dict[str, Shows] = {
 }
 
 
-def expected(variant: str, invariant: str) -> Shows | None:
-    """What the trace ``<variant>.<invariant>`` shows on the engine (None: not known)."""
-    return _BY_TRACE.get(f"{variant}.{invariant}") or _DEFAULT.get(invariant)
+def expected(stem: str, invariant: str) -> Shows | None:
+    """What the trace ``<variant>.<invariant>[.<witness>]`` (``stem``) shows on the engine
+    (None: not known)."""
+    return _BY_TRACE.get(stem) or _DEFAULT.get(invariant)

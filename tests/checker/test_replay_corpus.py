@@ -13,7 +13,7 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.checker.conformance.replay import replay_trace
 from kvproof.checker.traces.corpus import TRACES_DIR, load
-from kvproof.checker.traces.shows import CANNOT_LEAK, KINDS, LEAK, NO_LEAK_TRACE_YET
+from kvproof.checker.traces.shows import CANNOT_LEAK, KINDS, LEAK
 from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import Variant, list_variants, load_variant
@@ -49,7 +49,7 @@ def test_every_buggy_variant_has_a_leak_trace_unless_it_cannot_leak() -> None:
     buggy = {v.name for v in list_variants() if v.buggy}
     assert buggy <= set(shown), "every buggy variant has a trace in traces/"
     for name in sorted(buggy):
-        assert (LEAK in shown[name]) == (name not in {**CANNOT_LEAK, **NO_LEAK_TRACE_YET}), name
+        assert (LEAK in shown[name]) == (name not in CANNOT_LEAK), name
 
 
 def test_drain_lets_the_victim_answer() -> None:
