@@ -130,3 +130,31 @@ def test_the_rule_catches_a_from_kvproof_import(tmp_path: Path) -> None:
     finally:
         fake.unlink()
     assert "kvproof.model" in names and room_of("kvproof.model") not in ALLOWED["refimpl"]
+
+
+def import_time_thread_settings(path: Path) -> list[int]:
+    """Lines of module-level ``set_num_threads`` calls: they change torch for whoever
+    imports the module (issue 16 item 6); the session fixture in ``conftest.py`` and the
+    commands set it when they run."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    calls = [
+        node.lineno
+        for stmt in tree.body
+        if not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+        for node in ast.walk(stmt)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "set_num_threads"
+    ]
+    return calls
+
+
+def test_no_thread_setting_at_import_time(tmp_path: Path) -> None:
+    files = [*sources(), *sorted((ROOT / "tests").rglob("*.py"))]
+    found = {
+        str(p.relative_to(ROOT)): lines for p in files if (lines := import_time_thread_settings(p))
+    }
+    assert found == {}
+    probe = tmp_path / "probe.py"  # the rule sees the form it forbids
+    probe.write_text("import torch\ntorch.set_num_threads(1)\n", encoding="utf-8")
+    assert import_time_thread_settings(probe) == [2]

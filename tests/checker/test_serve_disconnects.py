@@ -29,13 +29,10 @@ import time
 
 import httpx
 import pytest
-import torch
 
 from kvproof.checker.serve.config import ServeConfig
 from kvproof.checker.serve.metrics import parse_prometheus
 from kvproof.checker.serve.server import BackgroundServer
-
-torch.set_num_threads(1)
 
 BUGGY, FIXED = "sglang-pd-early-free-abort", "sglang-0.5.22-pd"
 ROUNDS = 3
