@@ -103,12 +103,14 @@ def _inference(budget: float) -> object:
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.complete import check_complete
     from kvproof.model.explore import explore
-    from kvproof.model.handoff import build_handoff
+    from kvproof.model.assumptions import handoff_for
     from kvproof.spec.variant import load_variant
 
     out: dict[str, object] = {}
     out["infer_fixed"] = _infer_fixed(budget)
-    fixed = build_handoff(load_variant("sglang-0.5.22-pd").switches)
+    # Under the variant's assumptions, as ``kvproof check`` runs it (without
+    # ``bounded_transfer`` it is violated at 7 steps: ``check --without``).
+    fixed = handoff_for(load_variant("sglang-0.5.22-pd"))
     sizes = {"Req": 3, "Page": 4}
     c = check_complete(fixed, sizes, budget_s=budget)
     e = explore(fixed, sizes, max_seconds=budget)
