@@ -1,12 +1,12 @@
 """Fuzz a variant: model-guided random walks on the engine, shrunk to a minimal trace.
 
 ``kvproof fuzz VARIANT [--traces N] [--seed S] [--faults] [--workers W] [--ray [ADDRESS]]
-[--resume DIR] [--device cuda]``: each walk is a
-run of the model forced on the reference engine (with ``--faults``: transfer failures,
-disconnects, aborts, timeouts, lease expiries, reordered writes, duplicate status
-messages), checked after every step. The first finding is shrunk by Hypothesis, saved as a trace in ``--out`` and printed
-as a ``kvproof replay`` command. First, the model alone is searched (random walks, no
-engine, no torch): a model-side finding is reported at once, then confirmed on the engine
+[--resume DIR] [--device cuda]``: each walk is a run of the model forced on the reference
+engine (with ``--faults``: transfer failures, disconnects, aborts, timeouts, lease expiries,
+reordered writes, duplicate status messages), checked after every step. The first finding
+is shrunk by Hypothesis, saved as a trace in ``--out`` and printed as a ``kvproof replay``
+command. First, the model alone is searched (random walks, no engine, no torch): a
+model-side finding is reported at once, then confirmed on the engine
 (``--engine-only`` skips this). Exit 1 on a finding, 0 when every walk was clean.
 
 A finding's kind is a divergence, an engine crash, or, once the engine has drained to every
