@@ -60,9 +60,18 @@ class FuzzStats:
         for name in ("traces", "steps", "faults"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
-    def count(self, kind: str) -> None:
-        """One more finding of ``kind`` (a ``WalkResult.kind``)."""
-        setattr(self, COUNTERS[kind], getattr(self, COUNTERS[kind]) + 1)
+    def count(self, kind: str, n: int = 1) -> None:
+        """``n`` more findings of ``kind`` (a ``WalkResult.kind``)."""
+        setattr(self, COUNTERS[kind], getattr(self, COUNTERS[kind]) + n)
+
+    def recount(self, batch: FuzzStats, kind: str) -> None:
+        """The finding ``batch`` counted (as found, before shrinking) counts as ``kind``,
+        what the shrunk finding shows: the counters agree with the finding reported."""
+        for was, key in COUNTERS.items():
+            if getattr(batch, key):
+                self.count(was, -getattr(batch, key))
+                self.count(kind)
+                return
 
 
 # A finding's kind -> its counter (the JSON keys of ``kvproof fuzz --json``).
@@ -135,21 +144,17 @@ def search_batch(
         return verdict
 
     def _fails(walk: Walk) -> bool:
-        res = run_walk(
-            variant,
-            walk,
-            sizes=sizes,
-            faults=faults,
-            engine=engine,
-            model=model,
-            reference=reference,
-        )
+        kw = {"sizes": sizes, "faults": faults, "engine": engine, "model": model}
+        # Whether it fails is all Hypothesis needs: no drain to the clients' answers here.
+        res = run_walk(variant, walk, reference=reference, answers=False, **kw)  # type: ignore[arg-type]
         if stats.first_finding_s is None or not res.failed:
             stats.traces += 1
             stats.steps += len(res.trace.steps)
             stats.faults += res.faults
             if res.failed:
                 stats.first_finding_s = time.perf_counter() - start
+                # The first finding is counted under what the clients saw (a drain).
+                res = run_walk(variant, walk, reference=reference, **kw)  # type: ignore[arg-type]
                 stats.count(res.kind)  # type: ignore[arg-type]
         return res.failed
 
@@ -248,6 +253,7 @@ def fuzz(
     found_at: dict[int, float] = {}
     raw: dict[int, WalkResult] = {}  # findings as the workers found them (unshrunk)
     hit: int | None = None
+    hit_stats = FuzzStats()
 
     def arrived(index: int, out: tuple[FuzzStats, WalkResult | None]) -> None:
         stats, found = out
@@ -287,7 +293,7 @@ def fuzz(
                 total.add(stats)
                 result.batches += 1
                 if found is not None:
-                    hit = index
+                    hit, hit_stats = index, stats
                     total.first_finding_s = found_at.get(index)
                     break
     finally:
@@ -306,6 +312,8 @@ def fuzz(
             result.finding = raw.get(hit)
         if result.finding is not None and device != "cpu":
             result.finding.trace.meta["shrunk_on"] = here
+        if result.finding is not None:
+            total.recount(hit_stats, result.finding.kind)  # type: ignore[arg-type]
     total.seconds = time.perf_counter() - start
     return result
 

@@ -40,6 +40,8 @@ MAX_NEW_TOKENS = 4  # decode steps a walk takes per request (more only lengthen 
 # What each client is answered up to once a walk has found something (replay's default):
 # a whole canary (15 tokens) fits, so a foreign one can show in the response.
 ANSWER_TOKENS = 32
+# What clients saw, strongest first (a finding's kind after the drain).
+SHOWN = ("leak", "wrong_answer", "violation")
 FAULT_ODDS = 4  # one choice in four injects a fault, when one is possible
 
 
@@ -103,9 +105,13 @@ def run_walk(
     model: Any = "echo",
     reference: Any = None,
     forced: tuple[ActionInstance, ...] | None = None,
+    answers: bool = True,
 ) -> WalkResult:
     """One lockstep walk; stops at the first finding. ``forced``: take these steps instead
     of choosing (shrinking's trimming pass); a step the engine cannot take ends the run.
+    ``answers=False``: no drain after a finding, whose kind is then only provisional
+    (``violation``, or ``wrong_answer`` for the oracle): Hypothesis's search and shrinking
+    need only whether a walk fails; the walk itself is the same either way.
 
     An engine that raises is a finding (``crash``), not the fuzzer's crash: it is shrunk and
     saved like any other (e.g. a planted bug committing decode before the transfer ended
@@ -176,10 +182,11 @@ def run_walk(
                 side, bad = ("engine", bad_engine) if bad_engine else ("model", bad_model)
                 state = f"{side} violates {', '.join(bad)} after {inst}"
                 named = (bad_model or bad_engine)[0]  # the trace's claim is the model's
-                seen = _answers(ls, reference, named, ENGINE_STATE if bad_engine else NOTHING)
+                state_only = ENGINE_STATE if bad_engine else NOTHING
+                seen = _answers(ls, reference, named, state_only, answers)
                 return result(seen.kind, seen.say(state), seen=seen)
         if any(f.leak for f in ls.oracle(reference)):  # a 200 unlike the single node's
-            seen = _answers(ls, reference, None, NOTHING)
+            seen = _answers(ls, reference, None, NOTHING, answers)
             return result(seen.kind, seen.say("no invariant broken"), seen=seen)
         return result()
 
@@ -204,10 +211,15 @@ class Seen:
         return f"{state}; {self.why}"
 
 
-def _answers(ls: Lockstep, reference: Any, violated: str | None, otherwise: str) -> Seen:
+def _answers(
+    ls: Lockstep, reference: Any, violated: str | None, otherwise: str, answers: bool = True
+) -> Seen:
     """Drain the engine to every client's answer as replay does (``drain.py``: no new
     fault, each step still checked against the model), then judge the answers as replay
     does: a leak is a foreign canary in a response, never the engine's state."""
+    if not answers:
+        kind = "violation" if violated else "wrong_answer"
+        return Seen(kind, otherwise, (), violated, "clients' answers not drained")
     _, div = drain(ls)
     responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
     leaked = [r for r in responses if r.foreign]
@@ -228,19 +240,28 @@ def _answers(ls: Lockstep, reference: Any, violated: str | None, otherwise: str)
 
 
 def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:
-    """Drop steps one at a time while the run still fails the same way (after Hypothesis's
-    shrinking, whose choice encoding keeps steps that only make room for others)."""
+    """Drop steps one at a time while the run still fails the same way, or shows clients
+    more (a leak where a wrong answer was found: ``SHOWN``), after Hypothesis's shrinking,
+    whose choice encoding keeps steps that only make room for others."""
     best = found
+
+    def better(res: WalkResult) -> bool:
+        if len(res.trace.steps) >= len(best.trace.steps) or res.kind is None:
+            return False
+        if res.kind in SHOWN and found.kind in SHOWN:
+            return SHOWN.index(res.kind) <= SHOWN.index(found.kind)
+        return res.kind == found.kind
+
     for r in range(len(walk.reserve)):  # first a whole request at a time
         steps = tuple(s for s in best.trace.steps if s.args[0] != r)
         res = run_walk(variant, walk, forced=steps, **kw)
-        if res.kind == found.kind and len(res.trace.steps) < len(best.trace.steps):
+        if better(res):
             best = res
     i = 0
     while i < len(best.trace.steps):
         steps = best.trace.steps[:i] + best.trace.steps[i + 1 :]
         res = run_walk(variant, walk, forced=steps, **kw)
-        if res.kind == found.kind and len(res.trace.steps) < len(best.trace.steps):
+        if better(res):
             best = res
         else:
             i += 1

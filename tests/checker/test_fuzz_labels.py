@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.conformance.fuzz import COUNTERS, FuzzStats
+from kvproof.checker.conformance.fuzz import COUNTERS, FuzzStats, fuzz
 from kvproof.checker.conformance.replay import replay_trace
 from kvproof.checker.conformance.walk import Walk, WalkResult, run_walk
 from kvproof.checker.report.engine_side import render
@@ -105,6 +105,25 @@ def test_every_kind_has_its_counter() -> None:
     total.add(stats)
     total.add(stats)
     assert (total.leaks, total.wrong_answers, total.violations) == (2, 2, 2)
+
+
+def test_the_counters_follow_the_shrunk_finding() -> None:
+    batch = FuzzStats(traces=5, violations=1)  # as found, before shrinking
+    total = FuzzStats()
+    total.add(batch)
+    total.add(FuzzStats(traces=9))
+    total.recount(batch, "leak")  # the shrunk finding shows a leak
+    assert (total.traces, total.violations, total.leaks) == (14, 0, 1)
+
+
+def test_engine_campaign_finding_is_what_replay_shows() -> None:
+    variant = load_variant("sglang-0.5.19-pd")
+    result = fuzz(variant, traces=100, seed=0, workers=1)  # shrunk, then trimmed
+    f = result.finding
+    assert f is not None and (f.kind, f.shows) == ("leak", "leak"), f and f.detail
+    assert [getattr(result.stats, key) for key in COUNTERS.values()] == [0, 1, 0, 0, 0]
+    report = replay_trace(f.trace, variant)
+    assert report.shows == "leak" and [r.foreign for r in report.canary_leaks]
 
 
 def test_cli_json_counts_the_incident_as_a_leak(
