@@ -101,8 +101,10 @@ def explore(
 
     ``graph``: also build the state graph (networkx ``DiGraph``: nodes are state ids in
     discovery order with attributes ``state``, ``depth``, ``violated``, ``deadlock``;
-    edges carry ``actions``, the instances leading there; ``graph["protocol"]``), for
-    ``--dot``/``--graphml``. Ids rather than ``State`` nodes keep exports readable.
+    edges carry ``actions``, the instances leading there), for ``--dot``/``--graphml``.
+    Ids rather than ``State`` nodes keep exports readable. The result is plain data, graph
+    included (it pickles across worker processes): it holds no protocol, so a renderer that
+    names cells takes the protocol as an argument (``checker/cli/explore.py``).
     """
     start = time.perf_counter()
     symmetry = protocol.explore_symmetry if symmetry is None else symmetry
@@ -202,7 +204,6 @@ def explore(
     g = None
     if graph:
         g = _graph(datas, parent, dist, edges, bad, set(deadlocked), violated_fn)
-        g.graph["protocol"] = protocol
     return ExploreResult(
         variant=variant,
         sizes=dict(sizes),

@@ -2,9 +2,12 @@
 
 ``variant`` names the catalog variant (``spec/variants``) whose counterexample shows what
 the finding costs; ``assumption`` the environment assumption of the fixed model that the
-configuration breaks (``bounded_transfer``, ``failed_is_drained``, ``checksum_both_sides``).
-Either may be None where no variant or assumption applies.
-They are names, not imports: the audit needs neither model nor engine.
+configuration breaks (``bounded_transfer``, ``lease_outlives_read``),
+one of those ``spec/assumptions.py`` declares. Either may be None where no variant or
+assumption applies (a setting the model has as a switch, e.g. which roles check the
+transfer checksum, breaks no assumption). They are names, not imports of the model: the
+audit needs neither model nor engine; ``tests/checker/test_audit_names.py`` checks that
+every name a rule can emit is declared.
 """
 
 from __future__ import annotations

@@ -7,11 +7,14 @@ assumption of ``sglang-0.5.22-pd`` that the setting breaks:
   The digest travels from prefill; decode compares only when it received one ("returning
   None is always safe: this side simply ships no digest", disaggregation/kv_checksum.py),
   so one side alone checks nothing. ``transfer-checksum-disabled`` (low): off on both.
-  Variant ``sglang-pd-checksum-one-sided``, assumption ``checksum_both_sides``.
+  Variant ``sglang-pd-checksum-decode-only`` when decode is the side that has it; no
+  assumption: which roles check is the model's switch ``transfer_checksum`` (issue 12: the
+  one-sided checksum is a switch value), not an environment assumption of a proof.
 - ``deferred-release-disabled`` (high): ``SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE``
   off on a role, or unknown where the version's default is off (#35049: env-gated, off).
-  Unknown on v0.5.22+ (default on) is info. Variant ``sglang-pd-early-free-abort``,
-  assumption ``failed_is_drained``.
+  Unknown on v0.5.22+ (default on) is info. Variant ``sglang-pd-early-free-abort``; no
+  assumption: that variant differs from ``sglang-0.5.22-pd`` by its ``release`` switch
+  (immediate), and ``sglang-0.5.22-pd`` assumes only ``bounded_transfer``.
 - ``transfer-backend-no-deferred-ack`` (high): MORI before v0.5.22 sends no drain ACK
   (#37454 implements it for mooncake, nixl and ascend; the seeds: MORI needs v0.5.22).
 - ``release-timeout-short`` (high when a transfer in the metrics took longer, medium when
@@ -34,6 +37,7 @@ EXPOSE_HOW = (
     "internal_states[].env_vars), or add the launch script or pod spec to the node's files."
 )
 CHECKSUM_FLAG = "--disaggregation-enable-kv-checksum"
+CHECKSUM_DECODE_ONLY = "sglang-pd-checksum-decode-only"
 
 
 def _pd(dep: Deployment, role: str | None = None) -> list[Node]:
@@ -72,8 +76,9 @@ def _checksum(dep: Deployment) -> list[AuditFinding]:
                     "disaggregation_enable_kv_checksum, #39500): decode compares only a "
                     "digest prefill sent, so one side alone checks nothing.",
                     evidence=_ev([p, d], "transfer_checksum"),
-                    variant="sglang-pd-checksum-one-sided",
-                    assumption="checksum_both_sides",
+                    # transfer_checksum = "decode_only"; prefill only has no catalog variant.
+                    variant=CHECKSUM_DECODE_ONLY if d.transfer_checksum else None,
+                    assumption=None,  # a switch of the model, not an assumption
                 )
             )
     nodes = _pd(dep)
@@ -89,7 +94,7 @@ def _checksum(dep: Deployment) -> list[AuditFinding]:
                 "handoff whose pages were overwritten.",
                 evidence=_ev(nodes, "transfer_checksum"),
                 variant=None,
-                assumption="checksum_both_sides",
+                assumption=None,  # transfer_checksum = "off": a switch, not an assumption
             )
         )
     return out
@@ -115,7 +120,7 @@ def _deferred_finding(
         action=DEFERRED_ACTION + extra,
         evidence=_ev(nodes, "deferred_release"),
         variant="sglang-pd-early-free-abort",
-        assumption="failed_is_drained",
+        assumption=None,  # release = "immediate": a switch of the model, not an assumption
     )
 
 
@@ -162,7 +167,7 @@ def _backend(dep: Deployment) -> list[AuditFinding]:
             "an ACK only those backends send (#37454).",
             evidence=_ev(nodes, "transfer_backend"),
             variant="sglang-pd-early-free-abort",
-            assumption="failed_is_drained",
+            assumption=None,  # no drain ACK: the release switch, as above
         )
     ]
 

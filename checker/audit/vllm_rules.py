@@ -4,8 +4,9 @@ Prefill keeps a finished request's blocks for ``kv_lease_duration`` seconds (def
 ``get_from_extra_config("kv_lease_duration", 30)``; renewed by decode heartbeats, #41383).
 A decode read after expiry is only logged by prefill ("Potentially invalid KV blocks for
 unrecognized request ... They may have expired.") and the request still answers 200; the
-decode-side expiry check (#32208) was still open. Both rules rest on ``bounded_transfer``
-(a read finishes before the lease frees its blocks); variant ``vllm-stale-block-lease``.
+decode-side expiry check (#32208) was still open. Both rules rest on ``lease_outlives_read``
+(a read finishes before the lease frees its blocks: the assumption of ``vllm-nixl-fixed``
+that ``vllm-stale-block-lease`` drops); variant ``vllm-stale-block-lease``.
 
 - ``lease-read-after-expiry`` (high): the log holds such lines.
 - ``lease-shorter-than-transfer`` (medium): a NIXL transfer in the metrics took longer
@@ -20,6 +21,7 @@ from kvproof.checker.audit.deployment import Deployment, Node
 from kvproof.checker.audit.finding import AuditFinding, Severity
 
 DEFAULT_LEASE_S = 30.0
+LEASE_ASSUMPTION = "lease_outlives_read"  # spec/assumptions.py; vllm-nixl-fixed's [assume]
 MODES = {"NixlConnector": "pull", "NixlPullConnector": "pull", "NixlPushConnector": "push"}
 LEASE_ACTION = (
     'Raise the lease on prefill: --kv-transfer-config \'{"kv_connector":"NixlConnector",'
@@ -54,7 +56,7 @@ def _expired(n: Node) -> AuditFinding:
         action=LEASE_ACTION,
         evidence=tuple(n.evidence[k] for k in ("lease_expired_reads",) if k in n.evidence),
         variant="vllm-stale-block-lease",
-        assumption="bounded_transfer",
+        assumption=LEASE_ASSUMPTION,
     )
 
 
@@ -70,7 +72,7 @@ def _short(n: Node, slow: Node) -> AuditFinding:
         action=LEASE_ACTION,
         evidence=(where, slow.evidence["slowest_transfer_s"]),
         variant="vllm-stale-block-lease",
-        assumption="bounded_transfer",
+        assumption=LEASE_ASSUMPTION,
     )
 
 

@@ -84,11 +84,12 @@ def run(args: argparse.Namespace) -> int:
     if args.graphml:
         import networkx as nx
 
-        write_text_atomic(args.graphml, "\n".join(nx.generate_graphml(graphml_graph(result))))
+        graphml = nx.generate_graphml(graphml_graph(result, protocol))
+        write_text_atomic(args.graphml, "\n".join(graphml))
     if args.html:
         from kvproof.checker.report.html_page import graph_page
 
-        write_text_atomic(args.html, graph_page(result, variant))
+        write_text_atomic(args.html, graph_page(result, protocol, variant))
     if args.json:
         print(json.dumps(as_json(result, protocol), indent=2))
     else:
@@ -278,8 +279,9 @@ def _state_text(concrete: Any, state: Any) -> str:
     return " ".join(out)
 
 
-def graphml_graph(result: Any) -> Any:
-    """The state graph with plain attributes only (GraphML takes str, int, float, bool)."""
+def graphml_graph(result: Any, protocol: Any) -> Any:
+    """The state graph with plain attributes only (GraphML takes str, int, float, bool);
+    ``protocol`` (the one explored) names the cells of each state."""
     import networkx as nx
 
     from kvproof.model.concrete import Concrete
@@ -288,7 +290,7 @@ def graphml_graph(result: Any) -> Any:
     g = result.graph
     if g is None:
         raise ValueError("explore ran without graph=True")
-    concrete = Concrete(Instance(g.graph["protocol"], result.sizes))
+    concrete = Concrete(Instance(protocol, result.sizes))
     out = nx.DiGraph()
     for n, data in g.nodes(data=True):
         out.add_node(

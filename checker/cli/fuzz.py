@@ -1,14 +1,20 @@
 """Fuzz a variant: model-guided random walks on the engine, shrunk to a minimal trace.
 
 ``kvproof fuzz VARIANT [--traces N] [--seed S] [--faults] [--workers W] [--ray [ADDRESS]]
-[--resume DIR] [--device cuda]``: each walk is a
-run of the model forced on the reference engine (with ``--faults``: transfer failures,
-disconnects, aborts, timeouts, lease expiries, reordered writes, duplicate status
-messages), checked after every step. The first finding (divergence, leak or invariant
-violation, engine crash) is shrunk by Hypothesis, saved as a trace in ``--out`` and printed
-as a ``kvproof replay`` command. First, the model alone is searched (random walks, no
-engine, no torch): a model-side finding is reported at once, then confirmed on the engine
+[--resume DIR] [--device cuda]``: each walk is a run of the model forced on the reference
+engine (with ``--faults``: transfer failures, disconnects, aborts, timeouts, lease expiries,
+reordered writes, duplicate status messages), checked after every step. The first finding
+is shrunk by Hypothesis, saved as a trace in ``--out`` and printed as a ``kvproof replay``
+command. First, the model alone is searched (random walks, no engine, no torch): a
+model-side finding is reported at once, then confirmed on the engine
 (``--engine-only`` skips this). Exit 1 on a finding, 0 when every walk was clean.
+
+A finding's kind is a divergence, an engine crash, or, once the engine has drained to every
+client's answer, what the clients saw, in replay's words: a **leak** (a response carried
+another tenant's canary), a **wrong_answer**, or a **violation** (an invariant broken on
+the state, no response shows it). ``--json`` counts each kind (``divergences``, ``leaks``,
+``wrong_answers``, ``violations``, ``crashes``) and gives the finding's ``kind`` and
+``shows`` (replay's ``shows``: leak, wrong_answer, engine_state or nothing).
 """
 
 from __future__ import annotations
@@ -88,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from kvproof.checker.cli.progress import progress_bar
-    from kvproof.checker.conformance.fuzz import default_workers, fuzz
+    from kvproof.checker.conformance.fuzz import COUNTERS, default_workers, fuzz
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.assumptions import handoff_for
@@ -129,10 +135,7 @@ def run(args: argparse.Namespace) -> int:
         "traces": s.traces,
         "steps": s.steps,
         "faults_injected": s.faults,
-        "divergences": s.divergences,
-        "leaks": s.leaks,
-        "violations": s.violations,
-        "crashes": s.crashes,
+        **{key: getattr(s, key) for key in COUNTERS.values()},
         "seconds": round(s.seconds, 2),
         "seconds_to_first_finding": None
         if s.first_finding_s is None
@@ -149,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
             if f is None
             else {
                 "kind": f.kind,
+                "shows": f.shows,
                 "detail": f.detail,
                 "steps": [str(x) for x in f.trace.steps],
                 "trace": str(saved),
@@ -159,16 +163,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(row, indent=2))
         return result.exit_code
     table = Table(title=f"fuzz {variant.name}" + (" with faults" if args.faults else ""))
-    cols = (
-        "traces",
-        "steps",
-        "faults_injected",
-        "divergences",
-        "leaks",
-        "violations",
-        "crashes",
-        "seconds",
-    )
+    cols = ("traces", "steps", "faults_injected", *COUNTERS.values(), "seconds")
     for c in cols:
         table.add_column(c.replace("_", " "), justify="right")
     table.add_row(*(str(row[c]) for c in cols))
@@ -177,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
     if f is None:
         console.print(f"[green]no finding[/] in {s.traces} traces")
         return 0
-    console.print(f"[bold red]{f.kind.upper()}[/]: {f.detail}")  # type: ignore[union-attr]
+    kind = f.kind.replace("_", " ").upper()  # type: ignore[union-attr]
+    console.print(f"[bold red]{kind}[/]: {f.detail}")
     console.print(
         f"shrunk trace ({len(f.trace.steps)} steps): " + ", ".join(map(str, f.trace.steps))
     )

@@ -18,7 +18,8 @@ def model_first(
     args: argparse.Namespace, variant: Any, sizes: dict[str, int], console: Any
 ) -> int | None:
     """The exit code when the model found something (always 1), or None to go on fuzzing."""
-    from kvproof.checker.conformance.model_first import confirm, model_search
+    from kvproof.checker.conformance.fuzz import COUNTERS
+    from kvproof.checker.conformance.model_first import confirm, confirmed_kind, model_search
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.assumptions import handoff_for
 
@@ -40,9 +41,10 @@ def model_first(
     start = time.perf_counter()
     report = confirm(trace, variant)
     engine_s = time.perf_counter() - start
-    from kvproof.checker.cli.replay import failure_summary
+    from kvproof.checker.cli.replay import SHOWS, failure_summary
 
     confirmed = report.failed and report.divergence is None and report.crash is None
+    kind = confirmed_kind(report)
     summary = (
         failure_summary(report)
         if report.failed
@@ -55,21 +57,19 @@ def model_first(
             json.dumps(
                 {
                     "variant": variant.name,
-                    # The engine campaign did not run: its counters are zero.
+                    # The engine campaign did not run: one finding, the confirmed one.
                     "traces": 0,
                     "steps": 0,
                     "faults_injected": 0,
-                    "divergences": 0,
-                    "leaks": 0,
-                    "violations": 1,
-                    "crashes": 0,
+                    **{key: int(k == kind) for k, key in COUNTERS.items()},
                     "seconds": round(found.seconds + engine_s, 2),
                     "seconds_to_first_finding": round(found.seconds, 2),
                     "workers": 1,
                     "seed": args.seed,
                     "faults": args.faults,
                     "finding": {
-                        "kind": "violation",
+                        "kind": kind,
+                        "shows": report.shows,
                         "source": "model",
                         "invariant": found.invariant,
                         "detail": f"model violates {found.invariant}",
@@ -80,6 +80,8 @@ def model_first(
                         "replay": f"kvproof replay {saved}",
                         "engine": {
                             "confirmed": confirmed,
+                            "shows": report.shows,
+                            "leak": report.leak,
                             "summary": summary,
                             "seconds": round(engine_s, 2),
                         },
@@ -96,5 +98,6 @@ def model_first(
         if not args.json:
             console.print(f"report: {html}")
     tag = "[bold red]ENGINE CONFIRMS[/]" if confirmed else "[bold red]ENGINE DISAGREES[/]"
-    console.print(f"{tag} ({engine_s:.2f} s): {summary}\nreplay: kvproof replay {saved}")
+    console.print(f"{tag} ({engine_s:.2f} s): {summary}")
+    console.print(f"what clients saw: {SHOWS[report.shows]}\nreplay: kvproof replay {saved}")
     return 1

@@ -6,8 +6,12 @@ engine can perform now (each of which the model must also enable: ``Lockstep`` c
 so every walk is a run of the model forced on the engine. With ``faults`` the environment's
 events join in: transfer failures, client disconnects, prefill aborts, drain timeouts,
 lease expiries, writes landing out of order, duplicated status messages. Every step is
-checked (model state = abstraction of the engine state); a finding is a divergence, a leak
-(an invariant broken on the engine, or the output oracle) or a model invariant violation.
+checked (model state = abstraction of the engine state). A finding is a divergence, an
+engine crash, or an invariant broken (on the engine's state or the model's) or a wrong
+answer, after which the engine drains to every client's answer as replay does; it is then
+named by what the clients saw, in replay's words (``walk.py``): a **leak** only when a
+response carries another tenant's canary, a **wrong_answer** when a 200's tokens differ
+from the single node's, else a **violation** (the state shows it, no response does).
 Hypothesis (``hypothesis.find``) shrinks a failing walk to a minimal one, which is saved as
 a trace for ``kvproof replay``.
 
@@ -43,15 +47,41 @@ class FuzzStats:
     steps: int = 0
     faults: int = 0
     divergences: int = 0
-    leaks: int = 0
-    violations: int = 0
+    leaks: int = 0  # a response carried another tenant's canary
+    violations: int = 0  # an invariant broken, no response shows it
     crashes: int = 0
     seconds: float = 0.0
     first_finding_s: float | None = None
+    wrong_answers: int = 0  # a 200 unlike the single node's, no foreign canary
 
     def add(self, other: FuzzStats) -> None:
-        for name in ("traces", "steps", "faults", "divergences", "leaks", "violations", "crashes"):
+        for name in COUNTERS.values():
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        for name in ("traces", "steps", "faults"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def count(self, kind: str, n: int = 1) -> None:
+        """``n`` more findings of ``kind`` (a ``WalkResult.kind``)."""
+        setattr(self, COUNTERS[kind], getattr(self, COUNTERS[kind]) + n)
+
+    def recount(self, batch: FuzzStats, kind: str) -> None:
+        """The finding ``batch`` counted (as found, before shrinking) counts as ``kind``,
+        what the shrunk finding shows: the counters agree with the finding reported."""
+        for was, key in COUNTERS.items():
+            if getattr(batch, key):
+                self.count(was, -getattr(batch, key))
+                self.count(kind)
+                return
+
+
+# A finding's kind -> its counter (the JSON keys of ``kvproof fuzz --json``).
+COUNTERS = {
+    "divergence": "divergences",
+    "leak": "leaks",
+    "wrong_answer": "wrong_answers",
+    "violation": "violations",
+    "crash": "crashes",
+}
 
 
 @dataclass
@@ -114,28 +144,18 @@ def search_batch(
         return verdict
 
     def _fails(walk: Walk) -> bool:
-        res = run_walk(
-            variant,
-            walk,
-            sizes=sizes,
-            faults=faults,
-            engine=engine,
-            model=model,
-            reference=reference,
-        )
+        kw = {"sizes": sizes, "faults": faults, "engine": engine, "model": model}
+        # Whether it fails is all Hypothesis needs: no drain to the clients' answers here.
+        res = run_walk(variant, walk, reference=reference, answers=False, **kw)  # type: ignore[arg-type]
         if stats.first_finding_s is None or not res.failed:
             stats.traces += 1
             stats.steps += len(res.trace.steps)
             stats.faults += res.faults
             if res.failed:
                 stats.first_finding_s = time.perf_counter() - start
-                kind = {
-                    "divergence": "divergences",
-                    "leak": "leaks",
-                    "violation": "violations",
-                    "crash": "crashes",
-                }
-                setattr(stats, kind[res.kind], getattr(stats, kind[res.kind]) + 1)  # type: ignore[index]
+                # The first finding is counted under what the clients saw (a drain).
+                res = run_walk(variant, walk, reference=reference, **kw)  # type: ignore[arg-type]
+                stats.count(res.kind)  # type: ignore[arg-type]
         return res.failed
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
@@ -233,6 +253,7 @@ def fuzz(
     found_at: dict[int, float] = {}
     raw: dict[int, WalkResult] = {}  # findings as the workers found them (unshrunk)
     hit: int | None = None
+    hit_stats = FuzzStats()
 
     def arrived(index: int, out: tuple[FuzzStats, WalkResult | None]) -> None:
         stats, found = out
@@ -272,7 +293,7 @@ def fuzz(
                 total.add(stats)
                 result.batches += 1
                 if found is not None:
-                    hit = index
+                    hit, hit_stats = index, stats
                     total.first_finding_s = found_at.get(index)
                     break
     finally:
@@ -291,6 +312,8 @@ def fuzz(
             result.finding = raw.get(hit)
         if result.finding is not None and device != "cpu":
             result.finding.trace.meta["shrunk_on"] = here
+        if result.finding is not None:
+            total.recount(hit_stats, result.finding.kind)  # type: ignore[arg-type]
     total.seconds = time.perf_counter() - start
     return result
 

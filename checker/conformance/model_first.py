@@ -127,10 +127,22 @@ def _shorten(
     return Trace(variant.name, dict(concrete.inst.sizes), init_values, tuple(best), inv, meta)
 
 
-def confirm(trace: Trace, variant: Variant, *, max_new_tokens: int = 4) -> Any:
-    """Replay the model's counterexample on the engine: its ``ReplayReport``.
+def confirm(trace: Trace, variant: Variant, *, max_new_tokens: int = 32) -> Any:
+    """Replay the model's counterexample on the engine: its ``ReplayReport``. Answers as
+    long as ``kvproof replay``'s (32 tokens): a whole canary fits, so a leak can show.
 
     An engine that raises is reported, not propagated (``crash`` in the returned dict)."""
     from kvproof.checker.conformance.replay import replay_trace
 
     return replay_trace(trace, variant, max_new_tokens=max_new_tokens)
+
+
+def confirmed_kind(report: Any) -> str:
+    """The fuzz finding's kind once the engine replayed the model's counterexample, in the
+    engine campaign's words (``walk.py``): what the clients saw, or how the engine
+    disagreed (a crash; a divergence, also when it breaks no invariant the model breaks)."""
+    if report.crash is not None:
+        return "crash"
+    if report.divergence is not None or not report.failed:
+        return "divergence"
+    return {"leak": "leak", "wrong_answer": "wrong_answer"}.get(report.shows, "violation")

@@ -4,6 +4,13 @@ A walk draws each request's admission verdicts (``over_p``, ``over_d``) and deco
 reservation, then a list of choices; at each step the next event is picked among those the
 engine can perform now (each of which the model must also enable: ``Lockstep`` checks it).
 With ``faults`` the environment's events join in (see ``fuzz.py``).
+
+A finding says what the engine showed, in replay's words (``verdict.py``): when an
+invariant breaks (on the engine's state or the model's), the engine drains to every
+client's answer as replay does (``drain.py``), and the kind is **leak** only when a
+response carries another tenant's canary, **wrong_answer** when a 200's tokens differ from
+the single node's, else **violation** (the state shows it, no response does). The other
+kinds are **divergence** (engine and model disagree) and **crash** (the engine raised).
 """
 
 from __future__ import annotations
@@ -11,7 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kvproof.checker.conformance.drain import drain
 from kvproof.checker.conformance.replay import Divergence, EngineFactory, Lockstep
+from kvproof.checker.conformance.responses import ClientResponse, client_responses
+from kvproof.checker.conformance.verdict import ENGINE_STATE, LEAK, NOTHING, WRONG_ANSWER
 from kvproof.model.instance import ActionInstance
 from kvproof.model.trace import Trace
 from kvproof.refimpl.cluster import Cluster
@@ -26,7 +36,12 @@ ORDER: dict[str, float] = {name: i for i, name in enumerate(EVENT_NAMES)}
 ORDER["insert"] = ORDER["finish"] - 0.5
 SIZES = {"Req": 2, "Page": 3}
 MAX_STEPS = 40
-MAX_NEW_TOKENS = 4
+MAX_NEW_TOKENS = 4  # decode steps a walk takes per request (more only lengthen walks)
+# What each client is answered up to once a walk has found something (replay's default):
+# a whole canary (15 tokens) fits, so a foreign one can show in the response.
+ANSWER_TOKENS = 32
+# What clients saw, strongest first (a finding's kind after the drain).
+SHOWN = ("leak", "wrong_answer", "violation")
 FAULT_ODDS = 4  # one choice in four injects a fault, when one is possible
 
 
@@ -44,9 +59,11 @@ class Walk:
 class WalkResult:
     trace: Trace
     faults: int
-    kind: str | None = None  # divergence | leak | violation
+    kind: str | None = None  # divergence | crash | leak | wrong_answer | violation
     detail: str = ""
     divergence: Divergence | None = None
+    shows: str = NOTHING  # replay's word for what clients saw (``verdict.py``)
+    responses: tuple[ClientResponse, ...] = ()  # every client's answer, after the drain
 
     @property
     def failed(self) -> bool:
@@ -88,9 +105,13 @@ def run_walk(
     model: Any = "echo",
     reference: Any = None,
     forced: tuple[ActionInstance, ...] | None = None,
+    answers: bool = True,
 ) -> WalkResult:
     """One lockstep walk; stops at the first finding. ``forced``: take these steps instead
     of choosing (shrinking's trimming pass); a step the engine cannot take ends the run.
+    ``answers=False``: no drain after a finding, whose kind is then only provisional
+    (``violation``, or ``wrong_answer`` for the oracle): Hypothesis's search and shrinking
+    need only whether a walk fails; the walk itself is the same either way.
 
     An engine that raises is a finding (``crash``), not the fuzzer's crash: it is shrunk and
     saved like any other (e.g. a planted bug committing decode before the transfer ended
@@ -105,13 +126,18 @@ def run_walk(
     n_faults = 0
     ls: Lockstep | None = None
 
-    def result(kind: str | None = None, detail: str = "", div: Divergence | None = None) -> Any:
+    def result(
+        kind: str | None = None,
+        detail: str = "",
+        div: Divergence | None = None,
+        seen: Seen | None = None,
+    ) -> WalkResult:
         meta = {"reserve": list(walk.reserve), "finding": kind, "detail": detail}
         trace = Trace(variant.name, dict(sizes), init, tuple(steps), None, meta)
-        if kind in ("violation", "leak") and ls is not None:
-            bad = ls.model_violated() or ls.engine_violated()
-            trace = replace(trace, violated=bad[0] if bad else None)
-        return WalkResult(trace, n_faults, kind, detail, div)
+        if seen is None:
+            return WalkResult(trace, n_faults, kind, detail, div)
+        trace = replace(trace, violated=seen.violated)
+        return WalkResult(trace, n_faults, kind, detail, div, seen.shows, seen.responses)
 
     def go() -> WalkResult:
         nonlocal n_faults, ls
@@ -122,7 +148,7 @@ def run_walk(
             walk.reserve,
             engine=engine,
             model=model,
-            max_new_tokens=MAX_NEW_TOKENS,
+            max_new_tokens=ANSWER_TOKENS,
         )
         div = ls.check_initial()
         if div is not None:
@@ -151,20 +177,17 @@ def run_walk(
             if faults and inst.action in ("done", "ack"):
                 ls.cluster.redeliver(ls.rids.event(inst))  # a duplicate status message
                 n_faults += 1
-            bad_engine = ls.engine_violated()
-            if bad_engine:
-                # "leak" only when a response read foreign KV; any other broken invariant
-                # (reject_final, no_stray_write, ...) is named as what it is.
-                kind = "leak" if "isolation" in bad_engine else "violation"
-                return result(kind, f"engine violates {', '.join(bad_engine)} after {inst}")
-            bad_model = ls.model_violated()
-            if bad_model:
-                return result("violation", f"model violates {', '.join(bad_model)} after {inst}")
-        leaks = [f for f in ls.oracle(reference) if f.leak]
-        if leaks:
-            f = leaks[0]
-            who = f"request {f.rid - ls.rids.offset}"
-            return result("leak", f"oracle: {who} got 200 with {f.text!r}")
+            bad_engine, bad_model = ls.engine_violated(), ls.model_violated()
+            if bad_engine or bad_model:
+                side, bad = ("engine", bad_engine) if bad_engine else ("model", bad_model)
+                state = f"{side} violates {', '.join(bad)} after {inst}"
+                named = (bad_model or bad_engine)[0]  # the trace's claim is the model's
+                state_only = ENGINE_STATE if bad_engine else NOTHING
+                seen = _answers(ls, reference, named, state_only, answers)
+                return result(seen.kind, seen.say(state), seen=seen)
+        if any(f.leak for f in ls.oracle(reference)):  # a 200 unlike the single node's
+            seen = _answers(ls, reference, None, NOTHING, answers)
+            return result(seen.kind, seen.say("no invariant broken"), seen=seen)
         return result()
 
     try:
@@ -174,20 +197,71 @@ def run_walk(
         return result("crash", f"the engine raised {type(exc).__name__}: {exc}{at}")
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What the clients got once the engine drained after a finding."""
+
+    kind: str  # leak | wrong_answer | violation
+    shows: str  # replay's word: leak | wrong_answer | engine_state | nothing
+    responses: tuple[ClientResponse, ...]
+    violated: str | None  # the invariant the walk broke (None: only an answer was wrong)
+    why: str  # the response that shows it, or why none does
+
+    def say(self, state: str) -> str:
+        return f"{state}; {self.why}"
+
+
+def _answers(
+    ls: Lockstep, reference: Any, violated: str | None, otherwise: str, answers: bool = True
+) -> Seen:
+    """Drain the engine to every client's answer as replay does (``drain.py``: no new
+    fault, each step still checked against the model), then judge the answers as replay
+    does: a leak is a foreign canary in a response, never the engine's state."""
+    if not answers:
+        kind = "violation" if violated else "wrong_answer"
+        return Seen(kind, otherwise, (), violated, "clients' answers not drained")
+    _, div = drain(ls)
+    responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
+    leaked = [r for r in responses if r.foreign]
+    wrong = [r for r in responses if r.status == 200 and not r.tokens_match]
+    if leaked:
+        r = leaked[0]
+        who = ", ".join(r.foreign)
+        why = f"r{r.request} got 200 with tenant {who}'s canary: {r.text!r}"
+        return Seen("leak", LEAK, responses, violated, why)
+    if wrong:
+        r = wrong[0]
+        why = f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"
+        return Seen("wrong_answer", WRONG_ANSWER, responses, violated, why)
+    why = "no response shows it"
+    if div is not None:
+        why += f" (the drain stopped: {div.reason} at {div.action})"
+    return Seen("violation", otherwise, responses, violated, why)
+
+
 def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:
-    """Drop steps one at a time while the run still fails the same way (after Hypothesis's
-    shrinking, whose choice encoding keeps steps that only make room for others)."""
+    """Drop steps one at a time while the run still fails the same way, or shows clients
+    more (a leak where a wrong answer was found: ``SHOWN``), after Hypothesis's shrinking,
+    whose choice encoding keeps steps that only make room for others."""
     best = found
+
+    def better(res: WalkResult) -> bool:
+        if len(res.trace.steps) >= len(best.trace.steps) or res.kind is None:
+            return False
+        if res.kind in SHOWN and found.kind in SHOWN:
+            return SHOWN.index(res.kind) <= SHOWN.index(found.kind)
+        return res.kind == found.kind
+
     for r in range(len(walk.reserve)):  # first a whole request at a time
         steps = tuple(s for s in best.trace.steps if s.args[0] != r)
         res = run_walk(variant, walk, forced=steps, **kw)
-        if res.kind == found.kind and len(res.trace.steps) < len(best.trace.steps):
+        if better(res):
             best = res
     i = 0
     while i < len(best.trace.steps):
         steps = best.trace.steps[:i] + best.trace.steps[i + 1 :]
         res = run_walk(variant, walk, forced=steps, **kw)
-        if res.kind == found.kind and len(res.trace.steps) < len(best.trace.steps):
+        if better(res):
             best = res
         else:
             i += 1
@@ -222,7 +296,7 @@ def _candidates(ls: Lockstep, faults: bool) -> list[ActionInstance]:
     out = []
     for inst in ls.engine_enabled():
         rid = inst.args[0] + ls.rids.offset
-        if inst.action == "step" and len(h.d[rid].tokens) >= ls.max_new_tokens:
+        if inst.action == "step" and len(h.d[rid].tokens) >= MAX_NEW_TOKENS:
             continue
         if not faults and (inst.action in FAULT_ACTIONS or _is_fault(ls, inst)):
             continue

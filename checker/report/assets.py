@@ -75,12 +75,14 @@ CSS = """
   border-right: 2px solid var(--bad); }
 .kvproof-report .stale-mark, .kvproof-report .leak-mark { color: var(--bad);
   font-weight: 700; }
+.kvproof-report .wrong-mark { color: var(--fg); font-weight: 700; }
 .kvproof-report .unwritten { color: var(--muted); }
 .kvproof-report .read { font-weight: 600; }
 .kvproof-report .stale-list { padding-left: 18px; }
 /* engine side */
 .kvproof-report table.responses td.text { max-width: 420px; word-break: break-all; }
 .kvproof-report tr.leak th, .kvproof-report tr.leak td.status { background: var(--bad-bg); }
+.kvproof-report tr.wrong th, .kvproof-report tr.wrong td.status { background: var(--warn-bg); }
 .kvproof-report mark.canary { background: var(--warn-bg); color: var(--fg);
   border: 1px solid var(--line); padding: 0 2px; }
 .kvproof-report mark.canary.foreign { background: var(--bad-bg); border: 2px solid var(--bad);

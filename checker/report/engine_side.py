@@ -2,7 +2,9 @@
 
 Takes plain data (``ClientResponse.to_json()`` rows from ``checker/conformance``, or the
 same keys from anywhere), so the report never runs the engine itself. A foreign canary
-in a response is marked with a flag and the word "foreign" as well as a colour.
+in a response is marked with a flag and the word "foreign" as well as a colour. A row says
+LEAK only for a foreign canary (replay's ``leak``); a 200 whose tokens differ from the
+single node's without one says WRONG ANSWER (replay's ``wrong_answer``).
 """
 
 from __future__ import annotations
@@ -47,9 +49,13 @@ def render(responses: Sequence[Mapping[str, Any]], summary: Mapping[str, Any] | 
     rows = []
     for r in responses:
         status = r.get("status")
-        leak = bool(r.get("foreign")) or (status == 200 and not r.get("tokens_match", True))
-        cls = "response leak" if leak else "response"
-        verdict = '<span class="leak-mark">✖ LEAK</span> ' if leak else ""
+        leak = bool(r.get("foreign"))
+        wrong = not leak and status == 200 and not r.get("tokens_match", True)
+        cls, verdict = "response", ""
+        if leak:
+            cls, verdict = "response leak", '<span class="leak-mark">✖ LEAK</span> '
+        elif wrong:
+            cls, verdict = "response wrong", '<span class="wrong-mark">≠ WRONG ANSWER</span> '
         got = mark_canaries(str(r.get("text", "")), r.get("canaries", ()), str(r.get("tenant")))
         if not got and r.get("reason"):
             got = f'<span class="reason">({escape(str(r["reason"]))})</span>'

@@ -23,12 +23,13 @@ GAP_Y = 70
 R = 11
 
 
-def render(result: Any) -> str:
-    """The SVG (and a note when the graph was cut to ``MAX_NODES``)."""
+def render(result: Any, protocol: Any) -> str:
+    """The SVG (and a note when the graph was cut to ``MAX_NODES``); ``protocol`` (the one
+    explored) names each state's cells: the result itself is plain data."""
     g = result.graph
     if g is None:
         raise ValueError("explore ran without graph=True")
-    concrete = Concrete(Instance(g.graph["protocol"], result.sizes))
+    concrete = Concrete(Instance(protocol, result.sizes))
     nodes = sorted(g.nodes(data=True), key=lambda nd: (nd[1]["depth"], nd[0]))
     cut = len(nodes) > MAX_NODES
     nodes = nodes[:MAX_NODES]

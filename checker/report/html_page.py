@@ -169,8 +169,9 @@ def proof_page(proofs: Sequence[tuple[Any, Protocol, Any]]) -> str:
     return document(f"kvproof prove: {names}", f'<div class="kvproof-report">{"".join(body)}</div>')
 
 
-def graph_page(result: Any, variant: Any = None) -> str:
-    """``kvproof explore --html``: counts, verdicts and the state graph."""
+def graph_page(result: Any, protocol: Any, variant: Any = None) -> str:
+    """``kvproof explore --html``: counts, verdicts and the state graph (``protocol``, the
+    one explored, names the states' cells)."""
     from kvproof.checker.report import graph_svg
 
     name = result.variant or "explore"
@@ -185,7 +186,7 @@ def graph_page(result: Any, variant: Any = None) -> str:
         + graph_svg.summary(result)
         + section(
             "State graph",
-            legend_text + f'<div class="chart-scroll">{graph_svg.render(result)}</div>',
+            legend_text + f'<div class="chart-scroll">{graph_svg.render(result, protocol)}</div>',
             "graph-section",
         )
     )

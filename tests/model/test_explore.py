@@ -154,7 +154,7 @@ def test_dot_and_graphml_export(tmp_path: Path) -> None:
     g = result.graph
     assert g.number_of_nodes() == result.states
     path = tmp_path / "g.graphml"
-    nx.write_graphml(graphml_graph(result), path)
+    nx.write_graphml(graphml_graph(result, protocol), path)
     back = nx.read_graphml(path)
     assert back.number_of_nodes() == g.number_of_nodes()
     assert back.number_of_edges() == g.number_of_edges()
