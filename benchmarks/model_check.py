@@ -101,9 +101,9 @@ def _inference(budget: float) -> object:
     from pathlib import Path
 
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
+    from kvproof.model.assumptions import handoff_for
     from kvproof.model.complete import check_complete
     from kvproof.model.explore import explore
-    from kvproof.model.assumptions import handoff_for
     from kvproof.spec.variant import load_variant
 
     out: dict[str, object] = {}
