@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvproof.refimpl.cluster import Cluster
-from kvproof.refimpl.oracle import LeakFinding, leak_check
+from kvproof.refimpl.oracle import AnswerFinding, leak_check
 from kvproof.spec.variant import Sizes, Variant, load_variant
 
 INCIDENT_VARIANT = "sglang-0.5.19-pd"
@@ -32,7 +32,7 @@ class Row:
     status: int | str | None
     text: str
     reason: str
-    finding: LeakFinding | None
+    finding: AnswerFinding | None
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,14 @@ class IncidentReport:
     rows: tuple[Row, ...]
 
     @property
-    def leaks(self) -> tuple[LeakFinding, ...]:
+    def leaks(self) -> tuple[AnswerFinding, ...]:
+        """200s carrying another tenant's canary."""
         return tuple(r.finding for r in self.rows if r.finding is not None and r.finding.leak)
+
+    @property
+    def wrong(self) -> tuple[AnswerFinding, ...]:
+        """200s unlike the single node's answer (leaks included)."""
+        return tuple(r.finding for r in self.rows if r.finding is not None and r.finding.wrong)
 
     @property
     def stale_reads(self) -> int:
@@ -55,7 +61,7 @@ class IncidentReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.leaks else 0
+        return 1 if self.wrong else 0
 
 
 def _pad(text: str, length: int) -> str:

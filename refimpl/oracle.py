@@ -37,7 +37,7 @@ class StalePage:
 
 
 @dataclass(frozen=True)
-class LeakFinding:
+class AnswerFinding:
     rid: int
     tenant: str
     status: int | str | None
@@ -48,7 +48,14 @@ class LeakFinding:
 
     @property
     def leak(self) -> bool:
-        return bool(self.foreign_canaries) or not self.tokens_match
+        """Another tenant's canary is in the response: the only thing called a leak."""
+        return bool(self.foreign_canaries)
+
+    @property
+    def wrong(self) -> bool:
+        """The 200 is not what a single node answers: a leak, or other tokens (e.g. the
+        request's own KV read at the wrong position)."""
+        return self.leak or not self.tokens_match
 
 
 def reference_engine(cluster: Cluster, max_new_tokens: int = 256) -> SingleNode:
@@ -79,7 +86,7 @@ def leak_check(
     cluster: Cluster,
     canaries: Mapping[str, str] | None = None,
     reference: SingleNode | None = None,
-) -> list[LeakFinding]:
+) -> list[AnswerFinding]:
     """One finding per request the client got a 200 for."""
     canaries = canaries or {}
     reference = reference or reference_engine(cluster)
@@ -91,7 +98,7 @@ def leak_check(
         foreign = tuple(t for t, c in canaries.items() if t != req.tenant and c in resp.text)
         expected = reference.generate(req.prompt, req.max_new_tokens)[: len(resp.tokens)]
         out.append(
-            LeakFinding(
+            AnswerFinding(
                 req.rid,
                 req.tenant,
                 resp.status,

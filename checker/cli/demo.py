@@ -2,8 +2,9 @@
 
 ``kvproof demo incident [--variant V]``: tenants A and B send prompts holding canaries, then
 A sends a prompt longer than prefill's pool but within the advertised context (the
-incident's deployment, scaled down with the same ratio). Exit 1 when a response leaks
-(another tenant's canary, or tokens that differ from the single-node engine), else 0.
+incident's deployment, scaled down with the same ratio). Exit 1 when a 200 is wrong: a
+LEAK (another tenant's canary in it) or a WRONG ANSWER (tokens unlike the single-node
+engine's, no foreign canary), else 0.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def _as_json(report: Any) -> dict[str, Any]:
             return None
         return {
             "leak": f.leak,
+            "wrong": f.wrong,
             "foreign_canaries": list(f.foreign_canaries),
             "tokens_match_single_node": f.tokens_match,
             "stale_pages": [
@@ -71,6 +73,7 @@ def _as_json(report: Any) -> dict[str, Any]:
             for r in report.rows
         ],
         "leak": bool(report.leaks),
+        "wrong_answers": len(report.wrong) - len(report.leaks),
         "exit_code": report.exit_code,
     }
 
@@ -100,16 +103,18 @@ def _print_rich(report: Any) -> None:
         if f is None:
             verdict = r.reason or "-"
         elif f.leak:
-            foreign = ", ".join(f.foreign_canaries)
-            verdict = "[bold red]LEAK[/]" + (f" (canary of {foreign})" if foreign else "")
+            verdict = f"[bold red]LEAK[/] (canary of {', '.join(f.foreign_canaries)})"
             verdict += "" if f.tokens_match else "; tokens differ from single node"
+        elif f.wrong:
+            verdict = "[bold yellow]WRONG ANSWER[/] (tokens differ from single node)"
         else:
             verdict = "[green]ok[/] (= single node)"
         text = r.text.replace("[", "\\[") if r.text else ""
         table.add_row(str(r.rid), r.tenant, str(r.prompt_tokens), str(r.status), text, verdict)
     console.print(table)
-    for f in report.leaks:
-        console.print(f"[bold red]LEAK[/] request {f.rid} (tenant {f.tenant}) read stale pages:")
+    for f in report.wrong:
+        mark = "[bold red]LEAK[/]" if f.leak else "[bold yellow]WRONG ANSWER[/]"
+        console.print(f"{mark} request {f.rid} (tenant {f.tenant}) read stale pages:")
         for first, last, what in _runs(f.stale_pages):
             where = (
                 f"table[{first.index}]" if first is last else f"table[{first.index}..{last.index}]"
@@ -117,7 +122,7 @@ def _print_rich(report: Any) -> None:
             ids = [sp.page for sp in f.stale_pages if first.index <= sp.index <= last.index]
             label = "page" if len(ids) == 1 else "pages"
             console.print(f"  {where} ({label} {_ranges(ids)}): {what}")
-    if not report.leaks:
+    if not report.wrong:
         console.print(
             f"[green]no leak[/]: every 200 matches the single-node engine; "
             f"{report.stale_reads} stale page reads"

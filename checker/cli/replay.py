@@ -167,7 +167,7 @@ def print_report(report: Any, console: Any = None) -> None:
             )
         else:
             console.print(f"[green]ok[/] {who} got 200, same tokens as single node")
-        if f.leak:
+        if f.wrong:
             for sp in f.stale_pages:
                 console.print(f"  table[{sp.index}] page {sp.page}: {sp.describe()}")
     console.print("what clients saw: " + SHOWS[report.shows])
@@ -196,7 +196,7 @@ def failure_summary(report: Any) -> str:
         parts.append(f"divergence at step {report.divergence.step}")
     if report.leak:
         parts.append("leak: a response carried another tenant's canary")
-    elif report.leaks:
+    elif report.failing_answers:
         parts.append("wrong answer: tokens unlike the single-node engine's")
     broken = sorted({n for _, n in report.engine_violations if n != "isolation" or not report.leak})
     if broken:

@@ -52,7 +52,7 @@ from kvproof.model.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
-from kvproof.refimpl.oracle import LeakFinding, leak_check
+from kvproof.refimpl.oracle import AnswerFinding, leak_check
 from kvproof.spec.variant import Sizes, Variant
 
 # Builds the engine; tests pass a deliberately broken one.
@@ -270,7 +270,7 @@ class Lockstep:
     def engine_violated(self) -> list[str]:
         return self.concrete.violated(abstract(self.cluster, self.concrete, self.rids.offset))
 
-    def oracle(self, reference: Any = None) -> list[LeakFinding]:
+    def oracle(self, reference: Any = None) -> list[AnswerFinding]:
         """The oracle's verdict on every 200 of the model's requests (not the warm-up's)."""
         found = leak_check(self.cluster, self.canaries, reference)
         return [f for f in found if f.rid >= self.rids.offset]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from kvproof.checker.conformance.abstraction import Mismatch
 from kvproof.checker.conformance.responses import ClientResponse
 from kvproof.model.trace import Trace
-from kvproof.refimpl.oracle import LeakFinding
+from kvproof.refimpl.oracle import AnswerFinding
 
 # What a replay shows, from strongest to weakest.
 LEAK = "leak"
@@ -47,7 +47,7 @@ class ReplayReport:
     divergence: Divergence | None = None
     model_violations: list[tuple[int, str]] = field(default_factory=list)
     engine_violations: list[tuple[int, str]] = field(default_factory=list)
-    findings: list[LeakFinding] = field(default_factory=list)  # the model's requests' 200s
+    findings: list[AnswerFinding] = field(default_factory=list)  # the model's requests' 200s
     offset: int = 0  # engine request id of model request 0
     why_not: str = ""  # the model's view of the request whose step is not enabled
     responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
@@ -55,9 +55,9 @@ class ReplayReport:
     drained: tuple[str, ...] = ()  # the steps the drain took after the trace
 
     @property
-    def leaks(self) -> list[LeakFinding]:
+    def failing_answers(self) -> list[AnswerFinding]:
         """The oracle's failing 200s: a foreign canary or tokens unlike single node's."""
-        return [f for f in self.findings if f.leak]
+        return [f for f in self.findings if f.wrong]
 
     @property
     def canary_leaks(self) -> list[ClientResponse]:
@@ -90,7 +90,7 @@ class ReplayReport:
     def failed(self) -> bool:
         return (
             self.divergence is not None
-            or bool(self.leaks or self.engine_violations or self.canary_leaks)
+            or bool(self.failing_answers or self.engine_violations or self.canary_leaks)
             or self.crash is not None
         )
 

@@ -185,7 +185,7 @@ def run_walk(
                 state_only = ENGINE_STATE if bad_engine else NOTHING
                 seen = _answers(ls, reference, named, state_only, answers)
                 return result(seen.kind, seen.say(state), seen=seen)
-        if any(f.leak for f in ls.oracle(reference)):  # a 200 unlike the single node's
+        if any(f.wrong for f in ls.oracle(reference)):  # a 200 unlike the single node's
             seen = _answers(ls, reference, None, NOTHING, answers)
             return result(seen.kind, seen.say("no invariant broken"), seen=seen)
         return result()

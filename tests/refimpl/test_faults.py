@@ -50,7 +50,7 @@ def test_fault_kind_is_exercised_and_fixed_engine_stays_isolated(kind: str, smal
         if not v.buggy:
             view = c.view()
             assert not any(p.stray for p in view.pages)
-            assert not any(f.leak for f in leak_check(c, reference=reference_engine(c)))
+            assert not any(f.wrong for f in leak_check(c, reference=reference_engine(c)))
             assert not any(r.leaked for r in view.requests)
     assert seen, f"no {kind} fault in 6 seeds"
 
@@ -66,7 +66,7 @@ def test_fixed_engine_has_no_leak_under_every_fault_at_once(small: Sizes) -> Non
             workload(c, seed, n=8)
             assert terminal(c)
             assert not any(p.stray for p in c.view().pages), (name, seed)
-            assert not any(f.leak for f in leak_check(c, reference=reference_engine(c)))
+            assert not any(f.wrong for f in leak_check(c, reference=reference_engine(c)))
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_stale_lease_serves_someone_elses_blocks(small: Sizes) -> None:
     c.run()
     assert c.response(rid).status == 200
     (finding,) = leak_check(c)
-    assert finding.leak and all(s.writer is None for s in finding.stale_pages)
+    assert finding.wrong and all(s.writer is None for s in finding.stale_pages)
 
 
 def test_explicit_schedule_is_applied_in_order(small: Sizes) -> None:
@@ -120,4 +120,4 @@ def test_vllm_extra_block_is_read_as_prompt(small: Sizes) -> None:
     c.run()
     findings = leak_check(c)
     assert all(f.stale_pages for f in findings)
-    assert any(f.leak for f in findings)
+    assert any(f.wrong for f in findings)

@@ -78,12 +78,12 @@ def test_page_tags_catch_a_table_tampered_after_commit(small: Sizes) -> None:
     assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
 
 
-def test_without_guards_the_tampered_read_is_a_leak(small: Sizes) -> None:
+def test_without_guards_the_tampered_read_is_a_wrong_answer(small: Sizes) -> None:
     c, rid = transferred(load_variant("sglang-0.5.22-pd"), small)
     tamper(c, rid)
     c.run()
     (finding,) = [f for f in leak_check(c) if f.rid == rid]
-    assert finding.leak and finding.stale_pages[0].writer == 0
+    assert finding.wrong and finding.stale_pages[0].writer == 0
 
 
 def count_guarded_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:

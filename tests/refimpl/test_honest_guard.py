@@ -84,7 +84,7 @@ def test_a_prefill_stamping_the_wrong_owner_is_caught_by_the_oracle(
     assert c.handoff.requests[rid].guard_trips == 0 and c.response(rid).status == 200
     # The oracle was not: it reads the recorder, which says who really wrote the page.
     (finding,) = [f for f in leak_check(c) if f.rid == rid]
-    assert finding.leak and finding.stale_pages[0].writer == late
+    assert finding.wrong and finding.stale_pages[0].writer == late
     assert c.view().requests[rid].leaked
 
 
@@ -104,4 +104,4 @@ def test_a_decode_stamping_from_its_page_table_is_caught_by_the_oracle(
     finish(c, rid)
     assert c.handoff.requests[rid].guard_trips == 0 and c.response(rid).status == 200
     (finding,) = [f for f in leak_check(c) if f.rid == rid]
-    assert finding.leak and finding.stale_pages[0].writer == 0
+    assert finding.wrong and finding.stale_pages[0].writer == 0
