@@ -119,7 +119,9 @@ def check_complete(
             return done("holds", "proof", conjuncts=len(unbounded.conjuncts))
 
     # 1. explicit state, briefly
-    sym = tuple(s for s in ("Page",) if s in base.symmetric and sizes.get(s, 0) > 1)
+    # the protocol names the sorts whose permutations explore may quotient by (its own
+    # vocabulary: generic code knows no sort by name)
+    sym = tuple(s for s in base.explore_symmetry if sizes.get(s, 0) > 1)
     ex = explore(base, sizes, variant=variant, symmetry=sym, max_seconds=min(explore_s, budget_s))
     if ex.counterexamples:
         trace = min(ex.counterexamples.values(), key=len)
