@@ -21,11 +21,11 @@ Inside the guarded runs the guard components are timed (or counted) where they r
 Those timers cost time themselves, so they run in extra instrumented guarded runs
 (``--component-trials``), never in the A/B pairs the overhead comes from.
 
-``unattributed`` is the median overhead minus ``attributed_total_pct`` (below): what the
-priced guard work does not explain: cold caches (the priced figures are warm) plus noise.
-It was 1.4%: ``benchmarks/guard_instructions.py`` (callgrind) found the reuse test priced
-on its fast path while the workload nearly always took its slow one (0.6% of decode's
-instructions), zlib's scalar Adler-32 another 0.5%, and the lockstep order a bias of ~1%.
+``unattributed`` is the median overhead minus ``attributed_total_pct``: what the priced
+guard work does not explain, cold caches (the priced figures are warm) plus noise. Callgrind
+(``benchmarks/guard_instructions.py``) found in it the reuse test's slow path, zlib's scalar
+Adler-32 and a ~1% lockstep-order bias; then a list copy per reuse test and a numpy view
+per page in Adler-32 (half of the guards' +0.54% decode instructions).
 
 Clock: on CPU the decode thread's CPU time (``time.thread_time``; torch runs one intra-op
 thread, so all of decode's compute is on it), not wall time: on a shared machine wall time

@@ -92,6 +92,7 @@ class Cluster:
             seed=seed + 200,
             debug=debug,
             record=self.truth,
+            checksum=variant.switches.transfer_checksum in ("both", "decode_only"),
         )
         transfer = TransferEngine(variant.switches.transfer_mode, self.truth)
         self.handoff = Handoff(variant.switches, prefill, decode, transfer)

@@ -73,12 +73,14 @@ class DecodeNode:
         seed: int,
         debug: bool,
         record: Recorder,
+        checksum: bool = False,
     ) -> None:
         spec = model.spec
         total = num_pages + tail_pages
         geom = PoolGeometry(spec.num_layers, total, page_size, spec.num_kv_heads, spec.head_dim)
         self.model = model
-        self.pool = KVPool(geom, device=device, seed=seed + 1)
+        # ``checksum``: decode compares the transfer checksum at commit (#39500)
+        self.pool = KVPool(geom, device=device, seed=seed + 1, checksum=checksum)
         self.alloc = Allocator(range(num_pages), debug=debug)
         self.tail_alloc = Allocator(range(num_pages, total), debug=debug)
         self.tags = self.pool.tags

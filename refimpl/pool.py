@@ -50,15 +50,21 @@ class PoolGeometry:
 
 
 class KVPool:
-    def __init__(self, geometry: PoolGeometry, *, device: str = "cpu", seed: int = 0) -> None:
+    def __init__(
+        self, geometry: PoolGeometry, *, device: str = "cpu", seed: int = 0, checksum: bool = False
+    ) -> None:
         self.geometry = geometry
         self.page_size = geometry.page_size
         self.num_layers = geometry.num_layers
         gen = torch.Generator().manual_seed(seed)
         self.data = torch.randn(geometry.shape, generator=gen).to(device)
         self._gen = gen
-        # CPU pools: the raw bytes as a numpy view (shared storage, no copy) for Adler-32.
-        self._bytes = None if self.data.is_cuda else self.data.view(torch.uint8).numpy()
+        # CPU pools: one memoryview per (layer, K/V, page) over the tensor's own bytes (no
+        # copy) for Adler-32 (``_page_views``): built here for a node that checksums its
+        # pages (``checksum``), like the tag array, else on the first checksum.
+        self._views: list[tuple[list[memoryview], list[memoryview]]] | None = None
+        if checksum and not self.data.is_cuda:
+            self._page_views()
         self.tags = PageTags(geometry.num_pages, device=self.data.device)
 
     @property
@@ -83,22 +89,38 @@ class KVPool:
         self.data[:, :, page].copy_(noise.to(self.device))
         self.tags.stamp_tag(page, NO_TAG)  # other traffic's KV: no tag of this cluster
 
+    def _page_views(self) -> list[tuple[list[memoryview], list[memoryview]]]:
+        """Per layer, the K and the V block of every page as a flat memoryview of its bytes.
+        Indexing a list of views costs a tenth of what a numpy row view per page and call
+        did (``benchmarks/guard_instructions.py``: 292 k instructions a transfer, most of
+        them building views; the sums themselves are ~74 k). They cost ~0.2 KiB per page,
+        layer and K/V, against the page's own bytes."""
+        if self._views is None:
+            raw = self.data.view(torch.uint8).numpy()  # shared storage: the views see writes
+            self._views = [
+                (
+                    [memoryview(page).cast("B") for page in layer[0]],
+                    [memoryview(page).cast("B") for page in layer[1]],
+                )
+                for layer in raw
+            ]
+        return self._views
+
     def checksum(self, pages: list[int]) -> tuple[int, ...]:
         """Adler-32 of the pages, one per layer (SGLang #39500 checks it at commit)."""
         if not pages:
             return ()
-        if self._bytes is None:  # on the device: only the 32-bit sums cross to the host
+        if self.data.is_cuda:  # on the device: only the 32-bit sums cross to the host
             return tuple(page_checksum(self.layer(i), pages) for i in range(self.num_layers))
         # On CPU there is no copy to avoid: Adler-32 runs over each page's K then V block
         # in place, chained page by page; the same bytes, in the same order, as
         # page_checksum's contract (its torch version costs ~20x more on small pages).
         # Gathering the pages first for one call per layer cost more than the 2 calls per
         # page and layer it saves: the pages are cold at commit, and the copy adds misses.
-        if min(pages) < 0 or max(pages) >= self.geometry.num_pages:  # numpy would wrap -1
+        if min(pages) < 0 or max(pages) >= self.geometry.num_pages:  # lists would wrap -1
             raise KernelInputError(f"page ids must lie in [0, {self.geometry.num_pages})")
         out = []
-        for layer in self._bytes:
-            k, v = layer[0], layer[1]
+        for k, v in self._page_views():
             a = 1
             for page in pages:
                 a = adler32(v[page], adler32(k[page], a))

@@ -61,7 +61,7 @@ class PrefillNode:
         spec = model.spec
         geom = PoolGeometry(spec.num_layers, num_pages, page_size, spec.num_kv_heads, spec.head_dim)
         self.model = model
-        self.pool = KVPool(geom, device=device, seed=seed)
+        self.pool = KVPool(geom, device=device, seed=seed, checksum=checksum)
         self.alloc = Allocator(range(num_pages), debug=debug)
         self.limits = limits
         self.page_size = page_size

@@ -31,7 +31,9 @@ loop over the read (~27 pages; 1.7 us in a loop, 3-5 us in the workload) wheneve
 other request had stamped a page since, which in a busy engine is nearly always;
 ``benchmarks/guard_instructions.py`` counted it as 7.6 M of the guards' 19.8 M decode
 instructions a run, the largest part. With the index, writes pay (a dict lookup, and a walk
-over a reader's pages only when a checked page is rewritten) and reads one list compare.
+over a reader's pages only when a checked page is rewritten) and reads one list compare:
+the read's list against the passed one, with no copy (copying a slice first made the test
+5.2 k instructions a step; the compare itself is ~0.3 k of the ~2.5 k left).
 """
 
 from __future__ import annotations
@@ -140,6 +142,8 @@ class PageTags:
         seen = self._passed.get(rid)
         if seen is None:
             return False
+        if pages == seen:  # the common case (a list, no new page): no copy, one compare
+            return True
         n = len(seen)
         if len(pages) < n or list(pages[:n]) != seen:
             return False

@@ -113,3 +113,14 @@ def test_pool_view_whose_k_and_v_halves_do_not_stack() -> None:
     fast = paged_decode(q, view, case.page_table, case.kv_lens, backend="torch")
     ref = paged_decode(q, case.kv_pool, case.page_table, case.kv_lens, backend="reference")
     torch.testing.assert_close(fast, ref, atol=1e-5, rtol=1e-5)
+
+
+def test_a_workspace_made_under_inference_mode_serves_plain_calls() -> None:
+    """The engine decodes under ``torch.inference_mode``; the gather buffer it leaves in the
+    per-thread cache must still take writes from a call outside it."""
+    case = build_case([11, 7], page_size=3, num_kv_heads=1, head_dim=12)  # a fresh cache key
+    q = random_queries(2, 2, 12, torch.float32)
+    with torch.inference_mode():
+        first = paged_decode(q, case.kv_pool, case.page_table, case.kv_lens, backend="torch")
+    again = paged_decode(q, case.kv_pool, case.page_table, case.kv_lens, backend="torch")
+    torch.testing.assert_close(first, again)

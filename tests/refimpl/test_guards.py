@@ -176,6 +176,10 @@ def test_the_cpu_checksum_is_zlib_over_the_page_bytes() -> None:
     assert pool.checksum(pages) == want and want[0] == zlib.adler32(raw)
     with pytest.raises(KernelInputError):
         pool.checksum([0, -1])
+    # the per-page views it keeps see later writes (a transfer landing, other traffic)
+    pool.scribble(4)
+    after = tuple(page_checksum(pool.layer(i), pages) for i in range(2))
+    assert after != want and pool.checksum(pages) == after
 
 
 def grow_by_a_tail_page(c: Cluster, rid: int) -> None:
