@@ -121,7 +121,7 @@ def check_complete(
     # 1. explicit state, briefly
     # the protocol names the sorts whose permutations explore may quotient by (its own
     # vocabulary: generic code knows no sort by name)
-    sym = tuple(s for s in base.explore_symmetry if sizes.get(s, 0) > 1)
+    sym = tuple(s for s in base.explore_symmetry if s in base.symmetric and sizes.get(s, 0) > 1)
     ex = explore(base, sizes, variant=variant, symmetry=sym, max_seconds=min(explore_s, budget_s))
     if ex.counterexamples:
         trace = min(ex.counterexamples.values(), key=len)

@@ -55,9 +55,7 @@ class FuzzStats:
     wrong_answers: int = 0  # a 200 unlike the single node's, no foreign canary
 
     def add(self, other: FuzzStats) -> None:
-        for name in COUNTERS.values():
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-        for name in ("traces", "steps", "faults"):
+        for name in ("traces", "steps", "faults", *COUNTERS.values()):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def count(self, kind: str, n: int = 1) -> None:

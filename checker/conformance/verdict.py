@@ -15,6 +15,7 @@ The model's verdict (``model_violations``) is the trace's own; the drain after t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kvproof.checker.conformance.abstraction import Mismatch
@@ -27,6 +28,16 @@ LEAK = "leak"
 WRONG_ANSWER = "wrong_answer"
 ENGINE_STATE = "engine_state"
 NOTHING = "nothing"
+
+
+def canary_leaks(responses: Sequence[ClientResponse]) -> list[ClientResponse]:
+    """Responses whose text carries another tenant's canary."""
+    return [r for r in responses if r.foreign]
+
+
+def wrong_answers(responses: Sequence[ClientResponse]) -> list[ClientResponse]:
+    """200s whose tokens differ from the single node's."""
+    return [r for r in responses if r.status == 200 and not r.tokens_match]
 
 
 @dataclass(frozen=True)
@@ -62,7 +73,7 @@ class ReplayReport:
     @property
     def canary_leaks(self) -> list[ClientResponse]:
         """Responses whose text carries another tenant's canary."""
-        return [r for r in self.responses if r.foreign]
+        return canary_leaks(self.responses)
 
     @property
     def leak(self) -> bool:
@@ -73,7 +84,7 @@ class ReplayReport:
 
     @property
     def wrong_answers(self) -> list[ClientResponse]:
-        return [r for r in self.responses if r.status == 200 and not r.tokens_match]
+        return wrong_answers(self.responses)
 
     @property
     def shows(self) -> str:

@@ -21,7 +21,14 @@ from typing import Any
 from kvproof.checker.conformance.drain import drain
 from kvproof.checker.conformance.replay import Divergence, EngineFactory, Lockstep
 from kvproof.checker.conformance.responses import ClientResponse, client_responses
-from kvproof.checker.conformance.verdict import ENGINE_STATE, LEAK, NOTHING, WRONG_ANSWER
+from kvproof.checker.conformance.verdict import (
+    ENGINE_STATE,
+    LEAK,
+    NOTHING,
+    WRONG_ANSWER,
+    canary_leaks,
+    wrong_answers,
+)
 from kvproof.model.instance import ActionInstance
 from kvproof.model.trace import Trace
 from kvproof.refimpl.cluster import Cluster
@@ -222,8 +229,7 @@ def _answers(
         return Seen(kind, otherwise, (), violated, "clients' answers not drained")
     _, div = drain(ls)
     responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
-    leaked = [r for r in responses if r.foreign]
-    wrong = [r for r in responses if r.status == 200 and not r.tokens_match]
+    leaked, wrong = canary_leaks(responses), wrong_answers(responses)
     if leaked:
         r = leaked[0]
         who = ", ".join(r.foreign)
