@@ -79,7 +79,7 @@ class Cluster:
             chunk_size=chunk_size,
             record=self.truth,
             # #39500: prefill computes the checksum only with the option on its side.
-            checksum=variant.switches.transfer_checksum in ("both", "prefill_only"),
+            checksum=variant.switches.prefill_checksums,
         )
         decode = DecodeNode(
             self.model,
@@ -92,7 +92,7 @@ class Cluster:
             seed=seed + 200,
             debug=debug,
             record=self.truth,
-            checksum=variant.switches.transfer_checksum in ("both", "decode_only"),
+            checksum=variant.switches.decode_checksums,
         )
         transfer = TransferEngine(variant.switches.transfer_mode, self.truth)
         self.handoff = Handoff(variant.switches, prefill, decode, transfer)

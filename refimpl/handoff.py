@@ -331,7 +331,7 @@ class Handoff(RadixEvents):
     def _checksum_compared(self, received: tuple[int, ...]) -> bool:
         """SGLang #39500: decode compares only with the option on, and skips the comparison
         when the checksum it received is 0 (a prefill without the option sends 0)."""
-        return self.sw.transfer_checksum in ("both", "decode_only") and any(received)
+        return self.sw.decode_checksums and any(received)
 
     def _read(self, r: int) -> bool:
         """A decode step reading every page in the table; False if the tag guard tripped."""

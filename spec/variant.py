@@ -116,6 +116,16 @@ class Switches:
     # inserted while the tree maps it (#38319: ``cache_finished_req(is_insert=False)``).
     radix_cache: str = "off"
 
+    @property
+    def prefill_checksums(self) -> bool:
+        """Prefill computes the transfer checksum (#39500: the option on its side)."""
+        return self.transfer_checksum in ("both", "prefill_only")
+
+    @property
+    def decode_checksums(self) -> bool:
+        """Decode compares the transfer checksum at commit (the option on its side)."""
+        return self.transfer_checksum in ("both", "decode_only")
+
 
 @dataclass(frozen=True)
 class Sizes:
