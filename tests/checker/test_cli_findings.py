@@ -12,6 +12,7 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.cli.replay import failure_summary
+from kvproof.checker.conformance.fuzz import COUNTERS
 from kvproof.checker.conformance.replay import ReplayReport, replay_trace
 from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.model.trace import Trace
@@ -72,6 +73,10 @@ def test_fuzz_reports_the_model_finding_then_the_engine(
     f = row["finding"]
     assert f["source"] == "model" and f["engine"]["confirmed"] is True
     assert Path(f["trace"]).is_file() and read_jsonl(Path(f["trace"])).steps
+    # The engine's replay shows a real canary: the finding counts as a leak.
+    assert (f["kind"], f["shows"], f["engine"]["shows"]) == ("leak", "leak", "leak")
+    assert f["engine"]["leak"] is True
+    assert [row[k] for k in COUNTERS.values()] == [0, 1, 0, 0, 0]
 
 
 def test_probe_out_of_budget_is_inconclusive(capsys: pytest.CaptureFixture[str]) -> None:
