@@ -17,7 +17,7 @@ from kvproof.kernels import (
     paged_extend_guarded,
     tag_mismatch,
 )
-from kvproof.kernels.guard import _tag_mismatch_numpy, _tag_mismatch_torch
+from kvproof.kernels.guard import _tag_mismatch_loop, _tag_mismatch_numpy, _tag_mismatch_torch
 
 BACKENDS = ["torch", "reference"]
 
@@ -144,8 +144,9 @@ def test_extend_guarded(backend: str) -> None:
     tags=st.lists(st.integers(0, 2), min_size=8, max_size=8),
     table_dtype=st.sampled_from([torch.int32, torch.int64]),
 )
-def test_numpy_and_torch_checks_agree_with_plain_python(rows, tags, table_dtype) -> None:
-    """Both implementations (numpy on CPU, torch on CUDA) against a loop, with holes (-1),
+def test_tag_checks_agree_with_plain_python(rows, tags, table_dtype) -> None:
+    """The three implementations (a loop on small CPU tables, numpy on larger ones, torch on
+    CUDA) against a plain loop, with holes (-1),
     ids past the pool (8, 9), padding columns and clashing tags."""
     page_size = 3
     lens = torch.tensor([n for n, _ in rows], dtype=torch.int32)
@@ -157,6 +158,7 @@ def test_numpy_and_torch_checks_agree_with_plain_python(rows, tags, table_dtype)
         read = ids[: (n + page_size - 1) // page_size]
         want.append(any(not 0 <= i < 8 or tags[i] != s % 3 for i in read))
     args = (table, lens, page_size, page_tags, expected)
+    assert _tag_mismatch_loop(*args).tolist() == want
     assert _tag_mismatch_numpy(*args).tolist() == want
     assert _tag_mismatch_torch(*args).tolist() == want
     assert tag_mismatch(*args).tolist() == want
