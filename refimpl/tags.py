@@ -15,7 +15,8 @@ the reverse index). Every tag write goes through ``stamp_tag``, which drops the 
 check of every reader of the page it writes: a late RDMA write into a checked page (the
 attack the guard exists for) leaves no check to reuse, so the next read re-runs the
 guarded kernel and trips. The tensor's own version counter backs this up: an in-place
-torch write that bypassed ``stamp_tag`` drops every passed check.
+torch write that bypassed ``stamp_tag`` drops every passed check (seen before a check is
+reused and before the next stamp, which would otherwise adopt the new version as its own).
 
 A read that grows past its passed check by decode's own tail pages (a new page every
 ``page_size`` generated tokens) reuses it too: decode stamped those pages itself with the
@@ -117,6 +118,8 @@ class PageTags:
 
     def stamp_tag(self, page: int, tag: int) -> None:
         """Stamp a tag value (one carried by a transfer descriptor, or prefill's)."""
+        if self.tags._version != self._tensor_version:  # before this write hides it
+            self._written_behind_stamp()
         self.tags[page] = tag
         self.version += 1
         self._own.pop(page, None)
@@ -137,10 +140,11 @@ class PageTags:
         and no tag among them was written since: the check would pass again. Also when
         ``pages`` extends the checked ones by pages decode stamped with ``rid``'s tag
         and nothing wrote since (see the module docstring); that check is then recorded."""
+        seen = self._passed.get(rid)
+        if seen is None:  # nothing to reuse, whatever was written
+            return False
         if self.tags._version != self._tensor_version:
             self._written_behind_stamp()
-        seen = self._passed.get(rid)
-        if seen is None:
             return False
         if pages == seen:  # the common case (a list, no new page): no copy, one compare
             return True

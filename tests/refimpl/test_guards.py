@@ -234,3 +234,19 @@ def test_a_tag_write_drops_the_check_of_every_reader_of_the_page() -> None:
     tags.passed(1, [0], tags.version)
     tags.tags[0] = 7  # a write behind stamp_tag's back drops every check
     assert not tags.unchanged(1, [0])
+
+
+def test_a_write_behind_stamp_is_not_hidden_by_a_later_stamp() -> None:
+    """A later ``stamp_tag`` on another page must not adopt the tensor's new version as if
+    the write behind its back had been its own (it did, before: the check over the written
+    page was reused)."""
+    from kvproof.refimpl.tags import PageTags
+
+    tags = PageTags(8)
+    tags.new_generation(1)
+    for page in range(2):
+        tags.stamp(page, 1)
+    tags.passed(1, [0, 1], tags.version)
+    tags.tags[0] = 7  # behind stamp_tag's back, into a checked page
+    tags.stamp_tag(5, 99)  # a page the check did not cover, stamped properly
+    assert not tags.unchanged(1, [0, 1])
