@@ -48,8 +48,8 @@ interval (distribution-free, ``median_ci``) lies on one side of it. Single pairs
 by +-1% on this machine whatever they compare (A/A too), so their quartiles are no test of
 a median: more pairs narrow the interval, not the pairs.
 
-    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 15] \
-        [--aa-trials 9] [--clock cpu] [--guards all|tags]
+    python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 31] \
+        [--aa-trials 15] [--clock cpu] [--guards all|tags]
 """
 
 from __future__ import annotations
@@ -329,14 +329,14 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--requests", type=int, default=8)
     ap.add_argument("--new-tokens", type=int, default=48)
-    ap.add_argument("--trials", type=int, default=15, help="plain/guarded pairs (ABBA order)")
+    ap.add_argument("--trials", type=int, default=31, help="plain/guarded pairs (ABBA order)")
     ap.add_argument(
         "--component-trials", type=int, default=5, help="instrumented runs (after the pairs)"
     )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--clock", choices=["cpu", "wall"], default=None, help="default: cpu on CPU")
     ap.add_argument("--profile-samples", type=int, default=300, help="step_profile steps")
-    ap.add_argument("--aa-trials", type=int, default=9, help="plain/plain control pairs")
+    ap.add_argument("--aa-trials", type=int, default=15, help="plain/plain control pairs")
     ap.add_argument(
         "--guards",
         choices=["all", "tags"],
