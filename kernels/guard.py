@@ -41,7 +41,10 @@ def tag_mismatch(
     """
     if not (page_table.is_cuda or kv_lens.is_cuda or page_tags.is_cuda):
         if page_table.numel() <= LOOP_MAX_IDS:
-            return _tag_mismatch_loop(page_table, kv_lens, page_size, page_tags, expected_tags)
+            rows, lens, expected = page_table.tolist(), kv_lens.tolist(), expected_tags.tolist()
+            return _tag_mismatch_loop(
+                rows, lens, page_size, memoryview(page_tags.numpy()), expected
+            )
         return _tag_mismatch_numpy(page_table, kv_lens, page_size, page_tags, expected_tags)
     return _tag_mismatch_torch(page_table, kv_lens, page_size, page_tags, expected_tags)
 
@@ -55,24 +58,17 @@ LOOP_MAX_IDS = 256
 
 
 def _tag_mismatch_loop(
-    page_table: torch.Tensor,
-    kv_lens: torch.Tensor,
-    page_size: int,
-    page_tags: torch.Tensor,
-    expected_tags: torch.Tensor,
+    rows: list[list[int]], lens: list[int], page_size: int, tags: memoryview, expected: list[int]
 ) -> torch.Tensor:
     """The check as a Python loop over the ids each sequence reads, stopping at the first
-    foreign page; the tags are read in place through a memoryview of the tensor's storage
-    (no copy: it sees every write up to the call)."""
-    tags = memoryview(page_tags.numpy())
+    foreign page. ``tags``: a memoryview of the tag tensor's storage (no copy: it sees
+    every write up to the call)."""
     n = len(tags)
     out = []
-    for row, length, expected in zip(
-        page_table.tolist(), kv_lens.tolist(), expected_tags.tolist(), strict=True
-    ):
+    for row, length, tag in zip(rows, lens, expected, strict=True):
         foreign = False
         for page in row[: -(-length // page_size)]:
-            if not 0 <= page < n or tags[page] != expected:
+            if not 0 <= page < n or tags[page] != tag:
                 foreign = True
                 break
         out.append(foreign)

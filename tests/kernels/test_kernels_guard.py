@@ -158,7 +158,8 @@ def test_tag_checks_agree_with_plain_python(rows, tags, table_dtype) -> None:
         read = ids[: (n + page_size - 1) // page_size]
         want.append(any(not 0 <= i < 8 or tags[i] != s % 3 for i in read))
     args = (table, lens, page_size, page_tags, expected)
-    assert _tag_mismatch_loop(*args).tolist() == want
+    as_lists = (table.tolist(), lens.tolist(), page_size, memoryview(page_tags.numpy()))
+    assert _tag_mismatch_loop(*as_lists, expected.tolist()).tolist() == want
     assert _tag_mismatch_numpy(*args).tolist() == want
     assert _tag_mismatch_torch(*args).tolist() == want
     assert tag_mismatch(*args).tolist() == want
