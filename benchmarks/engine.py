@@ -25,16 +25,12 @@ event kind: commits hold the checksum and the one guarded read per request, step
 reuse test (and a re-check after a tag write).
 
 ``unattributed`` is the median overhead minus ``attributed_total_pct``: what the priced
-guard work does not explain, cold caches (the priced figures are warm) plus noise. Callgrind
-(``benchmarks/guard_instructions.py``) found in it the reuse test's slow path, zlib's scalar
-Adler-32 and a ~1% lockstep-order bias; then a list copy per reuse test and a numpy view
-per page in Adler-32 (half of the guards' +0.54% decode instructions).
+guard work does not explain, cold caches (the priced figures are warm) plus noise
+(``benchmarks/guard_instructions.py`` counts the instructions, README has its findings).
 
 Clock: on CPU the decode thread's CPU time (``time.thread_time``; torch runs one intra-op
-thread, so all of decode's compute is on it), not wall time: on a shared machine wall time
-also counts the slices the OS gave other processes, which made single pairs swing by
-+-40% and buried a 1% effect (``--clock wall`` for the old behaviour). CUDA: wall time
-around a device sync.
+thread): wall time also counts other processes' slices, which swung single pairs by +-40%
+(``--clock wall`` for it). CUDA: wall time around a device sync.
 
 ``step_profile`` isolates the guard from everything else: one running request, decode
 steps at the same position every time (no token appended), plain against guarded with the
@@ -44,9 +40,8 @@ figures; ``aa_control_pct`` runs the same lockstep pairs with the plain engine o
 sides: the noise floor of the method on this machine (a median overhead inside it is not
 a measured cost). Prints one JSON object. Goal: guards cost at most 1% of decode tokens/s,
 median over the pairs; ``meets_goal`` says yes or no only when the median's 95% confidence
-interval (distribution-free, ``median_ci``) lies on one side of it. Single pairs spread
-by +-1% on this machine whatever they compare (A/A too), so their quartiles are no test of
-a median: more pairs narrow the interval, not the pairs.
+interval (``pair_stats.median_ci``) lies on one side of it: single pairs spread by +-1%
+whatever they compare (A/A too); more pairs narrow the interval, not the pairs.
 
     python benchmarks/engine.py [--device cuda] [--model tiny] [--trials 31] \
         [--aa-trials 15] [--clock cpu] [--guards all|tags]
@@ -57,7 +52,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import random
 import statistics
 import time
@@ -65,6 +59,7 @@ from collections.abc import Callable
 from typing import Any
 
 import torch
+from pair_stats import GOAL_PCT, median_ci, spread, verdict
 
 import kvproof.kernels.api as kernels_api
 from kvproof.refimpl.cluster import Cluster
@@ -281,48 +276,6 @@ def step_profile(args: argparse.Namespace, samples: int) -> dict[str, float]:
     }
 
 
-GOAL_PCT = 1.0
-
-
-def median_ci(values: list[float], level: float = 0.95) -> tuple[float, float]:
-    """Distribution-free confidence interval of the median: with ``B ~ Bin(n, 1/2)`` the
-    order statistics ``k+1`` and ``n-k`` (1-based) hold it with probability
-    ``1 - 2 P(B <= k)``; ``k`` is the largest that keeps ``level`` (too few values: the
-    whole range, which then covers less). No assumption on the pairs' noise (heavy tails:
-    single A/A pairs reach +-15%)."""
-    xs = sorted(values)
-    n, k, below = len(xs), 0, 0.0
-    while k < (n - 1) // 2:
-        below += math.comb(n, k) / 2**n  # P(B <= k)
-        if below > (1 - level) / 2:
-            break
-        k += 1
-    k = max(k - 1, 0)
-    return xs[k], xs[n - 1 - k]
-
-
-def verdict(ci: tuple[float, float]) -> str:
-    """Yes / no when the median's 95% confidence interval lies on one side of the goal.
-    The goal is on the median; the pairs' own quartiles hold the method's noise (an A/A
-    control's pairs spread as wide), which more pairs narrow in the median, not in them."""
-    if ci[1] <= GOAL_PCT:
-        return "yes"
-    if ci[0] > GOAL_PCT:
-        return "no"
-    return "inconclusive (the median's 95% interval spans the goal: run more --trials)"
-
-
-def spread(values: list[float], digits: int = 2) -> dict[str, float]:
-    q = statistics.quantiles(values, n=4, method="inclusive") if len(values) > 1 else values * 3
-    return {
-        "median": round(statistics.median(values), digits),
-        "min": round(min(values), digits),
-        "q1": round(q[0], digits),
-        "q3": round(q[2], digits),
-        "max": round(max(values), digits),
-    }
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--model", default="tiny", choices=["tiny", "echo"])
@@ -330,9 +283,7 @@ def main() -> None:
     ap.add_argument("--requests", type=int, default=8)
     ap.add_argument("--new-tokens", type=int, default=48)
     ap.add_argument("--trials", type=int, default=31, help="plain/guarded pairs (ABBA order)")
-    ap.add_argument(
-        "--component-trials", type=int, default=5, help="instrumented runs (after the pairs)"
-    )
+    ap.add_argument("--component-trials", type=int, default=5, help="instrumented runs")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--clock", choices=["cpu", "wall"], default=None, help="default: cpu on CPU")
     ap.add_argument("--profile-samples", type=int, default=300, help="step_profile steps")
