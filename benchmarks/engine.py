@@ -84,6 +84,15 @@ class Run:
     def decode_s_per_run(self) -> float:
         return self.decode_s / self.runs
 
+    def merged(self, other: Run) -> Run:
+        """Both runs' decode times and tokens, as one (``run_trial``'s two orders)."""
+        return Run(
+            decode_s=self.decode_s + other.decode_s,
+            commit_s=self.commit_s + other.commit_s,
+            tokens=self.tokens + other.tokens,
+            runs=self.runs + other.runs,
+        )
+
     @property
     def decode_tokens(self) -> int:
         return sum(len(t) - 1 for t in self.tokens)  # the first token is prefill's
@@ -109,29 +118,26 @@ def prepare(variant: Variant, args: argparse.Namespace, components: bool) -> tup
     h = c.handoff
     run = Run()
 
-    def timed(
-        fn: Callable[..., Any], field: str, count: str | None = None, also: str | None = None
-    ) -> Callable[..., Any]:
+    def timed(fn: Callable[..., Any], *fields: str, count: str = "") -> Callable[..., Any]:
         def wrapper(*a: Any, **kw: Any) -> Any:
             _sync(args.device)
             t0 = CLOCK()
             out = fn(*a, **kw)
             _sync(args.device)
             dt = CLOCK() - t0
-            setattr(run, field, getattr(run, field) + dt)
-            if also:
-                setattr(run, also, getattr(run, also) + dt)
+            for field in fields:
+                setattr(run, field, getattr(run, field) + dt)
             if count:
                 setattr(run, count, getattr(run, count) + 1)
             return out
 
         return wrapper
 
-    h._do_commit = timed(h._do_commit, "decode_s", also="commit_s")  # type: ignore[method-assign]
+    h._do_commit = timed(h._do_commit, "decode_s", "commit_s")  # type: ignore[method-assign]
     h._do_step = timed(h._do_step, "decode_s")  # type: ignore[method-assign]
     original_check = kernels_api.tag_mismatch
     if components:
-        h.decode.checksum = timed(h.decode.checksum, "adler_s", "transfers")  # type: ignore[method-assign]
+        h.decode.checksum = timed(h.decode.checksum, "adler_s", count="transfers")  # type: ignore[method-assign]
         step = h.decode.step
 
         def counted_step(*a: Any, **kw: Any) -> Any:
@@ -147,7 +153,7 @@ def prepare(variant: Variant, args: argparse.Namespace, components: bool) -> tup
             return unchanged(*a, **kw)
 
         tags.unchanged = counted_lookup  # type: ignore[method-assign]
-        kernels_api.tag_mismatch = timed(original_check, "tag_check_s", "tag_checks")
+        kernels_api.tag_mismatch = timed(original_check, "tag_check_s", count="tag_checks")
     rng = random.Random(args.seed)
     p_max = c.limits[0].max_req_input_len
     for i in range(args.requests):
@@ -215,10 +221,7 @@ def run_trial(
     p1, g1 = run_pair(plain, guarded, args, flip, guarded_leads=False)
     p2, g2 = run_pair(plain, guarded, args, flip, guarded_leads=True)
     assert p1.tokens == g1.tokens and p2.tokens == g2.tokens, "guards changed the tokens"
-    return (
-        Run(p1.decode_s + p2.decode_s, p1.commit_s + p2.commit_s, p1.tokens + p2.tokens, runs=2),
-        Run(g1.decode_s + g2.decode_s, g1.commit_s + g2.commit_s, g1.tokens + g2.tokens, runs=2),
-    )
+    return p1.merged(p2), g1.merged(g2)
 
 
 def step_profile(args: argparse.Namespace, samples: int) -> dict[str, float]:
@@ -318,14 +321,11 @@ def main() -> None:
     overhead = [100.0 * (1.0 - g.rate / p.rate) for p, g in pairs]
     ci = median_ci(overhead)
     aa = [100.0 * (1.0 - b.rate / a.rate) for a, b in control]
-    # Where the difference is: commit events (checksum, the guarded first read) against
-    # step events (the reuse test, and the rare re-check), each as a share of the pair's
-    # plain decode time (they sum to the overhead when both sides decode the same tokens).
-    in_commits = [100.0 * (g.commit_s - p.commit_s) / p.decode_s for p, g in pairs]
-    in_steps = [
-        100.0 * ((g.decode_s - g.commit_s) - (p.decode_s - p.commit_s)) / p.decode_s
-        for p, g in pairs
-    ]
+    # The overhead split by event kind: commits (checksum, the guarded first read) and steps
+    # (the reuse test, the rare re-check). Same tokens on both sides: the overhead is
+    # (g - p) / g of the decode times, so the commits' share is over g and steps' the rest.
+    in_commits = [100.0 * (g.commit_s - p.commit_s) / g.decode_s for p, g in pairs]
+    in_steps = [o - c for o, c in zip(overhead, in_commits, strict=True)]
     med = statistics.median
     # Components, as a share of the median plain decode time of one run (a pair sums two
     # runs, an instrumented run is one).

@@ -118,8 +118,7 @@ class PageTags:
 
     def stamp_tag(self, page: int, tag: int) -> None:
         """Stamp a tag value (one carried by a transfer descriptor, or prefill's)."""
-        if self.tags._version != self._tensor_version:  # before this write hides it
-            self._written_behind_stamp()
+        self._drop_all_if_written_behind_stamp()  # before this write's version hides it
         self.tags[page] = tag
         self.version += 1
         self._own.pop(page, None)
@@ -127,13 +126,17 @@ class PageTags:
             self.invalidate(rid)
         self._tensor_version = self.tags._version
 
-    def _written_behind_stamp(self) -> None:
-        """A torch write bypassed ``stamp_tag``: which page is unknown, so nothing holds."""
+    def _drop_all_if_written_behind_stamp(self) -> bool:
+        """True, and every passed check dropped, when a torch write bypassed ``stamp_tag``
+        since the last look (the tensor's version moved): which page is unknown."""
+        if self.tags._version == self._tensor_version:
+            return False
         self.version += 1
         self._passed.clear()
         self._readers.clear()
         self._own.clear()
         self._tensor_version = self.tags._version
+        return True
 
     def unchanged(self, rid: int, pages: Sequence[int]) -> bool:
         """True when ``rid`` passed a check over exactly ``pages`` (the ones a read uses)
@@ -143,8 +146,7 @@ class PageTags:
         seen = self._passed.get(rid)
         if seen is None:  # nothing to reuse, whatever was written
             return False
-        if self.tags._version != self._tensor_version:
-            self._written_behind_stamp()
+        if self._drop_all_if_written_behind_stamp():
             return False
         if pages == seen:  # the common case (a list, no new page): no copy, one compare
             return True
@@ -166,8 +168,7 @@ class PageTags:
         """``rid``'s guarded read over ``pages``, with tags as of ``version``, passed.
         A tag written since ``version`` may postdate the check: then nothing is recorded."""
         self.invalidate(rid)
-        if self.tags._version != self._tensor_version:
-            self._written_behind_stamp()
+        self._drop_all_if_written_behind_stamp()
         if version != self.version:
             return
         self._passed[rid] = list(pages)

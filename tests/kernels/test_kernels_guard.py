@@ -146,8 +146,8 @@ def test_extend_guarded(backend: str) -> None:
 )
 def test_tag_checks_agree_with_plain_python(rows, tags, table_dtype) -> None:
     """The three implementations (a loop on small CPU tables, numpy on larger ones, torch on
-    CUDA) against a plain loop, with holes (-1),
-    ids past the pool (8, 9), padding columns and clashing tags."""
+    CUDA) against a plain loop, with holes (-1), ids past the pool (8, 9), padding columns
+    and clashing tags."""
     page_size = 3
     lens = torch.tensor([n for n, _ in rows], dtype=torch.int32)
     table = torch.tensor([ids for _, ids in rows], dtype=table_dtype)
