@@ -14,8 +14,8 @@ import json
 import platform
 import time
 
-from kvproof.model.explore import explore
 from kvproof.model.handoff import build_handoff
+from kvproof.model.search.explore import explore
 from kvproof.spec.variant import load_variant
 
 VARIANTS = ("sglang-0.5.22-pd", "sglang-0.5.19-pd")  # the release to run; the incident's

@@ -3,7 +3,7 @@
 - seconds to the incident counterexample, as a whole ``kvproof check`` process;
 - BMC of the fixed variant to depth 12 at 3 requests / 6 pages (whole process);
 - unbounded proof time of each fixed variant (in process, solver only);
-- explicit-state exploration (when model/explore.py is present): states and seconds;
+- explicit-state exploration (when model/search/explore.py is present): states and seconds;
 - ``--complete``: ``check --complete`` of the fixed variant at 3 requests / 4 pages against
   ``explore`` on the same instance under a time cap (states reached), the finite methods
   alone (no proof), and the time to a shortest counterexample that needs depth 14 (BMC with
@@ -47,7 +47,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the exploration figures")
     parser.add_argument(
-        "--inference", action="store_true", help="inference, complete checking (model/infer.py)"
+        "--inference",
+        action="store_true",
+        help="inference, complete checking (model/search/infer.py)",
     )
     parser.add_argument("--budget", type=float, default=120.0, help="seconds per inference run")
     parser.add_argument(
@@ -68,8 +70,8 @@ def main() -> None:
     result["fixed_bmc_depth12_3req_6pages"] = whole_process(
         "check", "sglang-0.5.22-pd", "--depth", "12", "--json", "--no-necessity"
     )
-    from kvproof.model.assumptions import handoff_for
-    from kvproof.model.induction import prove
+    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.search.induction import prove
     from kvproof.spec.variant import list_variants
 
     proofs = {}
@@ -101,9 +103,9 @@ def _inference(budget: float) -> object:
     from pathlib import Path
 
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.assumptions import handoff_for
-    from kvproof.model.complete import check_complete
-    from kvproof.model.explore import explore
+    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.search.complete import check_complete
+    from kvproof.model.search.explore import explore
     from kvproof.spec.variant import load_variant
 
     out: dict[str, object] = {}
@@ -136,9 +138,9 @@ def _infer_fixed(budget: float) -> dict[str, object]:
 
     from kvproof.checker.verify.checking import protocol_for
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.assumptions import handoff_for
-    from kvproof.model.induction import prove
-    from kvproof.model.infer import infer
+    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.search.induction import prove
+    from kvproof.model.search.infer import infer
     from kvproof.spec.variant import list_variants
 
     targets = [(v.name, handoff_for(v)) for v in list_variants() if not v.buggy]
@@ -175,9 +177,9 @@ def _complete(explore_cap: float) -> object:
     """``check --complete`` of the fixed variant (under its assumptions) at 3 Req / 4 Page,
     as a whole process and in process; the finite methods alone (proof off); ``explore`` on
     the same instance for ``explore_cap`` seconds (it does not finish: states reached)."""
-    from kvproof.model.assumptions import handoff_for
-    from kvproof.model.complete import check_complete
-    from kvproof.model.explore import explore
+    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.search.complete import check_complete
+    from kvproof.model.search.explore import explore
     from kvproof.spec.variant import load_variant
 
     name = "sglang-0.5.22-pd"
@@ -210,7 +212,7 @@ def _deep_counterexample() -> object:
     (3 Req / 6 Page, depth 15): BMC as shipped (settled-depth lemmas) against BMC without
     them, in process; and as a whole ``check`` process."""
     from kvproof.checker.verify.checking import protocol_for
-    from kvproof.model.bmc import bmc
+    from kvproof.model.search.bmc import bmc
     from kvproof.spec.variant import load_variant
 
     name = "sglang-0.5.22-pd"
@@ -261,9 +263,9 @@ def _python_startup() -> float:
 
 def _explore() -> object:
     try:
-        from kvproof.model import explore as ex  # noqa: F401
+        from kvproof.model.search import explore as ex  # noqa: F401
     except ImportError:
-        return "model/explore.py not present"
+        return "model/search/explore.py not present"
     proc = subprocess.run(
         [sys.executable, "benchmarks/explore.py"], capture_output=True, text=True, check=False
     )

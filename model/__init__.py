@@ -1,1 +1,1 @@
-"""Transition-system DSL, the PD handoff protocol, and its engines (BMC, proofs, exploration)."""
+"""The model: the DSL (``lang/``), the handoff in it (``handoff/``), its engines (``search/``)."""

@@ -1,4 +1,4 @@
-"""The engine's state abstracted for conformance: names and fields of ``model/handoff.py``.
+"""The engine's state abstracted for conformance: names and fields of ``model/handoff/protocol.py``.
 
 ``Cluster.view()`` returns one ``EngineView``; the checker compares it with the model
 state after each event. Ghost fields (``stray``, ``leaked``) are ground truth from the

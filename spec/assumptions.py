@@ -4,7 +4,7 @@ A proof of a real engine is a proof *under* assumptions about its environment: t
 delivers a write within the release timeout, a lease is renewed while a read runs. The
 protocol declares each one here (name, statement, where the fact comes from); a variant
 lists the ones its verdict relies on in its ``[assume]`` table; the model realises each as
-a guard on an environment action (``model/assumptions.py``); ``kvproof check VARIANT
+a guard on an environment action (``model/handoff/assumptions.py``); ``kvproof check VARIANT
 --without NAME`` drops one and shows the counterexample it was hiding.
 """
 

@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     factory = user.factory if user else None
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     if args.without:
-        from kvproof.model.assumptions import active
+        from kvproof.model.handoff.assumptions import active
 
         for variant in variants:
             active(variant, args.without)  # each must be one the variant lists

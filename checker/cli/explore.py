@@ -44,7 +44,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.explore import explore
+    from kvproof.model.search.explore import explore
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.files import write_text_atomic
 
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if user:
         protocol = user.factory(variant.switches)
     else:  # kvproof's handoff under the variant's assumptions
-        from kvproof.model.assumptions import handoff_for
+        from kvproof.model.handoff.assumptions import handoff_for
 
         protocol = handoff_for(variant)
     if set(protocol.sorts) != {"Req", "Page"}:
@@ -101,7 +101,7 @@ def _with_progress(protocol: Any, sizes: dict[str, int], kwargs: dict[str, Any])
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from kvproof.model.explore import explore
+    from kvproof.model.search.explore import explore
 
     console = Console()
     with Progress(
@@ -129,9 +129,9 @@ def _describe(concrete: Any, var: str, args: tuple[int, ...]) -> str:
 
 def _steps(trace: Any, protocol: Any) -> list[dict[str, Any]]:
     """One row per step: the action, its arguments, the cells it changed."""
-    from kvproof.model.concrete import Concrete
-    from kvproof.model.instance import Instance, element_name
-    from kvproof.model.trace import replay
+    from kvproof.model.lang.concrete import Concrete
+    from kvproof.model.lang.instance import Instance, element_name
+    from kvproof.model.lang.trace import replay
 
     concrete = Concrete(Instance(protocol, trace.sizes))
     states = replay(trace, concrete)
@@ -155,7 +155,7 @@ def _steps(trace: Any, protocol: Any) -> list[dict[str, Any]]:
 
 def _initial(trace: Any, protocol: Any) -> list[str]:
     """The initial state's free choices that are not defaults (e.g. over_p(r0))."""
-    from kvproof.model.instance import Instance
+    from kvproof.model.lang.instance import Instance
 
     inst = Instance(protocol, trace.sizes)
     return [
@@ -284,8 +284,8 @@ def graphml_graph(result: Any, protocol: Any) -> Any:
     ``protocol`` (the one explored) names the cells of each state."""
     import networkx as nx
 
-    from kvproof.model.concrete import Concrete
-    from kvproof.model.instance import Instance
+    from kvproof.model.lang.concrete import Concrete
+    from kvproof.model.lang.instance import Instance
 
     g = result.graph
     if g is None:

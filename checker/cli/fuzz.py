@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.conformance.fuzz import COUNTERS, default_workers, fuzz
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.traces.tracefile import write_jsonl
-    from kvproof.model.assumptions import handoff_for
+    from kvproof.model.handoff.assumptions import handoff_for
 
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     workers = args.workers if args.workers is not None else default_workers()
@@ -187,7 +187,7 @@ def write_fuzz_html(out: Path, variant, trace, seed: int) -> Path:  # type: igno
     """The finding's report, with the shrunk trace replayed for the engine's answers."""
     from kvproof.checker.cli.report import replay_rows
     from kvproof.checker.report.html_page import trace_page, write
-    from kvproof.model.assumptions import handoff_for
+    from kvproof.model.handoff.assumptions import handoff_for
 
     out.mkdir(parents=True, exist_ok=True)
     rows, summary = replay_rows(trace, variant)

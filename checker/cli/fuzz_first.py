@@ -21,7 +21,7 @@ def model_first(
     from kvproof.checker.conformance.fuzz import COUNTERS
     from kvproof.checker.conformance.model_first import confirm, confirmed_kind, model_search
     from kvproof.checker.traces.tracefile import write_jsonl
-    from kvproof.model.assumptions import handoff_for
+    from kvproof.model.handoff.assumptions import handoff_for
 
     found = model_search(variant, sizes, faults=args.faults, seed=args.seed, max_seconds=0.5)
     if found is None:

@@ -48,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget", type=positive_float, default=120.0, help="seconds for inference (120)"
     )
-    # Ranges are checked by the library (model/candidates.py's Templates): exit 2 there.
+    # Ranges are checked by the library (model/search/candidates.py's Templates): exit 2 there.
     parser.add_argument(
         "--infer-literals",
         type=positive_int,
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.report.proof_report import render_proof
     from kvproof.checker.verify.checking import assumptions_json, protocol_for
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.assumptions import active
-    from kvproof.model.induction import prove
+    from kvproof.model.handoff.assumptions import active
+    from kvproof.model.search.induction import prove
     from kvproof.spec.errors import KvproofInputError
 
     check_selection(args)
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         if args.strengthening:
             from dataclasses import replace
 
-            from kvproof.model.infer import load
+            from kvproof.model.search.infer import load
 
             protocol = replace(protocol, strengthening=load(args.strengthening, protocol))
         elif results is None and (args.infer or not protocol.strengthening):
@@ -147,8 +147,8 @@ def _necessity(variant, without, proved, timeout_ms):  # type: ignore[no-untyped
     """For a proof, an assumption is needed when the proof fails without it (the proof
     alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
     from kvproof.checker.verify.necessity import Necessity
-    from kvproof.model.assumptions import handoff_for
-    from kvproof.model.induction import prove
+    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.search.induction import prove
 
     if not proved:
         return ()
@@ -180,7 +180,7 @@ def _on_ray(args, variants, factory, console):  # type: ignore[no-untyped-def]
 
 def _templates(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The inference templates, checked before any work (bad sizes: exit 2)."""
-    from kvproof.model.candidates import Templates
+    from kvproof.model.search.candidates import Templates
     from kvproof.spec.errors import KvproofInputError
 
     if (args.infer_literals or args.infer_vars) and args.strengthening:
@@ -192,9 +192,9 @@ def _templates(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _infer(args: argparse.Namespace, console, name: str, protocol, out: list, templates) -> bool:  # type: ignore[no-untyped-def]
-    """``prove --infer``: infer the strengthening (``model/infer.py``), then prove with it."""
+    """``prove --infer``: infer the strengthening (``model/search/infer.py``), then prove."""
     from kvproof.checker.report.proof_report import render_proof
-    from kvproof.model.infer import infer, save
+    from kvproof.model.search.infer import infer, save
 
     with console.status(f"inferring an invariant for {name} ..."):
         result = infer(

@@ -1,6 +1,6 @@
 """The engine's state seen as a model state, and the comparison of the two.
 
-``abstract`` reads ``Cluster.view()`` (fields named after ``model/handoff.py``'s VARS) and
+``abstract`` reads ``Cluster.view()`` (fields named after ``model/handoff/protocol.py``'s VARS) and
 builds a model ``State`` for the requests and pages of the instance. ``compare`` lists the
 cells where model and engine disagree, skipping the cells that carry no meaning:
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.instance import Instance
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import Instance
 from kvproof.refimpl.cluster import Cluster
 
 

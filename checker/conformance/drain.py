@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvproof.checker.conformance.verdict import Divergence
-from kvproof.model.instance import ActionInstance
+from kvproof.model.lang.instance import ActionInstance
 
 if TYPE_CHECKING:  # replay imports this module
     from kvproof.checker.conformance.replay import Lockstep

@@ -22,10 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kvproof.model.concrete import Concrete
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import ReplayError, Trace
-from kvproof.model.trace import replay as model_replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import ReplayError, Trace
+from kvproof.model.lang.trace import replay as model_replay
 from kvproof.refimpl.events import Event
 from kvproof.spec.variant import Switches
 

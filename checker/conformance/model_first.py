@@ -18,10 +18,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.model.assumptions import handoff_for
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import Trace, initial_assignment
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import Trace, initial_assignment
 from kvproof.spec.variant import Variant
 
 # The environment's faults (as in ``walk.FAULT_ACTIONS``, which imports the engine): left

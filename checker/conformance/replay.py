@@ -44,11 +44,11 @@ from kvproof.checker.conformance.mapping import (
 )
 from kvproof.checker.conformance.responses import client_responses
 from kvproof.checker.conformance.verdict import Divergence, ReplayReport
-from kvproof.model.assumptions import handoff_for
-from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import Trace
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits

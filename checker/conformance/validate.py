@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.traces.tracefile import read_json_lines
-from kvproof.model.concrete import Concrete, State
 from kvproof.model.handoff import build_handoff
-from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.refimpl.events import EVENT_NAMES, PAGE_EVENTS
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import write_text_atomic

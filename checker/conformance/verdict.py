@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from kvproof.checker.conformance.abstraction import Mismatch
 from kvproof.checker.conformance.responses import ClientResponse
-from kvproof.model.trace import Trace
+from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.oracle import AnswerFinding
 
 # What a replay shows, from strongest to weakest.

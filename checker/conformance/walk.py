@@ -29,8 +29,8 @@ from kvproof.checker.conformance.verdict import (
     canary_leaks,
     wrong_answers,
 )
-from kvproof.model.instance import ActionInstance
-from kvproof.model.trace import Trace
+from kvproof.model.lang.instance import ActionInstance
+from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import EVENT_NAMES
 from kvproof.spec.variant import Variant

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kvproof.checker.verify.checking import VariantCheck, to_json
-from kvproof.model.explain import change_text
+from kvproof.model.lang.explain import change_text
 
 
 def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | None = None) -> None:

@@ -1,6 +1,6 @@
 """Invariants as readable clauses: the DSL's formulas printed instead of solved.
 
-An invariant is a Python function over a context ``s`` (``model/dsl.py``); run it with a
+An invariant is a Python function over a context ``s`` (``model/lang/dsl.py``); run it with a
 logic whose values are strings and it prints itself: ``∀ r, p: inflight(r, p) →
 dphase(r) ∈ {transfer, draining}``. Switch-dependent parts (plain Python constants) fold
 away, so the clause is the one the variant's protocol really checks.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kvproof.model.context import Ctx
-from kvproof.model.dsl import Invariant, Protocol
+from kvproof.model.lang.context import Ctx
+from kvproof.model.lang.dsl import Invariant, Protocol
 
 _LETTER = {"Req": "r", "Page": "p"}
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from kvproof import __version__
 from kvproof.checker.verify.checking import VariantCheck, to_json
-from kvproof.model.explain import change_text
+from kvproof.model.lang.explain import change_text
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
 from kvproof.spec.invariants import INVARIANTS
 

@@ -14,8 +14,8 @@ from html import escape
 from typing import Any
 
 from kvproof.checker.report.proof_html import nondefault_cells
-from kvproof.model.concrete import Concrete
-from kvproof.model.instance import Instance
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import Instance
 
 MAX_NODES = 600
 GAP_X = 34

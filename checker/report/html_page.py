@@ -22,8 +22,8 @@ from kvproof import __version__
 from kvproof.checker.report import engine_side, msc, pool_grid
 from kvproof.checker.report.assets import CSS
 from kvproof.checker.report.trace_view import TraceView, build
-from kvproof.model.dsl import Protocol
-from kvproof.model.trace import Trace
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.trace import Trace
 
 PAGE_CSS = """
 :root { color-scheme: light dark; }

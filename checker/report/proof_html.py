@@ -12,9 +12,9 @@ from html import escape
 from typing import Any
 
 from kvproof.checker.report.clauses import clauses
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Protocol
-from kvproof.model.instance import Instance
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import Instance
 
 
 def render(protocol: Protocol, result: Any) -> str:

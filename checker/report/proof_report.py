@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from kvproof.model.induction import ProofResult
+from kvproof.model.search.induction import ProofResult
 
 
 def render_proof(console: Console, name: str, result: ProofResult, cores: bool = False) -> None:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Protocol
-from kvproof.model.explain import change_text, changes, explain, step_label
-from kvproof.model.instance import Instance, element_name
-from kvproof.model.trace import Trace, replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.explain import change_text, changes, explain, step_label
+from kvproof.model.lang.instance import Instance, element_name
+from kvproof.model.lang.trace import Trace, replay
 from kvproof.spec.invariants import INVARIANTS
 
 # Actions that read a request's pages (decode attends over its whole table).
@@ -51,7 +51,7 @@ class TraceView:
     var_sorts: dict[str, tuple[str, ...]]  # variable -> its argument sorts
     violated: str | None  # the invariant the trace is a counterexample to
     violated_step: int | None  # first step after which ``violated`` is false
-    explanation: str  # model/explain.py's "why" sentence
+    explanation: str  # model/lang/explain.py's "why" sentence
     invariant_statement: str
     initial: tuple[str, ...]  # the initial state's non-default free choices
     push: bool = True
@@ -119,7 +119,7 @@ def build(trace: Trace, protocol: Protocol) -> TraceView:
 def _placeholders(sw: object, trace: Trace) -> tuple[int, ...]:
     """Requests over prefill's limit whose pending reject is not honoured: prefilled as a
     1-token placeholder that writes one page (SGLang #30233; ``placeholder`` in
-    ``model/handoff.py``)."""
+    ``model/handoff/protocol.py``)."""
     if not getattr(sw, "placeholder_prompt", False) or getattr(sw, "honor_pending_reject", True):
         return ()
     over_p, over_d = trace.init.get("over_p", {}), trace.init.get("over_d", {})

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kvproof.model.concrete import Concrete
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import ReplayError, Trace, replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import ReplayError, Trace, replay
 
 
 def canonical(trace: Trace, protocol: Any) -> Trace:

@@ -24,9 +24,9 @@ from kvproof.checker.traces.itf import write_itf
 from kvproof.checker.traces.shows import expected
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.checker.traces.witness import WITNESSES
-from kvproof.model.assumptions import handoff_for
-from kvproof.model.bmc import bmc
-from kvproof.model.trace import Trace
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.lang.trace import Trace
+from kvproof.model.search.bmc import bmc
 from kvproof.spec.variant import list_variants, load_variant
 
 TRACES_DIR = Path(__file__).resolve().parents[2] / "traces"
@@ -71,7 +71,7 @@ def _deterministic(
     else any; failing both, BMC's own trace in canonical form."""
     from dataclasses import replace
 
-    from kvproof.model.explore import explore
+    from kvproof.model.search.explore import explore
 
     for stop in (True, False):
         if stop not in searches:

@@ -18,9 +18,9 @@ from typing import Any
 
 from kvproof import __version__
 from kvproof.checker.traces.tracefile import param_names
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import ReplayError, Trace, initial_assignment, replay
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import ReplayError, Trace, initial_assignment, replay
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text, write_text_atomic
 

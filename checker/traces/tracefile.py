@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
-from kvproof.model.concrete import Concrete
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import Trace, replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import Trace, replay
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text, write_text_atomic
 

@@ -20,11 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Invariant, Protocol
-from kvproof.model.explore import explore
-from kvproof.model.instance import Instance
-from kvproof.model.trace import Trace, replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import Trace, replay
+from kvproof.model.search.explore import explore
 
 
 def _no_foreign_shared_read(s: Any) -> Any:

@@ -57,7 +57,7 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     # "holds to depth 12" is not what an engine team needs to hear.
     fixed = not job.variant.buggy and bool(check.protocol.strengthening)
     if job.prove == "always" or (job.prove == "auto" and fixed):
-        from kvproof.model.induction import prove
+        from kvproof.model.search.induction import prove
 
         check = VariantCheck(
             check.variant, check.protocol, check.bmc, prove(check.protocol), without=job.without

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvproof import __version__
-from kvproof.model.assumptions import active, apply, handoff_for
-from kvproof.model.bmc import BmcResult, bmc
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Protocol
-from kvproof.model.explain import args_dict, changes, explain, step_label
-from kvproof.model.instance import Instance
-from kvproof.model.trace import Trace, replay
+from kvproof.model.handoff.assumptions import active, apply, handoff_for
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.explain import args_dict, changes, explain, step_label
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import Trace, replay
+from kvproof.model.search.bmc import BmcResult, bmc
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
 from kvproof.spec.variant import Variant
@@ -26,7 +26,7 @@ class VariantCheck:
     variant: Variant
     protocol: Protocol
     bmc: BmcResult
-    proof: Any = None  # kvproof.model.induction.ProofResult when --prove
+    proof: Any = None  # kvproof.model.search.induction.ProofResult when --prove
     without: tuple[str, ...] = ()  # assumptions dropped (--without)
     necessity: tuple[Any, ...] = ()  # kvproof.checker.verify.necessity.Necessity, per assumption
 
@@ -82,7 +82,7 @@ def check_variant(
             raise KvproofInputError(
                 f"unknown invariant {name!r} (known: {', '.join(sorted(known))})", "--invariant"
             )
-    # Settled-depth lemmas (model/bmc.py) cut a fixed variant's depth-15 BMC 4-13x; they
+    # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x; they
     # change no verdict and no length, but may pick another (equally short) counterexample,
     # so a buggy variant, whose traces are documented and pinned, is checked as before.
     result = bmc(
@@ -125,7 +125,7 @@ def assess_assumptions(check: VariantCheck, *, prove_it: bool) -> VariantCheck:
 def assumptions_json(variant: Variant, without: tuple[str, ...], found: tuple[Any, ...]) -> list:
     """The ``"assumptions"`` entries of ``--json``: declared text and source, why the
     variant relies on it, whether it was in force, and (when assessed) whether needed."""
-    from kvproof.model.assumptions import declared
+    from kvproof.model.handoff.assumptions import declared
 
     by_name = {n.name: n for n in found}
     out = []

@@ -1,4 +1,4 @@
-"""When ``check`` runs the complete search (``model/complete.py``), and what it says after.
+"""When ``check`` runs the complete search (``model/search/complete.py``), and what it says after.
 
 Three reasons: the user asked (``--complete``), the variant asks (``complete = true`` in its
 TOML, so ``check --all`` settles it at every depth), or the check would otherwise end on
@@ -14,7 +14,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.model.complete import CompleteResult, check_complete
+from kvproof.model.search.complete import CompleteResult, check_complete
 
 FALLBACK_BUDGET_S = 30.0  # the fallback's own budget when --budget is not given
 

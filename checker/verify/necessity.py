@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.model.bmc import bmc
+from kvproof.model.search.bmc import bmc
 from kvproof.spec.variant import Variant
 
 
@@ -24,7 +24,7 @@ class Necessity:
     detail: str
     invariant: str | None = None  # the invariant that breaks without it
     steps: int | None = None  # the counterexample's length
-    trace: Any = None  # kvproof.model.trace.Trace of that counterexample
+    trace: Any = None  # kvproof.model.lang.trace.Trace of that counterexample
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"needed": self.needed, "needed_detail": self.detail}
@@ -49,7 +49,7 @@ def necessity(
     protocol = protocol_without((*dropped, name))
     proved_without = None
     if prove_it and protocol.strengthening:
-        from kvproof.model.induction import prove
+        from kvproof.model.search.induction import prove
 
         proved_without = prove(protocol).proved
         if proved_without:

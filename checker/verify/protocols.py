@@ -28,7 +28,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from kvproof.model.dsl import Protocol
+from kvproof.model.lang.dsl import Protocol
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import (
     VARIANTS_DIR,

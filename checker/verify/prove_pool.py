@@ -17,7 +17,7 @@ from kvproof.spec.variant import Variant
 
 
 def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:
-    from kvproof.model.induction import prove
+    from kvproof.model.search.induction import prove
 
     factory = None
     if protocol is not None:

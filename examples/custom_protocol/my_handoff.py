@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from kvproof.model.dsl import Action, Invariant, Protocol
 from kvproof.model.handoff import build_handoff
+from kvproof.model.lang.dsl import Action, Invariant, Protocol
 from kvproof.spec.variant import Switches
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
@@ -71,7 +71,7 @@ def build(sw: EarlyFreeSwitches) -> Protocol:
     base = build_handoff(replace(BASE, release=sw.release))
 
     def abort(s: Any, r: Any) -> None:
-        # kvproof's abort (model/handoff.py) with one more way to free at once.
+        # kvproof's abort (model/handoff/protocol.py) with one more way to free at once.
         s.require(s.isin(s.dphase(r), "queued", "transfer", "running"))
         free_now: Any = s.isin(s.dphase(r), "queued", "running")
         if sw.release == "immediate":

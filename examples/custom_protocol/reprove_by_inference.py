@@ -1,8 +1,8 @@
 """Reprove the user protocol of ``my_handoff.py`` with its hand-written strengthening removed.
 
 ``my_handoff.py`` reuses kvproof's handoff, and with it the hand-written strengthening of
-``model/strengthening.py``. Here that list is dropped and kvproof infers one from the
-protocol's own vocabulary (``model/infer.py``); the proof is then the same prover's. The
+``model/handoff/strengthening.py``. Here that list is dropped and kvproof infers one from the
+protocol's own vocabulary (``model/search/infer.py``); the proof is then the same prover's. The
 buggy sibling ``early-free-unposted`` is not proved: a safety invariant is dropped.
 
 Run it from the repository root::
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-from kvproof.model.infer import infer
+from kvproof.model.search.infer import infer
 
 SPEC = f"{Path(__file__).resolve().parent / 'my_handoff.py'}:Handoff"
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kvproof.model.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
+from kvproof.model.lang.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
 Stage = Enum("Stage", ("idle", "s1", "s2", "s3", "s4", "s5", "done"))

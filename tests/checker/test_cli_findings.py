@@ -15,7 +15,7 @@ from kvproof.checker.cli.replay import failure_summary
 from kvproof.checker.conformance.fuzz import COUNTERS
 from kvproof.checker.conformance.replay import ReplayReport, replay_trace
 from kvproof.checker.traces.tracefile import read_jsonl
-from kvproof.model.trace import Trace
+from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import load_variant
 

@@ -15,7 +15,7 @@ from kvproof.checker.conformance.fuzz import COUNTERS, FuzzStats, fuzz
 from kvproof.checker.conformance.replay import replay_trace
 from kvproof.checker.conformance.walk import Walk, WalkResult, run_walk
 from kvproof.checker.report.engine_side import render
-from kvproof.model.instance import ActionInstance
+from kvproof.model.lang.instance import ActionInstance
 from kvproof.spec.variant import load_variant
 
 

@@ -23,7 +23,7 @@ HARMFUL = '''
 from dataclasses import replace
 from typing import Any
 
-from kvproof.model.dsl import Action, Protocol
+from kvproof.model.lang.dsl import Action, Protocol
 from kvproof.model.handoff import build_handoff
 
 

@@ -21,7 +21,7 @@ from kvproof.checker.report.msc import LANES, visible_steps
 from kvproof.checker.report.trace_view import build
 from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.model.handoff import build_handoff
-from kvproof.model.instance import ActionInstance
+from kvproof.model.lang.instance import ActionInstance
 from kvproof.spec.variant import load_variant
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,10 +10,10 @@ import pytest
 from kvproof.checker.traces.corpus import TRACES_DIR, load
 from kvproof.checker.traces.itf import read_itf, write_itf
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
-from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
-from kvproof.model.instance import Instance
-from kvproof.model.trace import replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import replay
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import list_variants, load_variant
 

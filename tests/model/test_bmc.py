@@ -7,12 +7,12 @@ import json
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.model.assumptions import handoff_for
-from kvproof.model.bmc import bmc
-from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import ReplayError, Trace, replay
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import ReplayError, Trace, replay
+from kvproof.model.search.bmc import bmc
 from kvproof.spec.variant import load_variant
 
 SIZES = {"Req": 2, "Page": 3}

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from kvproof.checker.verify.checking import protocol_for
-from kvproof.model.bmc import bmc
-from kvproof.model.complete import check_complete
-from kvproof.model.concrete import Concrete
-from kvproof.model.instance import Instance
-from kvproof.model.trace import replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import replay
+from kvproof.model.search.bmc import bmc
+from kvproof.model.search.complete import check_complete
 from kvproof.spec.variant import load_variant
 
 FIXED = "sglang-0.5.22-pd"
@@ -24,7 +24,7 @@ def test_fixed_variant_at_3_requests_4_pages_is_settled_by_the_proof() -> None:
     assert result.conjuncts and "proved for every size" in result.summary
     assert result.to_json()["method"] == "proof"
     # ``check`` hands over the proof it already has: not asked again, same answer
-    from kvproof.model.induction import prove
+    from kvproof.model.search.induction import prove
 
     protocol = protocol_for(load_variant(FIXED))
     again = check_complete(protocol, {"Req": 3, "Page": 4}, proved=prove(protocol))

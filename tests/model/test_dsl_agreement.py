@@ -11,11 +11,11 @@ import z3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.context import Ctx, apply_row
 from kvproof.model.handoff import build_handoff
-from kvproof.model.instance import Instance
-from kvproof.model.logic import Z3Logic
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.context import Ctx, apply_row
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.logic import Z3Logic
 from kvproof.spec.variant import list_variants
 
 VARIANTS = {v.name: v for v in list_variants()}

@@ -12,14 +12,14 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.cli.explore import graphml_graph, to_dot
-from kvproof.model.assumptions import handoff_for
-from kvproof.model.bmc import bmc
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.dsl import BOOL, Action, Invariant, Protocol, Var
-from kvproof.model.explore import explore
 from kvproof.model.handoff import build_handoff
-from kvproof.model.instance import Instance
-from kvproof.model.trace import replay
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import BOOL, Action, Invariant, Protocol, Var
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import replay
+from kvproof.model.search.bmc import bmc
+from kvproof.model.search.explore import explore
 from kvproof.spec.variant import list_variants, load_variant
 
 VARIANTS = list_variants()

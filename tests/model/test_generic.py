@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Action, Invariant, Protocol, Var
-from kvproof.model.explain import explain
-from kvproof.model.explore import explore
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import Trace, replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Action, Invariant, Protocol, Var
+from kvproof.model.lang.explain import explain
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import Trace, replay
+from kvproof.model.search.explore import explore
 
 
 def gossip() -> Protocol:

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.model.assumptions import handoff_for
-from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
-from kvproof.model.induction import prove
-from kvproof.model.instance import Instance
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import Instance
+from kvproof.model.search.induction import prove
 from kvproof.spec.variant import list_variants, load_variant
 
 FIXED = [v.name for v in list_variants() if not v.buggy]

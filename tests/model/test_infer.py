@@ -13,13 +13,13 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-from kvproof.model.candidates import Templates, candidates
-from kvproof.model.complete import check_complete
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Protocol
-from kvproof.model.induction import prove
-from kvproof.model.infer import infer, load, sample_states, save, with_strengthening
-from kvproof.model.instance import Instance
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import Instance
+from kvproof.model.search.candidates import Templates, candidates
+from kvproof.model.search.complete import check_complete
+from kvproof.model.search.induction import prove
+from kvproof.model.search.infer import infer, load, sample_states, save, with_strengthening
 from kvproof.spec.errors import KvproofInputError
 
 SPEC = str(Path(__file__).resolve().parents[2] / "examples/deep_bug/pipeline.py") + ":Pipeline"
@@ -42,7 +42,7 @@ def test_candidates_come_from_reachable_states() -> None:
     assert "forall p0: Page. !stray(p0)" in texts
     # every candidate holds on every sampled state (no cube the samples show)
     concrete = Concrete(Instance(protocol, sizes))
-    from kvproof.model.candidates import Evaluator
+    from kvproof.model.search.candidates import Evaluator
 
     ev = Evaluator(concrete)
     for data in sample_states(protocol, sizes):
@@ -187,7 +187,7 @@ def test_symbolic_houdini_takes_over_when_the_finite_set_is_not_inductive_for_al
 ) -> None:
     """A closure inductive only on the finite instance (here: forced to keep just safety)
     fails the prover; Houdini over uninterpreted sorts then finds what the proof needs."""
-    import kvproof.model.infer as infer_mod
+    import kvproof.model.search.infer as infer_mod
 
     real = infer_mod.small_inductive
 

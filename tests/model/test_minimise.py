@@ -1,6 +1,6 @@
 """The finite-instance half of inference: every-candidate evaluation and the small closure.
 
-``model/clause_table.py`` must agree with the one-clause ``Evaluator``; ``small_inductive``
+``model/search/clause_table.py`` must agree with the one-clause ``Evaluator``; ``small_inductive``
 must return a set that contains safety and is inductive on its instance (re-asked here on a
 fresh solver), drop only candidates some state of the invariant breaks, and report a
 safety invariant the candidates cannot prove with a counterexample that replays.
@@ -15,15 +15,15 @@ import numpy as np
 import z3
 
 from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-from kvproof.model.candidates import Evaluator, candidates
-from kvproof.model.clause_table import ClauseTable
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Protocol
-from kvproof.model.houdini import Conjunct
-from kvproof.model.infer import sample_states
-from kvproof.model.instance import Instance
-from kvproof.model.minimise import small_inductive
-from kvproof.model.step import FiniteStep
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import Instance
+from kvproof.model.search.candidates import Evaluator, candidates
+from kvproof.model.search.clause_table import ClauseTable
+from kvproof.model.search.houdini import Conjunct
+from kvproof.model.search.infer import sample_states
+from kvproof.model.search.minimise import small_inductive
+from kvproof.model.search.step import FiniteStep
 
 SPEC = str(Path(__file__).resolve().parents[2] / "examples/deep_bug/pipeline.py") + ":Pipeline"
 SAMPLE = {"Req": 2, "Page": 2}

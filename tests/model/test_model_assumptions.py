@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from kvproof.model.assumptions import active, apply, guards, handoff_for
-from kvproof.model.bmc import bmc
-from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
-from kvproof.model.induction import prove
-from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.handoff.assumptions import active, apply, guards, handoff_for
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.search.bmc import bmc
+from kvproof.model.search.induction import prove
 from kvproof.spec.assumptions import ASSUMPTIONS
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant

@@ -3,11 +3,11 @@ in every slot at the chunk index the table gives it."""
 
 from __future__ import annotations
 
-from kvproof.model.bmc import bmc
-from kvproof.model.concrete import Concrete
 from kvproof.model.handoff import build_handoff
-from kvproof.model.instance import Instance
-from kvproof.model.trace import replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import replay
+from kvproof.model.search.bmc import bmc
 from kvproof.spec.variant import load_variant
 
 SIZES = {"Req": 1, "Page": 2}

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from kvproof.checker.traces.tracefile import read_jsonl
-from kvproof.model.assumptions import handoff_for
-from kvproof.model.concrete import Concrete
-from kvproof.model.induction import prove
-from kvproof.model.instance import ActionInstance as A
-from kvproof.model.instance import Instance
-from kvproof.model.trace import replay
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import ActionInstance as A
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import replay
+from kvproof.model.search.induction import prove
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant, parse_variant
 

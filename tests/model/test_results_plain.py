@@ -10,11 +10,11 @@ import networkx as nx
 
 from kvproof.checker.cli.explore import graphml_graph, to_dot
 from kvproof.checker.report import graph_svg
-from kvproof.model.assumptions import handoff_for
-from kvproof.model.bmc import bmc
-from kvproof.model.complete import check_complete
-from kvproof.model.explore import explore
-from kvproof.model.induction import prove
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.search.bmc import bmc
+from kvproof.model.search.complete import check_complete
+from kvproof.model.search.explore import explore
+from kvproof.model.search.induction import prove
 from kvproof.spec.variant import load_variant
 
 SMALL = {"Req": 2, "Page": 2}

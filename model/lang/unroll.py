@@ -13,9 +13,9 @@ from typing import Any
 
 import z3
 
-from kvproof.model.context import Ctx, apply_row
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.logic import Z3Logic
+from kvproof.model.lang.context import Ctx, apply_row
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.logic import Z3Logic
 
 
 class _StepView:

@@ -24,11 +24,11 @@ from typing import Any
 
 import z3
 
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.context import Ctx, apply_ops
-from kvproof.model.dsl import Invariant, Protocol
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.logic import Z3Logic
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.context import Ctx, apply_ops
+from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.logic import Z3Logic
 
 
 class ProofError(RuntimeError):

@@ -21,11 +21,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.model.compiled import Compiler, Data
-from kvproof.model.context import Ctx, apply_row
-from kvproof.model.dsl import Invariant
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.logic import PyLogic
+from kvproof.model.lang.compiled import Compiler, Data
+from kvproof.model.lang.context import Ctx, apply_row
+from kvproof.model.lang.dsl import Invariant
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.logic import PyLogic
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Every candidate clause on one concrete state at once (numpy), for Houdini's inner loop.
 
-``Evaluator`` in ``model/candidates.py`` checks one clause on one state in Python; Houdini
+``Evaluator`` in ``model/search/candidates.py`` checks one clause on one state in Python; Houdini
 on a finite instance evaluates hundreds of clauses on every state it meets (each
 counterexample's successors, and theirs), so here a clause is compiled once into arrays
 of cell indices and values, one row per assignment of its quantified variables, and a
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from kvproof.model.candidates import Clause, distinct_envs
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import BOOL
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import BOOL
+from kvproof.model.search.candidates import Clause, distinct_envs
 
 
 class ClauseTable:

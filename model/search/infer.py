@@ -1,17 +1,17 @@
 """Invariant inference: ``kvproof prove`` for a protocol that brings no strengthening.
 
 1. sample: every reachable state of a small instance (``explore``, two elements per sort);
-2. candidates: template clauses no sampled state breaks (``model/candidates.py``);
+2. candidates: template clauses no sampled state breaks (``model/search/candidates.py``);
 3. on one finite instance (three elements per sort, propositional queries): a small
-   inductive subset that contains the safety invariants (``model/minimise.py``: Houdini
+   inductive subset that contains the safety invariants (``model/search/minimise.py``: Houdini
    with every live candidate assumed, concrete walks from each counterexample, unsat
    cores shrunk by deletion);
-4. the proof: ``model/induction.py``'s prover, the same one that checks hand-written
+4. the proof: ``model/search/induction.py``'s prover, the same one that checks hand-written
    strengthening, proves the safety invariants with the kept conjuncts as the protocol's
    strengthening, over uninterpreted sorts (every size). A proof comes from that prover,
    never from inference alone.
 5. only if the prover finds a counterexample at a larger size: Houdini over uninterpreted
-   sorts (``model/houdini.py``), goal-directed from what step 3 kept, then the prover again.
+   sorts (``model/search/houdini.py``), goal-directed from what step 3 kept, then the prover again.
 
 When a safety invariant is dropped, the prover reports a counterexample to induction of
 the safety invariants alone; ``check --complete`` says whether a real counterexample
@@ -29,12 +29,18 @@ from typing import Any
 
 import z3
 
-from kvproof.model.candidates import DEFAULT_TEMPLATES, Clause, Templates, candidates, no_vars
-from kvproof.model.dsl import Invariant, Protocol
-from kvproof.model.houdini import Checker, Conjunct, houdini
-from kvproof.model.induction import FnView, ProofError, ProofResult, Prover
-from kvproof.model.minimise import small_inductive
-from kvproof.model.step import Cex, FiniteStep, symbolic_steps
+from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.search.candidates import (
+    DEFAULT_TEMPLATES,
+    Clause,
+    Templates,
+    candidates,
+    no_vars,
+)
+from kvproof.model.search.houdini import Checker, Conjunct, houdini
+from kvproof.model.search.induction import FnView, ProofError, ProofResult, Prover
+from kvproof.model.search.minimise import small_inductive
+from kvproof.model.search.step import Cex, FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
 
@@ -87,7 +93,7 @@ def sample_states(
 
     Bad input when the search outlasts ``budget_s``: the templates' variables per sort
     set the sample's size, so the user has one thing to change."""
-    from kvproof.model.explore import explore
+    from kvproof.model.search.explore import explore
 
     sym = tuple(s for s in protocol.explore_symmetry if s in protocol.symmetric and s in sizes)
     result = explore(protocol, sizes, symmetry=sym, graph=True, max_seconds=budget_s)
@@ -110,9 +116,9 @@ def infer(
     timeout_ms: int = 60_000,
 ) -> InferResult:
     """Infer an inductive invariant that proves ``protocol``'s safety invariants."""
-    from kvproof.model.concrete import Concrete
-    from kvproof.model.induction import prove
-    from kvproof.model.instance import Instance
+    from kvproof.model.lang.concrete import Concrete
+    from kvproof.model.lang.instance import Instance
+    from kvproof.model.search.induction import prove
 
     if not protocol.vars:
         raise KvproofInputError(no_vars(protocol))
@@ -187,8 +193,8 @@ def infer(
 def describe_cex(protocol: Protocol, cex: Cex, conjunct: str | None) -> dict[str, Any]:
     """A finite counterexample to induction for people: non-default pre-state cells, the
     action, what it changed (re-run by the concrete interpreter)."""
-    from kvproof.model.concrete import Concrete
-    from kvproof.model.instance import Instance
+    from kvproof.model.lang.concrete import Concrete
+    from kvproof.model.lang.instance import Instance
 
     concrete = Concrete(Instance(protocol, cex.sizes))
     post = concrete.step(cex.pre, cex.action)

@@ -1,16 +1,16 @@
 """One step of a protocol as a Z3 query: a free pre-state, an action, the post-state.
 
-Two encodings, used by Houdini (``model/minimise.py`` on ``FiniteStep``, ``model/houdini.py``
-on both) to ask "does some state that satisfies these conjuncts step to one that breaks one
-of those?":
+Two encodings, used by Houdini (``model/search/minimise.py`` on ``FiniteStep``,
+``model/search/houdini.py`` on both) to ask "does some state that satisfies these conjuncts
+step to one that breaks one of those?":
 
 - ``FiniteStep``: a fixed instance (sorts of 2-3 elements); every cell is a Z3 constant and
   every action instance one choice of a bit-vector, so the query is propositional (Z3's
   finite-domain solver) and a model is a pre-state of exactly that instance;
-- ``SymbolicStep``: uninterpreted sorts (``model/induction.py``'s encoding), one query per
+- ``SymbolicStep``: uninterpreted sorts (``model/search/induction.py``'s encoding), one query per
   action with symbolic arguments; an ``unsat`` holds for every size.
 
-Both build the post-state from the DSL's one update semantics (``model/context.py``'s
+Both build the post-state from the DSL's one update semantics (``model/lang/context.py``'s
 ``apply_row``/``apply_ops``, the latter through ``induction.PostView``), never their own.
 
 A model becomes a concrete pre-state and action instance (``Cex``): Houdini re-runs the
@@ -26,14 +26,14 @@ from typing import Any
 
 import z3
 
-from kvproof.model.candidates import Clause, distinct_envs
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.context import Ctx, apply_row
-from kvproof.model.dsl import Protocol
-from kvproof.model.induction import PostView, Prover
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.logic import Z3Logic
-from kvproof.model.unroll import select_cell
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.context import Ctx, apply_row
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.logic import Z3Logic
+from kvproof.model.lang.unroll import select_cell
+from kvproof.model.search.candidates import Clause, distinct_envs
+from kvproof.model.search.induction import PostView, Prover
 
 
 @dataclass(frozen=True)

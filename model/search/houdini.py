@@ -18,7 +18,7 @@ dropped it is the CTI to report. Every solver counterexample is re-run by the co
 interpreter (mypyvy's ``--smoke-test-solver``): one that does not replay is a
 ``ProofError``, never a result.
 
-The steps are ``model/step.py``'s: uninterpreted sorts (a proof for every size) or one
+The steps are ``model/search/step.py``'s: uninterpreted sorts (a proof for every size) or one
 finite instance (a proof for that size, every depth: ``check --complete``).
 """
 
@@ -33,12 +33,12 @@ from typing import Any
 
 import z3
 
-from kvproof.model.candidates import Clause, Evaluator
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.dsl import Invariant, Protocol
-from kvproof.model.induction import ProofError
-from kvproof.model.instance import Instance
-from kvproof.model.step import Cex
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.instance import Instance
+from kvproof.model.search.candidates import Clause, Evaluator
+from kvproof.model.search.induction import ProofError
+from kvproof.model.search.step import Cex
 
 _DEBUG = bool(os.environ.get("KVPROOF_DEBUG_HOUDINI"))
 
@@ -104,7 +104,7 @@ class Checker:
 
 
 class Step:
-    """What Houdini asks of an encoding (``model/step.py``)."""
+    """What Houdini asks of an encoding (``model/search/step.py``)."""
 
     solver: z3.Solver
     small: Any  # an assumption bounding each sort, or None

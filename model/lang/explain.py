@@ -1,7 +1,7 @@
 """Readable traces: what each step changed, and why the last state breaks an invariant.
 
 Generic over protocols: the sentence that explains a violation in a protocol's own words
-comes from the protocol (``Protocol.explain``; the handoff's is ``model/handoff_explain.py``),
+comes from the protocol (``Protocol.explain``; the handoff's is ``model/handoff/explain.py``),
 else the invariant's doc.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.instance import ActionInstance, element_name
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import ActionInstance, element_name
 
 
 def args_dict(concrete: Concrete, inst: ActionInstance) -> dict[str, int]:

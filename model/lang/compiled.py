@@ -13,9 +13,9 @@ from collections.abc import Callable
 from typing import Any
 from typing import Protocol as TypingProtocol
 
-from kvproof.model.context import Ctx, apply_row
-from kvproof.model.dsl import Invariant, Protocol
-from kvproof.model.instance import ActionInstance, Instance
+from kvproof.model.lang.context import Ctx, apply_row
+from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.instance import ActionInstance, Instance
 
 Data = tuple[tuple[Any, ...], ...]  # ``State.data``: one value tuple per variable
 

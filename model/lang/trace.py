@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.instance import ActionInstance
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import ActionInstance
 
 
 class ReplayError(RuntimeError):

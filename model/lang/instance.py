@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 
-from kvproof.model.dsl import Action, Protocol, Var
+from kvproof.model.lang.dsl import Action, Protocol, Var
 
 
 @dataclass(frozen=True)

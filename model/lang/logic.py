@@ -15,7 +15,7 @@ from typing import Any
 
 import z3
 
-from kvproof.model.dsl import BOOL, Enum
+from kvproof.model.lang.dsl import BOOL, Enum
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvproof.model.dsl import Invariant
+from kvproof.model.lang.dsl import Invariant
 from kvproof.spec.variant import Switches
 
 LIVE = ("queued", "transfer", "running", "draining")

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvproof.model import handoff_radix as radix
-from kvproof.model.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
-from kvproof.model.handoff_explain import explain_handoff
-from kvproof.model.strengthening import strengthening
+import kvproof.model.handoff.radix as radix
+from kvproof.model.handoff.explain import explain_handoff
+from kvproof.model.handoff.strengthening import strengthening
+from kvproof.model.lang.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
 from kvproof.spec.variant import Switches
 
 DPhase = Enum("DPhase", ("idle", "queued", "transfer", "running", "draining", "done"))

@@ -3,15 +3,15 @@
 At fixed numbers of elements a protocol is a finite transition system, so "holds for every
 depth" is decidable. Four methods, cheapest first, each complete when it finishes:
 
-0. the protocol's unbounded proof (``model/induction.py``, when it has a strengthening): an
+0. the protocol's unbounded proof (``model/search/induction.py``, when it has a strengthening): an
    inductive invariant over uninterpreted sorts holds at every size, so at this one too; it
    is reported as such (method ``proof``), and is the fast path for fixed variants, whose
    instances BFS cannot exhaust (3 Req / 4 Page: 17 GB after 12 min);
 1. explicit-state BFS (``explore``, compiled interpreter, page symmetry) under a small
    budget: a small instance is exhausted in a second, and BFS gives a shortest trace;
-2. an inductive invariant *of this instance*: goal-directed Houdini (``model/houdini.py``)
+2. an inductive invariant *of this instance*: goal-directed Houdini (``model/search/houdini.py``)
    over ``FiniteStep`` (every cell a constant, a propositional query), with the template
-   candidates of ``model/infer.py``; a closed set that holds in every initial state (checked
+   candidates of ``model/search/infer.py``; a closed set that holds in every initial state (checked
    concretely) and implies safety proves it for every depth at this size;
 3. otherwise bounded model checking deepened one step at a time until a counterexample,
    which is then a shortest one however long, replayed by the concrete interpreter.
@@ -28,13 +28,13 @@ from typing import Any
 
 import z3
 
-from kvproof.model.candidates import DEFAULT_TEMPLATES, Templates, candidates
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Protocol
-from kvproof.model.houdini import Checker, Conjunct, houdini
-from kvproof.model.instance import Instance
-from kvproof.model.step import FiniteStep
-from kvproof.model.trace import ReplayError, Trace, replay
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import ReplayError, Trace, replay
+from kvproof.model.search.candidates import DEFAULT_TEMPLATES, Templates, candidates
+from kvproof.model.search.houdini import Checker, Conjunct, houdini
+from kvproof.model.search.step import FiniteStep
 
 
 @dataclass(frozen=True)
@@ -98,9 +98,9 @@ def check_complete(
     """``proof=False`` skips method 0 (to exercise, or measure, the finite methods);
     ``proved``: this protocol's ``ProofResult`` when the caller already has one (``check``
     proves fixed variants anyway), so that it is not asked twice."""
-    from kvproof.model.explore import explore
-    from kvproof.model.induction import prove
-    from kvproof.model.infer import sample_states
+    from kvproof.model.search.explore import explore
+    from kvproof.model.search.induction import prove
+    from kvproof.model.search.infer import sample_states
 
     start = time.perf_counter()
     deadline = start + budget_s
@@ -160,7 +160,7 @@ def _deepen(
     done: Any,
     budget_s: float,
 ) -> CompleteResult:
-    from kvproof.model.unroll import Unroller
+    from kvproof.model.lang.unroll import Unroller
 
     inst = Instance(protocol, sizes)
     concrete = Concrete(inst)

@@ -1,12 +1,12 @@
 """Why a state of the handoff violates an invariant, in the handoff's own words.
 
-The protocol supplies this to the generic ``model/explain.py`` (``Protocol.explain``), so
+The protocol supplies this to the generic ``model/lang/explain.py`` (``Protocol.explain``), so
 generic code never names the handoff's variables or sorts.
 """
 
 from __future__ import annotations
 
-from kvproof.model.concrete import Concrete, State
+from kvproof.model.lang.concrete import Concrete, State
 from kvproof.spec.invariants import INVARIANTS
 
 

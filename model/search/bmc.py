@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 
 import z3
 
-from kvproof.model.concrete import Concrete
-from kvproof.model.dsl import Protocol
-from kvproof.model.instance import Instance
-from kvproof.model.trace import ReplayError, Trace, replay
-from kvproof.model.unroll import Unroller
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import ReplayError, Trace, replay
+from kvproof.model.lang.unroll import Unroller
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@
 guard on the environment actions it constrains (timeouts, failures, lease expiry), added
 in front of the action's own body. The protocol itself is unchanged: dropping an
 assumption (``kvproof check --without NAME``) gives back the action exactly as written in
-``model/handoff.py``, and with it the counterexample the assumption was hiding.
+``model/handoff/protocol.py``, and with it the counterexample the assumption was hiding.
 
     protocol = handoff_for(load_variant("sglang-0.5.22-pd"))  # under bounded_transfer
     protocol = handoff_for(variant, without=("bounded_transfer",))  # the 30 s stall leaks
@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
-from kvproof.model.dsl import Action, Protocol
+from kvproof.model.lang.dsl import Action, Protocol
 from kvproof.spec.assumptions import ASSUMPTIONS
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Switches, Variant
@@ -58,7 +58,9 @@ def guards(name: str, sw: Switches) -> dict[str, Guard]:
         }
     if name == "silent_peer_is_stopped":
         return {"give_up": _transfer_ended(sw)}
-    raise KvproofInputError(f"no realisation of assumption {name!r}", "model/assumptions.py")
+    raise KvproofInputError(
+        f"no realisation of assumption {name!r}", "model/handoff/assumptions.py"
+    )
 
 
 def active(variant: Variant, without: Iterable[str] = ()) -> tuple[str, ...]:
@@ -100,7 +102,7 @@ def handoff_for(variant: Variant, without: Iterable[str] = ()) -> Protocol:
     """kvproof's handoff as ``variant`` configures it, under its assumptions (less
     ``without``), with the strengthening for that environment."""
     from kvproof.model.handoff import build_handoff
-    from kvproof.model.strengthening import strengthening
+    from kvproof.model.handoff.strengthening import strengthening
 
     names = active(variant, without)
     sw = variant.switches

@@ -4,7 +4,7 @@ Every reachable state of ``Concrete(inst)`` from every initial state, level by l
 the first state found violating an invariant ends a shortest counterexample, the same
 length BMC reports (``tests/model/test_explore.py`` checks both agree on every variant).
 This is the slow baseline: it counts states and shows the state graph, where the Z3
-proofs (``model/bmc.py``, induction) answer for any size without enumerating anything.
+proofs (``model/search/bmc.py``, induction) answer for any size without enumerating anything.
 
 Definitions used in the report:
 
@@ -43,10 +43,10 @@ from typing import Any
 
 import networkx as nx
 
-from kvproof.model.concrete import Concrete, State
-from kvproof.model.dsl import Protocol
-from kvproof.model.instance import ActionInstance, Instance
-from kvproof.model.trace import ReplayError, Trace, initial_assignment, replay
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import ReplayError, Trace, initial_assignment, replay
 
 Progress = Callable[[int, int, int], None]  # (states, depth, states left at this depth)
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvproof.model.dsl import BOOL, Action, Var
+from kvproof.model.lang.dsl import BOOL, Action, Var
 from kvproof.spec.variant import Switches
 
 RADIX_VARS = (

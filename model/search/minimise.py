@@ -20,12 +20,12 @@ counterexample has broken yet, and ``kept``, the part of them a proof of safety 
 
 When every kept conjunct's query is unsat, ``kept`` is inductive at this size and implies
 safety (each kept conjunct follows, after any step, from kept ones). Why not the loop of
-``model/houdini.py``: it assumes only the conjuncts needed so far, so a counterexample
+``model/search/houdini.py``: it assumes only the conjuncts needed so far, so a counterexample
 there is no Houdini one and it blocks it with one more conjunct; on the handoff ~120 piled
 up and the final proof over uninterpreted sorts took seconds per conjunct. Why not one
 query over every live candidate (Houdini proper): its final unsat, a disjunction of ~400
 broken post-states, took 19 s where 40 single ones take milliseconds each. The proof for
-every size stays ``model/induction.py``'s (``model/infer.py``).
+every size stays ``model/search/induction.py``'s (``model/search/infer.py``).
 """
 
 from __future__ import annotations
@@ -38,11 +38,11 @@ from typing import Any
 import numpy as np
 import z3
 
-from kvproof.model.clause_table import ClauseTable
-from kvproof.model.concrete import State
-from kvproof.model.houdini import Conjunct
-from kvproof.model.induction import ProofError
-from kvproof.model.step import Cex, FiniteStep
+from kvproof.model.lang.concrete import State
+from kvproof.model.search.clause_table import ClauseTable
+from kvproof.model.search.houdini import Conjunct
+from kvproof.model.search.induction import ProofError
+from kvproof.model.search.step import Cex, FiniteStep
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The engines that search a protocol: BMC, induction, inference, Houdini, complete, explore."""
