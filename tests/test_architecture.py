@@ -37,6 +37,8 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.distrib",
     },
+    # The real SGLang release code against the model: no kvproof engine in between.
+    "checker.upstream": {"spec", "model", "checker.traces"},
     # Needs neither model nor engine: an operator runs it on a laptop.
     "checker.audit": {"spec"},
     "checker.probe": {"spec"},

@@ -35,6 +35,7 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "validate",
     "fuzz",
+    "conform",
     "audit",
     "demo",
     "serve",

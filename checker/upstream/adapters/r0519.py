@@ -1,0 +1,63 @@
+"""SGLang 0.5.19 and 0.5.20: the queue takes its gloo group and TP rank as arguments.
+
+``disaggregation/decode.py::DecodeTransferQueue.__init__(gloo_group,
+req_to_metadata_buffer_idx_allocator, tp_rank, metadata_buffers, scheduler, tree_cache)``;
+``common/conn.py::CommonKVManager.note_abort_ack(bootstrap_room, prefill_rank)``; the manager
+enables deferred release from the env switch alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvproof.checker.upstream.adapters import Adapter
+from kvproof.checker.upstream.wire import PREFILL_RANK
+
+DECODE = "sglang.srt.disaggregation.decode"
+COMMON = "sglang.srt.disaggregation.common.conn"
+SCHED = "sglang.srt.managers.scheduler"
+
+SHARED: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (f"{DECODE}:DecodeTransferQueue.pop_transferred", ("self", "rids_to_check")),
+    (f"{DECODE}:DecodeTransferQueue._defer_release", ("self", "decode_req")),
+    (f"{DECODE}:DecodeTransferQueue.resolve_deferred_releases", ("self",)),
+    (f"{COMMON}:CommonKVReceiver.__init__", ("self", "mgr", "bootstrap_addr", "bootstrap_room")),
+    (f"{COMMON}:CommonKVReceiver.abort", ("self",)),
+    (
+        f"{COMMON}:CommonKVManager.is_abort_release_safe",
+        ("self", "bootstrap_room", "required_acks"),
+    ),
+    (f"{SCHED}:Scheduler.abort_request", ("self", "recv_req")),
+)
+
+
+def _queue(decode: Any, alloc: Any, buffers: Any, scheduler: Any, tree: Any) -> Any:
+    return decode.DecodeTransferQueue(None, alloc, 0, buffers, scheduler, tree)
+
+
+def _ack(mgr: Any, recv: Any) -> None:
+    mgr.note_abort_ack(recv.bootstrap_room, PREFILL_RANK)
+
+
+ADAPTER = Adapter(
+    name="0.5.19-0.5.20",
+    signatures=(
+        (
+            f"{DECODE}:DecodeTransferQueue.__init__",
+            (
+                "self",
+                "gloo_group",
+                "req_to_metadata_buffer_idx_allocator",
+                "tp_rank",
+                "metadata_buffers",
+                "scheduler",
+                "tree_cache",
+            ),
+        ),
+        (f"{COMMON}:CommonKVManager.note_abort_ack", ("self", "bootstrap_room", "prefill_rank")),
+        *SHARED,
+    ),
+    make_queue=_queue,
+    note_ack=_ack,
+    deferred=lambda env, cls: env,
+)

@@ -1,0 +1,50 @@
+"""SGLang 0.5.22 and 0.5.23: parallel state from ``get_parallel()``
+(``decode.py::DecodeTransferQueue.__init__(req_to_metadata_buffer_idx_allocator,
+metadata_buffers, scheduler, tree_cache)``), and ABORT_ACKs carry the generation the
+receiver armed (``common/conn.py::CommonKVManager.note_abort_ack(bootstrap_room,
+prefill_rank, generation)``, ``CommonKVReceiver._abort_generation``). 0.5.23 tears a slot
+down with ``MetadataBuffers.clear_slot``, which the stand-in buffers have.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvproof.checker.upstream.adapters import Adapter
+from kvproof.checker.upstream.adapters.r0519 import COMMON, DECODE, SHARED
+from kvproof.checker.upstream.adapters.r0521 import supports
+from kvproof.checker.upstream.wire import PREFILL_RANK
+
+
+def _queue(decode: Any, alloc: Any, buffers: Any, scheduler: Any, tree: Any) -> Any:
+    return decode.DecodeTransferQueue(alloc, buffers, scheduler, tree)
+
+
+def _ack(mgr: Any, recv: Any) -> None:
+    # Prefill echoes the generation of the ABORT it drained (``AbortAck.generation``).
+    mgr.note_abort_ack(recv.bootstrap_room, PREFILL_RANK, recv._abort_generation)
+
+
+ADAPTER = Adapter(
+    name="0.5.22-0.5.23",
+    signatures=(
+        (
+            f"{DECODE}:DecodeTransferQueue.__init__",
+            (
+                "self",
+                "req_to_metadata_buffer_idx_allocator",
+                "metadata_buffers",
+                "scheduler",
+                "tree_cache",
+            ),
+        ),
+        (
+            f"{COMMON}:CommonKVManager.note_abort_ack",
+            ("self", "bootstrap_room", "prefill_rank", "generation"),
+        ),
+        *SHARED,
+    ),
+    make_queue=_queue,
+    note_ack=_ack,
+    deferred=supports,
+)

@@ -1,0 +1,247 @@
+"""Map each model step to calls into the release's code: an interface much narrower than
+``refimpl.Cluster`` (one decode rank, one prefill rank, the transfer queue and abort).
+
+Per step (``ActionInstance`` of the handoff protocol):
+
+| model step | into the release's code |
+| --- | --- |
+| ``arrive`` | ``CommonKVReceiver.__init__`` (room registered, Bootstrapping) |
+| ``alloc`` | the page recorder (``DecodePreallocQueue`` stands in) |
+| ``send`` | the receiver's metadata published (``init_time``); ``DecodeTransferQueue.add`` |
+| ``post``/``land`` | a write in flight / landed (stray if its writer lost the page) |
+| ``done``/``fail`` | the manager's ``update_status`` (Success, or Failed with ``record_failure``) |
+| ``abort`` | ``Scheduler.abort_request`` (decode branch) |
+| ``ack`` | the manager's ``note_abort_ack`` |
+| ``timeout`` | the clock past the deferred-release deadline the code set |
+| ``give_up`` | the clock past the receiver's waiting timeout |
+| ``finish`` | the running batch frees (stand-in: not a decision module) |
+
+After each step the scheduler's loop runs once: ``pop_transferred`` then
+``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``).
+"""
+
+from __future__ import annotations
+
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+from kvproof.checker.upstream import host, wire
+from kvproof.checker.upstream.adapters import Adapter
+from kvproof.checker.upstream.clock import Clock
+from kvproof.checker.upstream.pages import Pages
+from kvproof.model.lang.instance import ActionInstance
+
+DECODE = "sglang.srt.disaggregation.decode"
+COMMON = "sglang.srt.disaggregation.common.conn"
+BASE = "sglang.srt.disaggregation.base.conn"
+SCHED = "sglang.srt.managers.scheduler"
+
+
+class Harness:
+    """One walk's worth of the release's decode side, fresh for every walk."""
+
+    def __init__(
+        self, mods: dict[str, ModuleType], adapter: Adapter, backend: type, receiver: type
+    ) -> None:
+        self.mods = mods
+        self.adapter = adapter
+        self.decode = mods[DECODE]
+        self.kvpoll = mods[BASE].KVPoll
+        envs = mods["sglang.srt.environ"].envs
+        self.clock = Clock()
+        self.pages = Pages()
+        self.outcome = host.Outcome()
+        self.peer = wire.Peer()
+        deferred = adapter.deferred(
+            bool(envs.SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE.get()), backend
+        )
+        self.waiting_timeout = float(envs.SGLANG_DISAGGREGATION_WAITING_TIMEOUT.get())
+        self.mgr = wire.make_manager(
+            backend, deferred=deferred, waiting_timeout=self.waiting_timeout
+        )
+        self.receiver_cls = receiver
+        for name in (DECODE, COMMON, "sglang.srt.disaggregation.mooncake.conn"):
+            if name in mods:
+                mods[name].time = self.clock
+        host.patch_decode_module(self.decode, self.pages, self.outcome, self.clock, _disagg())
+        mods[SCHED].release_kv_cache = self.decode.release_kv_cache
+        mods[SCHED].prepare_abort = self.decode.prepare_abort
+        self.scheduler = SimpleNamespace(
+            enable_decode_hicache=False,
+            enable_hisparse=False,
+            spec_algorithm=SimpleNamespace(is_none=lambda: True),
+            disagg_decode_prealloc_queue=None,
+            output_streamer=SimpleNamespace(
+                stream_output=lambda reqs, *a, **k: self.outcome.streamed.extend(q.r for q in reqs)
+            ),
+            metrics_reporter=SimpleNamespace(enable_metrics=False),
+        )
+        self.queue = adapter.make_queue(
+            self.decode,
+            host.IndexAllocator(),
+            host.MetadataBuffers(64),
+            self.scheduler,
+            host.TreeCache(),
+        )
+        self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
+        self.sched_self = host.scheduler_self(self.queue, self.outcome)
+        # The scheduler module's own enum (a stand-in when utils.py is not loaded real).
+        self.sched_self.disaggregation_mode = mods[SCHED].DisaggregationMode.DECODE
+        self.scheduler.disagg_decode_prealloc_queue = self.sched_self.disagg_decode_prealloc_queue
+        self.receivers: dict[int, Any] = {}
+        self.entries: dict[int, Any] = {}  # request -> DecodeRequest
+        self.running: set[int] = set()
+        self.release_deadline: dict[int, float] = {}
+        self.deferred = deferred
+
+    # -- the model's steps ---------------------------------------------------------------
+    def apply(self, inst: ActionInstance) -> None:
+        # Time passes only at the model's timeout/give_up (the model has no clock): holds
+        # set between two jumps share a deadline, and a jump expires them together.
+        r = inst.args[0]
+        getattr(self, f"_{inst.action}", self._nothing)(r, *inst.args[1:])
+        self.tick()
+
+    def _nothing(self, r: int, *args: int) -> None:
+        return None
+
+    def _arrive(self, r: int) -> None:
+        req = host.Req(r)
+        recv = wire.make_receiver(
+            self.receiver_cls,
+            self.mods[COMMON].CommonKVReceiver,
+            self.mgr,
+            req.bootstrap_room,
+            self.peer,
+        )
+        self.receivers[r] = recv
+        entry = self.decode.DecodeRequest(req=req, kv_receiver=recv, metadata_buffer_index=r)
+        self.entries[r] = entry
+        self.sched_self.disagg_decode_prealloc_queue.queue.append(entry)
+
+    def _alloc(self, r: int, p: int) -> None:
+        self.pages.alloc(r, p)
+
+    def _send(self, r: int) -> None:
+        entry = self.entries[r]
+        self.sched_self.disagg_decode_prealloc_queue.queue.remove(entry)
+        wire.publish(entry.kv_receiver, self.kvpoll.WaitingForInput, self.clock.time())
+        self.queue.add(entry)
+
+    def _post(self, r: int, p: int) -> None:
+        self.pages.post(r, p)
+
+    def _land(self, r: int, p: int) -> None:
+        self.pages.land(r, p)
+
+    def _done(self, r: int, status: Any = None) -> None:
+        room = 1000 + r
+        self.mgr.update_status(room, status if status is not None else self.kvpoll.Success)
+
+    def done_as(self, r: int, failed: bool) -> None:
+        """``done`` with the status the model's KVPoll took (an abort can win)."""
+        if failed:
+            self.mgr.record_failure(1000 + r, "prefill concluded the transfer as failed")
+        self._done(r, self.kvpoll.Failed if failed else self.kvpoll.Success)
+        self.tick()
+
+    def _fail(self, r: int) -> None:
+        self.mgr.record_failure(1000 + r, "KV transfer failed")
+        self.mgr.update_status(1000 + r, self.kvpoll.Failed)
+
+    def _abort(self, r: int) -> None:
+        if r in self.running:  # the running batch's abort: not a decision module (the
+            self.running.discard(r)  # client already has its answer's status)
+            self.pages.release(r)
+            return
+        recv_req = SimpleNamespace(rid=f"req-{r}", abort_all=False)
+        self.mods[SCHED].Scheduler.abort_request(self.sched_self, recv_req)
+        self._prealloc_aborts()
+
+    def _prealloc_aborts(self) -> None:
+        # DecodePreallocQueue stands in: a receiver its abort failed gives the pages back.
+        queue = self.sched_self.disagg_decode_prealloc_queue.queue
+        for entry in list(queue):
+            if entry.kv_receiver.poll() == self.kvpoll.Failed:
+                queue.remove(entry)
+                self.pages.release(entry.req.r)
+                self.outcome.aborted.setdefault(entry.req.r, "prealloc")
+
+    def _ack(self, r: int) -> None:
+        recv = self.receivers[r]
+        self.adapter.note_ack(self.mgr, recv)
+
+    def _timeout(self, r: int) -> None:
+        target = self.jump_target(ActionInstance("timeout", (r,)))
+        if target is not None:
+            self.clock.jump_to(target)
+
+    def _give_up(self, r: int) -> None:
+        target = self.jump_target(ActionInstance("give_up", (r,)))
+        if target is not None:
+            self.clock.jump_to(target)
+
+    def jump_target(self, inst: ActionInstance) -> float | None:
+        """The deadline the code set that the model's ``timeout``/``give_up`` passes."""
+        r = inst.args[0]
+        if inst.action == "timeout":
+            return self.release_deadline.get(r)
+        if inst.action == "give_up":
+            recv = self.receivers.get(r)
+            if recv is not None and recv.init_time is not None:
+                return recv.init_time + self.waiting_timeout
+        return None
+
+    def expiring(self, target: float, r: int) -> list[ActionInstance]:
+        """What else the clock at ``target`` expires: other requests' holds and waits.
+        The model must be able to take each of them too, or the jump is not one of its
+        walks (under ``bounded_transfer`` a hold cannot time out while prefill writes)."""
+        out = []
+        for q, deadline in self.release_deadline.items():
+            if q != r and self.clock.now < deadline <= target + 0.001 and self.pages.of(q):
+                out.append(ActionInstance("timeout", (q,)))
+        for entry in self.queue.queue:
+            q, recv = entry.req.r, entry.kv_receiver
+            if q == r or recv.init_time is None:
+                continue
+            if self.clock.now < recv.init_time + self.waiting_timeout <= target + 0.001:
+                out.append(ActionInstance("give_up", (q,)))
+        return out
+
+    def _finish(self, r: int) -> None:
+        self.running.discard(r)
+        self.pages.release(r)
+
+    # -- the scheduler's loop ------------------------------------------------------------
+    def tick(self) -> None:
+        for req in self.queue.pop_transferred():
+            self.running.add(req.r)
+        self.queue.resolve_deferred_releases()
+        for entry in self.queue._deferred_releases:
+            deadline = entry[-3]  # (decode_req, [start,] deadline, idx, acks)
+            self.release_deadline.setdefault(entry[0].req.r, deadline)
+
+    def _commit(self, decode_req: Any) -> None:
+        self.outcome.committed.add(decode_req.req.r)
+        decode_req.kv_receiver.clear()
+        decode_req.kv_receiver = None
+
+    def waiting_expired(self, r: int) -> bool:
+        recv = self.receivers.get(r)
+        return bool(
+            recv
+            and recv.init_time is not None
+            and self.clock.now >= recv.init_time + self.waiting_timeout
+        )
+
+    def release_expired(self, r: int) -> bool:
+        return r in self.release_deadline and self.clock.now >= self.release_deadline[r]
+
+
+def _disagg() -> Any:
+    # ServerArgs' disaggregation fields the queues read (``get_disagg()``): host-staged
+    # receive off (threshold 1.0 in 0.5.22: ``< 1`` enables it; 0 in 0.5.21: ``> 0``).
+    return SimpleNamespace(
+        disaggregation_decode_host_receive_threshold=1.0,
+        disaggregation_decode_retraction_backup=False,
+    )

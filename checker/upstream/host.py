@@ -1,0 +1,134 @@
+"""Stand-ins for what hosts the release's decode queues: the request, the scheduler, the
+metadata buffers and their index allocator, the tree cache.
+
+Each is named after the upstream object it stands in for and carries only the fields the
+real decision code reads on the paths conform drives (``decode.py::DecodeTransferQueue``,
+``scheduler.py::Scheduler.abort_request``). Releasing pages goes to ``Pages``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from kvproof.checker.upstream.pages import Pages
+
+
+class Req:
+    """``managers/schedule_batch.py::Req``, the fields the decode queues read."""
+
+    def __init__(self, r: int) -> None:
+        self.r = r
+        self.rid = f"req-{r}"
+        self.bootstrap_room = 1000 + r
+        self.return_logprob = False
+        self.finished_reason: Any = None
+        self.priority = None
+        self.seqlen = 16
+        self.time_stats = SimpleNamespace(set_wait_queue_entry_time=lambda: None)
+
+    def finished(self) -> bool:
+        return self.finished_reason is not None
+
+
+@dataclass
+class Outcome:
+    """What the code decided about requests, beyond pages: aborts and commits."""
+
+    aborted: dict[int, Any] = field(default_factory=dict)  # request -> status code
+    committed: set[int] = field(default_factory=set)
+    streamed: list[int] = field(default_factory=list)
+
+
+class MetadataBuffers:
+    """``disaggregation/utils.py::MetadataBuffers``: the slot teardown only."""
+
+    def __init__(self, n: int) -> None:
+        self.bootstrap_room = [0] * n
+
+    def clear_slot(self, idx: int) -> None:  # 0.5.23
+        self.bootstrap_room[idx] = 0
+
+
+class TreeCache:
+    """``mem_cache/base_prefix_cache.py::BasePrefixCache``: no radix cache on decode, so
+    the hicache hooks' ``unlock``/``finish`` have nothing to do (freeing is ``Pages``)."""
+
+    def unlock(self, lock: Any) -> None:
+        return None
+
+    def finish(self, *args: Any) -> None:
+        return None
+
+
+class IndexAllocator:
+    """``disaggregation/utils.py::ReqToMetadataIdxAllocator``."""
+
+    def __init__(self) -> None:
+        self.freed: list[int] = []
+
+    def free(self, idx: int) -> None:
+        self.freed.append(idx)
+
+
+def scheduler_self(transfer_queue: Any, outcome: Outcome) -> Any:
+    """The ``self`` that ``Scheduler.abort_request`` runs on, in decode mode, with no
+    chunked, waiting, grammar or running request: only the disaggregation queues."""
+    prealloc = SimpleNamespace(queue=[], retracted_queue=[], note_destinations_queued=_none)
+    return SimpleNamespace(
+        chunked_req=None,
+        mm_receiver=None,
+        waiting_queue=[],
+        dllm_config=None,
+        enable_hicache_storage=False,
+        enable_decode_hicache=False,
+        enable_hisparse=False,
+        grammar_manager=SimpleNamespace(abort_requests=_none),
+        disagg_decode_prealloc_queue=prealloc,
+        disagg_decode_transfer_queue=transfer_queue,
+        ps=SimpleNamespace(pp_size=1),
+        running_batch=SimpleNamespace(reqs=[], is_empty=lambda: True),
+        cur_batch=None,
+        last_batch=None,
+        collect_inflight_reqs=lambda: [],
+        spec_algorithm=SimpleNamespace(is_none=lambda: True),
+        output_streamer=SimpleNamespace(
+            stream_output=lambda reqs, *a, **k: outcome.streamed.extend(q.r for q in reqs)
+        ),
+        metrics_reporter=SimpleNamespace(enable_metrics=False),
+        ipc_channels=SimpleNamespace(send_to_tokenizer=SimpleNamespace(send_output=_none)),
+    )
+
+
+def patch_decode_module(
+    decode: Any, pages: Pages, outcome: Outcome, clock: Any, disagg: Any
+) -> None:
+    """Replace the decode module's collective and cache calls with the recorders."""
+
+    def release_kv_cache(req: Any, tree_cache: Any, *args: Any, **kwargs: Any) -> None:
+        pages.release(req.r)  # mem_cache/common.py::release_kv_cache
+
+    def prepare_abort(req: Any, message: str, status_code: Any = None) -> None:
+        outcome.aborted.setdefault(req.r, status_code)  # disaggregation/utils.py
+        req.finished_reason = ("abort", status_code, message)
+
+    def poll_and_all_reduce(pollers: Any, group: Any, **kwargs: Any) -> list[Any]:
+        return [p.poll() for p in pollers]  # one rank: the reduce is the identity
+
+    def all_reduce_flags(flags: list[int], group: Any = None, op: Any = None) -> list[int]:
+        return flags  # 0.5.23 ``disaggregation/utils.py``: single rank, unchanged
+
+    decode.release_kv_cache = release_kv_cache
+    decode.all_reduce_flags = all_reduce_flags
+    decode.prepare_abort = prepare_abort
+    decode.poll_and_all_reduce = poll_and_all_reduce
+    decode.time = clock
+    decode.get_disagg = lambda: disagg
+    decode.get_parallel = lambda: SimpleNamespace(
+        tp_rank=0, attn_tp_group=SimpleNamespace(cpu_group=None)
+    )
+
+
+def _none(*args: Any, **kwargs: Any) -> None:
+    return None

@@ -1,0 +1,84 @@
+"""The projection compared after each step: what the code decided, next to the model.
+
+Per request: the decode pages it still holds, whether it was aborted, whether its transfer
+was committed; per page: a write that landed while its writer did not own it, or a page
+handed to a new owner while a write to it was in flight. KV contents are not compared: the
+code under test never sees them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kvproof.checker.upstream.drive import Harness
+from kvproof.model.lang.concrete import Concrete, State
+
+# The switch a disagreement contradicts, by the model step that last decided the request:
+# an abort's free is ``release`` (or ``failed_means_drained`` when the transfer had failed
+# first), an ACK's is ``abort_ack``, the waiting timeout's is ``decode_gives_up``.
+SWITCH_OF = {
+    "abort": "release",
+    "timeout": "release",
+    "ack": "abort_ack",
+    "give_up": "decode_gives_up",
+    "fail": "failed_means_drained",
+    "done": "success_overwrites_abort",
+}
+
+
+@dataclass(frozen=True)
+class View:
+    pages: frozenset[int]
+    aborted: bool
+    committed: bool
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    request: int
+    what: str  # "pages" | "aborted" | "committed" | "stray" | "reuse_inflight"
+    model: Any
+    code: Any
+
+    def line(self) -> str:
+        return f"r{self.request} {self.what}: model {self.model}, code {self.code}"
+
+
+def model_view(concrete: Concrete, state: State, r: int, committed: set[int]) -> View:
+    pages = concrete.inst.sizes["Page"]
+    owned = frozenset(p for p in range(pages) if concrete.value(state, "owns", (r, p)))
+    resp = concrete.value(state, "resp", (r,))
+    return View(owned, resp in ("aborted", "error"), r in committed)
+
+
+def code_view(h: Harness, r: int) -> View:
+    return View(h.pages.of(r), r in h.outcome.aborted, r in h.outcome.committed)
+
+
+def compare(concrete: Concrete, state: State, h: Harness, committed: set[int]) -> list[Mismatch]:
+    out: list[Mismatch] = []
+    for r in range(concrete.inst.sizes["Req"]):
+        m, c = model_view(concrete, state, r, committed), code_view(h, r)
+        for what in ("pages", "aborted", "committed"):
+            a, b = getattr(m, what), getattr(c, what)
+            if a != b:
+                out.append(Mismatch(r, what, _show(a), _show(b)))
+    pages = concrete.inst.sizes["Page"]
+    model_stray = {p for p in range(pages) if concrete.value(state, "stray", (p,))}
+    if model_stray != h.pages.stray:
+        out.append(Mismatch(-1, "stray", sorted(model_stray), sorted(h.pages.stray)))
+    return out
+
+
+def _show(x: Any) -> Any:
+    return sorted(x) if isinstance(x, frozenset) else x
+
+
+def switch_for(mismatch: Mismatch, last: dict[int, str], failed_first: set[int]) -> str:
+    if mismatch.what == "stray":
+        return "release"
+    action = last.get(mismatch.request, "")
+    if action == "abort" and mismatch.request in failed_first:
+        return "failed_means_drained"
+    return SWITCH_OF.get(action, "release")

@@ -1,0 +1,131 @@
+"""One conform walk: the model chooses each step, the release's code takes it, and the
+projection is compared after every step.
+
+SGLang's queues cannot list their enabled events, so the model does: each step is drawn
+(seeded) from the model's enabled instances. ``commit`` is never drawn: the code decides
+when a transfer is committed (``pop_transferred`` on Success). What the code decides in the
+same scheduler pass as a step, the model is asked to match with its own enabled action, but
+only on the code's evidence: ``commit`` when the code committed, ``abort`` when it aborted
+a failed transfer, ``timeout``/``give_up`` when the clock passed the deadline the code set.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from kvproof.checker.upstream.drive import Harness
+from kvproof.checker.upstream.project import Mismatch, compare, switch_for
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import ActionInstance
+
+# Environment faults, drawn only with ``--faults`` (as for ``fuzz``). A client abort is in
+# every conform walk: the decision code under test is the abort path.
+ENV_FAULTS = frozenset({"fail", "p_abort", "timeout", "expire", "give_up"})
+
+
+@dataclass
+class WalkResult:
+    steps: list[ActionInstance] = field(default_factory=list)
+    init: State | None = None
+    mismatches: list[Mismatch] = field(default_factory=list)
+    switch: str | None = None
+    step_index: int | None = None  # the step after which the code disagreed
+
+
+def walk(
+    concrete: Concrete,
+    inits: list[State],
+    harness: Harness,
+    rng: random.Random,
+    *,
+    faults: bool,
+    max_steps: int,
+) -> WalkResult:
+    state = rng.choice(inits)
+    res = WalkResult(init=state)
+    committed: set[int] = set()
+    last: dict[int, str] = {}
+    failed_first: set[int] = set()
+    for _ in range(max_steps):
+        succ = [
+            (inst, data)
+            for inst, data in concrete.successor_data(state.data)
+            if inst.action != "commit"
+            and (faults or inst.action not in ENV_FAULTS)
+            and _consistent_jump(concrete, State(data), harness, inst)
+        ]
+        if not succ:
+            break
+        inst, data = rng.choice(succ)
+        state = State(data)
+        res.steps.append(inst)
+        r = inst.args[0]
+        last[r] = inst.action
+        if inst.action == "done":
+            harness.done_as(r, concrete.value(state, "poll", (r,)) == "failed")
+        else:
+            harness.apply(inst)
+        if concrete.value(state, "poll", (r,)) == "failed" and inst.action in ("fail", "done"):
+            failed_first.add(r)
+        state = _close(concrete, state, harness, res, committed, last)
+        mismatches = compare(concrete, state, harness, committed)
+        if mismatches:
+            res.mismatches = mismatches
+            res.switch = switch_for(mismatches[0], last, failed_first)
+            res.step_index = len(res.steps)
+            return res
+    return res
+
+
+def _consistent_jump(concrete: Concrete, after: State, h: Harness, inst: ActionInstance) -> bool:
+    """A clock jump is one of the model's walks only if the model can also take what it
+    expires for the other requests."""
+    target = h.jump_target(inst)
+    if target is None:
+        return True
+    state: State | None = after
+    for other in h.expiring(target, inst.args[0]):
+        state = concrete.step(state, other) if state is not None else None
+    return state is not None
+
+
+def _close(
+    concrete: Concrete,
+    state: State,
+    h: Harness,
+    res: WalkResult,
+    committed: set[int],
+    last: dict[int, str],
+) -> State:
+    """The model's own actions for what the code decided in the same pass."""
+    for r in range(concrete.inst.sizes["Req"]):
+        dphase = concrete.value(state, "dphase", (r,))
+        poll = concrete.value(state, "poll", (r,))
+        wanted: list[str] = []
+        if r in h.outcome.committed and r not in committed and dphase == "transfer":
+            wanted.append("commit")
+        if r in h.outcome.aborted and dphase == "transfer" and poll == "failed":
+            wanted.append("abort")
+        if h.waiting_expired(r) and dphase == "transfer":
+            wanted.append("give_up")
+        if h.release_expired(r) and dphase == "draining":
+            wanted.append("timeout")
+        for action in wanted:
+            nxt = concrete.step(state, ActionInstance(action, (r,)))
+            if nxt is None:
+                continue  # the model cannot follow: the comparison will say so
+            state = nxt
+            res.steps.append(ActionInstance(action, (r,)))
+            if action == "commit":
+                committed.add(r)
+            else:
+                last.setdefault(r, action)
+    return state
+
+
+def init_values(concrete: Concrete, state: State) -> dict[str, Any]:
+    from kvproof.model.lang.trace import initial_assignment
+
+    return initial_assignment(concrete, state)

@@ -1,0 +1,101 @@
+"""kvproof's KV manager, receiver wiring and prefill peer: what the walk controls.
+
+The manager is an instance of the release's own transfer-backend manager class
+(``mooncake/conn.py::MooncakeKVManager`` by default) built without its ``__init__`` (which
+opens sockets and registers GPU memory): its status table, failure records and deferred-abort
+ACK accounting (``update_status``, ``check_status``, ``record_failure``,
+``register_deferred_abort_room``, ``note_abort_ack``, ``is_abort_release_safe``) are the
+release's code, running on fields this module sets. The receiver is the release's receiver
+class, constructed by the release's ``CommonKVReceiver.__init__``; only its socket to
+prefill is ours (``Peer``), so an ABORT it sends is recorded, not sent.
+
+What prefill does (status Success/Failed, ABORT_ACK) is the walk's choice, delivered through
+the manager's own entry points.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+PREFILL_RANK = 0  # one prefill rank: one ACK drains a room
+
+
+@dataclass
+class Peer:
+    """The prefill side as the receiver sees it: the ABORTs it was sent."""
+
+    aborts: list[int] = field(default_factory=list)  # rooms
+
+    def send_multipart(self, frames: Any) -> None:
+        # The release's ``_send_abort_notification`` builds the frames; we keep only
+        # that it was sent for this room (its ``bootstrap_room`` is set just before).
+        self.aborts.append(self._room)
+
+    def socket_for(self, room: int) -> Any:
+        self._room = room
+        return self, nullcontext()
+
+
+def make_manager(manager_cls: type, *, deferred: bool, waiting_timeout: float) -> Any:
+    """The release's manager class, with the fields its decision methods read.
+
+    ``deferred`` is ``envs.SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE`` as the
+    release reads it, and in 0.5.22+ also the class's ``supports_deferred_decode_kv_release``
+    (``common/conn.py::CommonKVManager.__init__``)."""
+    cls = type("KvproofManager", (manager_cls,), {})
+    cls.__abstractmethods__ = frozenset()
+    mgr = object.__new__(cls)
+    fields: dict[str, Any] = {
+        "request_status": {},
+        "failure_records": {},
+        "failure_lock": threading.Lock(),
+        "connection_lock": threading.Lock(),
+        "connection_pool": {},
+        "addr_to_rooms_tracker": defaultdict(set),
+        "required_prefill_response_num_table": {},
+        "prefill_response_tracker": defaultdict(set),
+        "_deferred_abort_ack_tracker": {},
+        "_deferred_abort_generation": 0,
+        "_deferred_ack_targets": {},
+        "_deferred_ack_poisoned_rooms": set(),
+        "_staging_outstanding": {},
+        "_staging_handler": None,
+        "deferred_bootstrap": None,
+        "defer_decode_allocation": False,
+        "enable_deferred_decode_kv_release": deferred,
+        "waiting_timeout": waiting_timeout,
+        "enable_trace": False,
+        "local_ip": "127.0.0.1",
+        "rank_port": 17000,
+    }
+    for name, value in fields.items():
+        object.__setattr__(mgr, name, value)
+    return mgr
+
+
+def make_receiver(receiver_cls: type, common_cls: type, mgr: Any, room: int, peer: Peer) -> Any:
+    """The release's receiver, through ``CommonKVReceiver.__init__`` (its backend
+    ``__init__`` connects to the bootstrap server; the common one only registers the room)."""
+    recv = object.__new__(receiver_cls)
+    common_cls.__init__(recv, mgr, "prefill:8998", room)
+    recv._connect_to_bootstrap_server = lambda info: peer.socket_for(room)
+    recv.trace_ctx = _NoTrace()
+    return recv
+
+
+def publish(recv: Any, status_waiting: Any, now: float) -> None:
+    """Decode sent its page indices (``send_metadata`` in each backend's ``init``): the
+    receiver knows its prefill rank and starts the waiting-timeout clock."""
+    recv.bootstrap_infos = [{"rank_ip": "prefill", "rank_port": 17001}]
+    recv.prefill_dp_rank = 0
+    recv.init_time = now
+    recv.kv_mgr.update_status(recv.bootstrap_room, status_waiting)
+
+
+class _NoTrace:
+    def __getattr__(self, name: str) -> Any:
+        return lambda *a, **k: None

@@ -1,0 +1,157 @@
+"""``kvproof conform`` against the real SGLang release code (cached wheels).
+
+Each test needs a release's unpacked wheel in the kvproof cache (``$XDG_CACHE_HOME/kvproof/
+sglang/VERSION``); one is fetched with pip the first time, and the test skips, with the
+reason, when no wheel is cached and the index cannot be reached.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvproof.checker.cli import main
+from kvproof.checker.upstream import fetch
+from kvproof.checker.upstream.run import REAL, conform
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.variant import load_variant
+
+
+def tree(version: str) -> Path:
+    try:
+        return fetch.cached(version)
+    except KvproofInputError as exc:
+        pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
+
+
+def test_0_5_19_conforms_to_its_variant(capsys: pytest.CaptureFixture[str]) -> None:
+    tree("0.5.19")
+    rc = main(["conform", "sglang-0.5.19-pd", "--sglang", "0.5.19", "--traces", "200", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out["verdict"] == "conforms" and out["walks"] == 200
+    assert out["steps"] > 200
+    assert any("pop_transferred" in f for f in out["exercised"])
+    assert out["env"]["SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"] is False
+
+
+def test_0_5_22_conforms_with_faults() -> None:
+    tree("0.5.22")
+    run = conform(load_variant("sglang-0.5.22-pd"), "0.5.22", traces=300, faults=True)
+    assert run.exit_code == 0, run.detail
+    assert run.env["SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"] is True
+
+
+def test_the_wrong_release_names_the_switch(tmp_path: Path) -> None:
+    tree("0.5.22")
+    run = conform(load_variant("sglang-0.5.19-pd"), "0.5.22", traces=200, out=tmp_path)
+    assert run.exit_code == 1 and run.switch == "release"
+    jsonl = next(p for p in map(Path, run.files) if p.suffix == ".jsonl")
+    header = json.loads(jsonl.read_text().splitlines()[0])
+    assert header["meta"]["switch"] == "release"
+    assert main(["replay", str(jsonl)]) in (0, 1)  # the trace is a model walk: it replays
+
+
+def _copy_decision_files(version: str, dest: Path) -> Path:
+    """The few files conform loads real, copied: a PATH tree like an SGLang checkout's."""
+    src = tree(version)
+    for name in REAL:
+        rel = Path(*name.split("."))
+        for cand in (rel / "__init__.py", rel.with_suffix(".py")):
+            if (src / cand).is_file():
+                (dest / cand).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(src / cand, dest / cand)
+                break
+    return dest
+
+
+def test_planted_early_free_in_pop_transferred_is_caught(tmp_path: Path) -> None:
+    """``pop_transferred`` freeing at once (the deferred branch made unreachable): the
+    0.5.22 variant, whose code holds an abort's pages, must now diverge on ``release``."""
+    planted = _copy_decision_files("0.5.22", tmp_path / "python")
+    decode = planted / "sglang" / "srt" / "disaggregation" / "decode.py"
+    text = decode.read_text()
+    pad = " " * 16
+    old = (
+        f"if requires_host_drain or (\n{pad}    deferrable and "
+        f"decode_req.kv_receiver.abort_notified\n{pad}):"
+    )
+    assert old in text
+    decode.write_text(text.replace(old, "if False:"))
+    variant = load_variant("sglang-0.5.22-pd")
+    assert conform(variant, str(tmp_path / "python"), traces=200, out=tmp_path).switch == "release"
+    assert conform(variant, str(tmp_path), traces=5).exit_code == 1  # the checkout's root
+
+
+def test_a_changed_signature_is_refused_naming_it(tmp_path: Path) -> None:
+    planted = _copy_decision_files("0.5.22", tmp_path)
+    decode = planted / "sglang" / "srt" / "disaggregation" / "decode.py"
+    text = decode.read_text()
+    decode.write_text(
+        text.replace(
+            "def _defer_release(self, decode_req: DecodeRequest)",
+            "def _defer_release(self, decode_req, now)",
+        )
+    )
+    with pytest.raises(KvproofInputError, match="_defer_release"):
+        conform(load_variant("sglang-0.5.22-pd"), str(tmp_path), traces=1)
+
+
+@pytest.mark.parametrize("version", fetch.RELEASES)
+def test_every_release_gets_a_verdict(version: str) -> None:
+    tree(version)
+    run = conform(load_variant("sglang-0.5.22-pd"), version, traces=30, faults=True)
+    assert run.exit_code in (0, 1) and run.adapter
+
+
+def test_the_release_modules_do_not_leak_into_sys_modules() -> None:
+    tree("0.5.19")
+    before = {n for n in sys.modules if n.startswith("sglang")}
+    conform(load_variant("sglang-0.5.19-pd"), "0.5.19", traces=2)
+    assert {n for n in sys.modules if n.startswith("sglang")} == before
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["sglang-0.5.19-pd", "--sglang", "0.4.0"], "unknown SGLang version"),
+        (["sglang-0.5.19-pd", "--sglang", "/"], "not an SGLang tree"),
+        (["vllm-nixl-fixed", "--sglang", "0.5.19"], "not an SGLang variant"),
+    ],
+)
+def test_bad_input_is_one_line(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["conform", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert says in err and len(err.splitlines()) == 1
+
+
+def test_an_env_key_sglang_does_not_have_is_refused(tmp_path: Path) -> None:
+    tree("0.5.19")
+    src = Path(load_variant("sglang-0.5.19-pd").path).read_text()
+    bad = tmp_path / "sglang-0.5.19-pd.toml"
+    bad.write_text(
+        src + '\n[upstream]\nengine = "sglang"\nrelease = "0.5.19"\n\n'
+        "[upstream.env]\nSGLANG_NO_SUCH_SWITCH = true\n"
+    )
+    try:
+        variant = load_variant(str(bad))
+    except KvproofInputError:
+        pytest.skip("this checkout's spec/ does not parse [upstream] yet")
+    with pytest.raises(KvproofInputError, match="SGLANG_NO_SUCH_SWITCH"):
+        conform(variant, "0.5.19", traces=1)
+
+
+def test_an_unreachable_index_says_to_pass_a_path(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("KVPROOF_SGLANG_WHEELS", raising=False)
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    monkeypatch.setenv("PIP_NO_INDEX", "")
+    with pytest.raises(KvproofInputError, match="pass --sglang PATH"):
+        fetch.cached("0.5.19")
