@@ -109,12 +109,15 @@ def conform(
     faults: bool = False,
     out: Path | None = None,
     max_steps: int = 30,
+    env: dict[str, Any] | None = None,
 ) -> ConformRun:
+    """``env`` overrides the variant's ``[upstream.env]`` (a notebook asking "and under
+    this setting?"); its keys are checked like the table's."""
     if variant.engine != "sglang":
         raise KvproofInputError(f"not an SGLang variant (engine {variant.engine!r})", variant.name)
     table = upstream_table(variant)
     tree, label = fetch.resolve(sglang)
-    env_table = dict(table.get("env", {}))
+    env_table = {**dict(table.get("env", {})), **(env or {})}
     server_args = dict(table.get("server_args", {}))
     settings.check_server_args(server_args, settings.server_arg_defaults(tree), str(variant.path))
     start = time.perf_counter()
