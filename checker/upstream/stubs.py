@@ -20,11 +20,7 @@ class _StubMeta(abc.ABCMeta):
         return super().__new__(mcls, name, bases, ns)  # ``msgspec.Struct, frozen=True``
 
     def __getattr__(cls, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        child = stub_class(f"{cls.__name__}.{name}")
-        setattr(cls, name, child)
-        return child
+        return _child(cls, cls.__name__, name)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         # A bare decorator (``@nvtx_method``) hands back the function it decorates.
@@ -97,11 +93,16 @@ class StubModule(types.ModuleType):
     """A module whose every attribute is a stand-in class."""
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
-        value = stub_class(f"{self.__name__}.{name}")
-        setattr(self, name, value)
-        return value
+        return _child(self, self.__name__, name)
+
+
+def _child(owner: Any, owner_name: str, name: str) -> Any:
+    """A stand-in class for ``owner.name``, cached on the owner (one object per name)."""
+    if name.startswith("__") and name.endswith("__"):
+        raise AttributeError(name)
+    value = stub_class(f"{owner_name}.{name}")
+    setattr(owner, name, value)
+    return value
 
 
 class Struct:

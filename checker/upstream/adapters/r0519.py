@@ -31,6 +31,21 @@ SHARED: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
+ALLOCATOR = "req_to_metadata_buffer_idx_allocator"
+HOSTS = ("metadata_buffers", "scheduler", "tree_cache")
+
+
+def queue_init(*params: str) -> tuple[str, tuple[str, ...]]:
+    """The ``DecodeTransferQueue.__init__`` signature an adapter constructs it with."""
+    return (f"{DECODE}:DecodeTransferQueue.__init__", ("self", *params))
+
+
+ACK_WITHOUT_GENERATION = (
+    f"{COMMON}:CommonKVManager.note_abort_ack",
+    ("self", "bootstrap_room", "prefill_rank"),
+)
+
+
 def _queue(decode: Any, alloc: Any, buffers: Any, scheduler: Any, tree: Any) -> Any:
     return decode.DecodeTransferQueue(None, alloc, 0, buffers, scheduler, tree)
 
@@ -42,19 +57,8 @@ def _ack(mgr: Any, recv: Any) -> None:
 ADAPTER = Adapter(
     name="0.5.19-0.5.20",
     signatures=(
-        (
-            f"{DECODE}:DecodeTransferQueue.__init__",
-            (
-                "self",
-                "gloo_group",
-                "req_to_metadata_buffer_idx_allocator",
-                "tp_rank",
-                "metadata_buffers",
-                "scheduler",
-                "tree_cache",
-            ),
-        ),
-        (f"{COMMON}:CommonKVManager.note_abort_ack", ("self", "bootstrap_room", "prefill_rank")),
+        queue_init("gloo_group", ALLOCATOR, "tp_rank", *HOSTS),
+        ACK_WITHOUT_GENERATION,
         *SHARED,
     ),
     make_queue=_queue,

@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from kvproof.checker.upstream.adapters import Adapter
-from kvproof.checker.upstream.adapters.r0519 import COMMON, DECODE, SHARED, _ack
+from kvproof.checker.upstream.adapters.r0519 import (
+    ACK_WITHOUT_GENERATION,
+    ALLOCATOR,
+    HOSTS,
+    SHARED,
+    _ack,
+    queue_init,
+)
 
 
 def _queue(decode: Any, alloc: Any, buffers: Any, scheduler: Any, tree: Any) -> Any:
@@ -24,18 +31,8 @@ def supports(env: bool, cls: type) -> bool:
 ADAPTER = Adapter(
     name="0.5.21",
     signatures=(
-        (
-            f"{DECODE}:DecodeTransferQueue.__init__",
-            (
-                "self",
-                "gloo_group",
-                "req_to_metadata_buffer_idx_allocator",
-                "metadata_buffers",
-                "scheduler",
-                "tree_cache",
-            ),
-        ),
-        (f"{COMMON}:CommonKVManager.note_abort_ack", ("self", "bootstrap_room", "prefill_rank")),
+        queue_init("gloo_group", ALLOCATOR, *HOSTS),
+        ACK_WITHOUT_GENERATION,
         *SHARED,
     ),
     make_queue=_queue,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvproof.checker.upstream.adapters import Adapter
-from kvproof.checker.upstream.adapters.r0519 import COMMON, DECODE, SHARED
+from kvproof.checker.upstream.adapters.r0519 import ALLOCATOR, COMMON, HOSTS, SHARED, queue_init
 from kvproof.checker.upstream.adapters.r0521 import supports
 from kvproof.checker.upstream.wire import PREFILL_RANK
 
@@ -28,16 +28,7 @@ def _ack(mgr: Any, recv: Any) -> None:
 ADAPTER = Adapter(
     name="0.5.22-0.5.23",
     signatures=(
-        (
-            f"{DECODE}:DecodeTransferQueue.__init__",
-            (
-                "self",
-                "req_to_metadata_buffer_idx_allocator",
-                "metadata_buffers",
-                "scheduler",
-                "tree_cache",
-            ),
-        ),
+        queue_init(ALLOCATOR, *HOSTS),
         (
             f"{COMMON}:CommonKVManager.note_abort_ack",
             ("self", "bootstrap_room", "prefill_rank", "generation"),
