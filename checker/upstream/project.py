@@ -75,9 +75,32 @@ def _show(x: Any) -> Any:
     return sorted(x) if isinstance(x, frozenset) else x
 
 
+def intake_mismatch(concrete: Concrete, state: State, r: int, code: Any) -> Mismatch | None:
+    """After ``arrive(r)`` of a prompt over prefill's limit only: did prefill retire it at
+    intake (``honor_pending_reject``), and else queue it as the 1-token stub
+    (``placeholder_prompt``)? ``code`` is ``intake.Intake`` for an over-long prompt."""
+    if not concrete.value(state, "over_p", (r,)) or concrete.value(state, "over_d", (r,)):
+        return None
+    retired = concrete.value(state, "pphase", (r,)) == "stopped"
+    if retired != code.retired:
+        return Mismatch(r, "retired_at_intake", retired, code.retired)
+    stub = bool(concrete.protocol.switches.placeholder_prompt)
+    if not retired and stub != (code.queued_tokens == 1):
+        return Mismatch(r, "queued_as_1_token_stub", stub, code.queued_tokens == 1)
+    return None
+
+
+INTAKE_SWITCH = {
+    "retired_at_intake": "honor_pending_reject",
+    "queued_as_1_token_stub": "placeholder_prompt",
+}
+
+
 def switch_for(mismatch: Mismatch, last: dict[int, str], failed_first: set[int]) -> str:
     if mismatch.what == "stray":
         return "release"
+    if mismatch.what in INTAKE_SWITCH:
+        return INTAKE_SWITCH[mismatch.what]
     action = last.get(mismatch.request, "")
     if action == "abort" and mismatch.request in failed_first:
         return "failed_means_drained"

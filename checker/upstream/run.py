@@ -18,6 +18,7 @@ from typing import Any
 from kvproof.checker.upstream import fetch, settings
 from kvproof.checker.upstream.adapters import select
 from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness
+from kvproof.checker.upstream.intake import intake
 from kvproof.checker.upstream.loader import Loaded
 from kvproof.checker.upstream.walk import walk
 from kvproof.model.handoff.assumptions import handoff_for
@@ -38,6 +39,11 @@ REAL = frozenset(
         DECODE,
         "sglang.srt.disaggregation.decode_hicache_mixin",
         SCHED,
+        # prefill's intake (intake.py)
+        "sglang.srt.managers.schedule_batch",
+        "sglang.srt.managers.utils",
+        "sglang.srt.disaggregation.prefill",
+        "sglang.srt.disaggregation.utils",
     }
 )
 EXERCISED = (
@@ -49,6 +55,10 @@ EXERCISED = (
     f"{COMMON}::CommonKVReceiver.__init__ / abort / poll / _check_waiting_timeout",
     f"{COMMON}::CommonKVManager.update_status / register_deferred_abort_room / "
     "note_abort_ack / is_abort_release_safe",
+    "sglang.srt.managers.utils::validate_input_length",
+    "sglang.srt.managers.schedule_batch::Req.set_finish_with_abort",
+    f"{SCHED}::Scheduler._add_request_to_queue",
+    "sglang.srt.disaggregation.prefill::PrefillBootstrapQueue.add",
 )
 SIZES = {"Req": 2, "Page": 3}
 
@@ -134,9 +144,12 @@ def conform(
             steps = 0
             backend = mods[MOONCAKE].MooncakeKVManager
             receiver = mods[MOONCAKE].MooncakeKVReceiver
+            over_long = intake(mods, over=True)
             for n in range(1, traces + 1):
                 h = Harness(mods, adapter, backend, receiver)
-                res = walk(concrete, inits, h, rng, faults=faults, max_steps=max_steps)
+                res = walk(
+                    concrete, inits, h, rng, faults=faults, max_steps=max_steps, over_long=over_long
+                )
                 steps += len(res.steps)
                 if res.switch is not None:
                     files = _write(concrete, variant, res, seed, out, label) if out else ()

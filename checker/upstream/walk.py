@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kvproof.checker.upstream.drive import Harness
-from kvproof.checker.upstream.project import Mismatch, compare, switch_for
+from kvproof.checker.upstream.project import Mismatch, compare, intake_mismatch, switch_for
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance
 
@@ -42,7 +42,10 @@ def walk(
     *,
     faults: bool,
     max_steps: int,
+    over_long: Any = None,
 ) -> WalkResult:
+    """``over_long``: prefill's intake of an over-long prompt (``intake.Intake``), the same
+    for every walk of a release; compared at each arrival of one."""
     state = rng.choice(inits)
     res = WalkResult(init=state)
     committed: set[int] = set()
@@ -71,6 +74,9 @@ def walk(
             failed_first.add(r)
         state = _close(concrete, state, harness, res, committed, last)
         mismatches = compare(concrete, state, harness, committed)
+        if inst.action == "arrive" and over_long is not None:
+            at_intake = intake_mismatch(concrete, state, r, over_long)
+            mismatches = [at_intake, *mismatches] if at_intake else mismatches
         if mismatches:
             res.mismatches = mismatches
             res.switch = switch_for(mismatches[0], last, failed_first)

@@ -46,13 +46,23 @@ def test_0_5_22_conforms_with_faults() -> None:
 
 
 def test_the_wrong_release_names_the_switch(tmp_path: Path) -> None:
+    """0.5.22 retires the over-long prompt at prefill's intake, which 0.5.19 did not."""
     tree("0.5.22")
     run = conform(load_variant("sglang-0.5.19-pd"), "0.5.22", traces=200, out=tmp_path)
-    assert run.exit_code == 1 and run.switch == "release"
+    assert run.exit_code == 1 and run.switch == "honor_pending_reject"
     jsonl = next(p for p in map(Path, run.files) if p.suffix == ".jsonl")
     header = json.loads(jsonl.read_text().splitlines()[0])
-    assert header["meta"]["switch"] == "release"
+    assert header["meta"]["switch"] == "honor_pending_reject"
     assert main(["replay", str(jsonl)]) in (0, 1)  # the trace is a model walk: it replays
+
+
+def test_an_early_free_on_abort_is_what_0_5_19_does_not_0_5_22() -> None:
+    """The prefill sides agree (both retire the reject); decode's free on abort decides."""
+    variant = load_variant("sglang-pd-early-free-abort")
+    tree("0.5.22")
+    assert conform(variant, "0.5.22", traces=200).switch == "release"
+    off = {"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": False}
+    assert conform(variant, "0.5.22", traces=200, faults=True, env=off).exit_code == 0
 
 
 def _copy_decision_files(version: str, dest: Path) -> Path:

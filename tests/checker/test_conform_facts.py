@@ -73,3 +73,16 @@ def test_the_waiting_timeout_registers_its_room_from_0_5_21(version: str) -> Non
         # 0.5.19/0.5.20: common/conn.py::_check_waiting_timeout registers no room, so the
         # ACK is not counted and only the deadline frees the pages.
         assert (h.pages.of(0) == frozenset()) is (version >= "0.5.21")
+
+
+@pytest.mark.parametrize("version", fetch.RELEASES)
+def test_prefill_retires_an_over_long_prompt_at_intake_from_0_5_21(version: str) -> None:
+    from kvproof.checker.upstream.intake import intake
+
+    with harness(version, {}) as h:
+        over, fits = intake(h.mods, over=True), intake(h.mods, over=False)
+    assert fits.retired is False and fits.queued_tokens == 16
+    if version >= "0.5.21":  # prefill.py::PrefillBootstrapQueue.add: is_unadmitted_reject
+        assert over.retired and over.queued_tokens is None
+    else:  # queued as the 1-token stub set_finish_with_abort left
+        assert not over.retired and over.queued_tokens == 1
