@@ -31,6 +31,7 @@ def test_notebooks_exist() -> None:
         "02-model-checking.ipynb",
         "03-differential-testing.ipynb",
         "04-paged-attention.ipynb",
+        "05-ask-the-release.ipynb",
     ]
     readme = (NOTEBOOKS_DIR / "README.md").read_text(encoding="utf-8")
     for name in names:
