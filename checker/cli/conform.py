@@ -51,6 +51,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{variant.name} vs sglang {result.release} (adapter {result.adapter}): {verdict}")
     print(f"  {result.walks} walks, {result.steps} steps, {result.seconds:.2f} s")
     print(f"  env: {env}")
+    made = ", ".join(f"{k} {v}" for k, v in (result.decisions or {}).items())
+    print(f"  the code decided: {made}")
     for line in result.detail:
         print(f"  {line}")
     for path in result.files:

@@ -41,7 +41,12 @@ class Harness:
     """One walk's worth of the release's decode side, fresh for every walk."""
 
     def __init__(
-        self, mods: dict[str, ModuleType], adapter: Adapter, backend: type, receiver: type
+        self,
+        mods: dict[str, ModuleType],
+        adapter: Adapter,
+        backend: type,
+        receiver: type,
+        disagg: Any = None,
     ) -> None:
         self.mods = mods
         self.adapter = adapter
@@ -63,7 +68,9 @@ class Harness:
         for name in (DECODE, COMMON, "sglang.srt.disaggregation.mooncake.conn"):
             if name in mods:
                 mods[name].time = self.clock
-        host.patch_decode_module(self.decode, self.pages, self.outcome, self.clock, _disagg())
+        host.patch_decode_module(
+            self.decode, self.pages, self.outcome, self.clock, disagg or default_disagg()
+        )
         mods[SCHED].release_kv_cache = self.decode.release_kv_cache
         mods[SCHED].prepare_abort = self.decode.prepare_abort
         self.scheduler = SimpleNamespace(
@@ -93,6 +100,17 @@ class Harness:
         self.running: set[int] = set()
         self.release_deadline: dict[int, float] = {}
         self.deferred = deferred
+        self.holds = 0  # requests the code held for deferred release
+
+    def decisions(self) -> dict[str, int]:
+        """What the code decided in this walk, counted (a run that exercised nothing says so)."""
+        return {
+            "held": self.holds,
+            "released": len(self.pages.released),
+            "aborted": len(self.outcome.aborted),
+            "committed": len(self.outcome.committed),
+            "aborts_sent_to_prefill": len(self.peer.aborts),
+        }
 
     # -- the model's steps ---------------------------------------------------------------
     def apply(self, inst: ActionInstance) -> None:
@@ -219,7 +237,9 @@ class Harness:
         self.queue.resolve_deferred_releases()
         for entry in self.queue._deferred_releases:
             deadline = entry[-3]  # (decode_req, [start,] deadline, idx, acks)
-            self.release_deadline.setdefault(entry[0].req.r, deadline)
+            if entry[0].req.r not in self.release_deadline:
+                self.release_deadline[entry[0].req.r] = deadline
+                self.holds += 1
 
     def _commit(self, decode_req: Any) -> None:
         self.outcome.committed.add(decode_req.req.r)
@@ -238,9 +258,9 @@ class Harness:
         return r in self.release_deadline and self.clock.now >= self.release_deadline[r]
 
 
-def _disagg() -> Any:
-    # ServerArgs' disaggregation fields the queues read (``get_disagg()``): host-staged
-    # receive off (threshold 1.0 in 0.5.22: ``< 1`` enables it; 0 in 0.5.21: ``> 0``).
+def default_disagg() -> Any:
+    # ServerArgs' disaggregation fields the queues read (``get_disagg()``), when the caller
+    # gives none: host-staged receive off (threshold 1.0 in 0.5.22, where ``< 1`` enables it).
     return SimpleNamespace(
         disaggregation_decode_host_receive_threshold=1.0,
         disaggregation_decode_retraction_backup=False,

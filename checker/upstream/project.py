@@ -64,6 +64,13 @@ def compare(concrete: Concrete, state: State, h: Harness, committed: set[int]) -
             a, b = getattr(m, what), getattr(c, what)
             if a != b:
                 out.append(Mismatch(r, what, _show(a), _show(b)))
+        # The model can commit now (KVPoll Success): the code, which polls every pass, must
+        # have (a code that holds a Success, or never polls it, is caught here).
+        ready = concrete.value(state, "dphase", (r,)) == "transfer" and (
+            concrete.value(state, "poll", (r,)) == "success"
+        )
+        if ready and r not in h.outcome.committed:
+            out.append(Mismatch(r, "committed", True, False))
     pages = concrete.inst.sizes["Page"]
     model_stray = {p for p in range(pages) if concrete.value(state, "stray", (p,))}
     if model_stray != h.pages.stray:

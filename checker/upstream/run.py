@@ -11,13 +11,15 @@ from __future__ import annotations
 import random
 import time
 import tomllib
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from kvproof.checker.upstream import fetch, settings
 from kvproof.checker.upstream.adapters import select
-from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness
+from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness, default_disagg
 from kvproof.checker.upstream.intake import intake
 from kvproof.checker.upstream.loader import Loaded
 from kvproof.checker.upstream.walk import walk
@@ -76,6 +78,7 @@ class ConformRun:
     switch: str | None = None  # the switch the code contradicts
     detail: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    decisions: dict[str, int] | None = None  # what the code decided, summed over walks
     exercised: tuple[str, ...] = EXERCISED
 
     @property
@@ -95,6 +98,7 @@ class ConformRun:
             "walks": self.walks,
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
+            "decisions": self.decisions or {},
             "exercised": list(self.exercised),
             "files": list(self.files),
             "exit_code": self.exit_code,
@@ -105,7 +109,11 @@ def upstream_table(variant: Variant) -> dict[str, Any]:
     """The variant's ``[upstream]`` table (``Variant.upstream`` once spec/ parses it)."""
     parsed = getattr(variant, "upstream", None)
     if parsed is not None:
-        return {"engine": parsed.engine, "env": dict(parsed.env)}
+        return {
+            "engine": parsed.engine,
+            "env": dict(parsed.env),
+            "server_args": dict(parsed.server_args),
+        }
     data = tomllib.loads(variant.path.read_text(encoding="utf-8"))
     return dict(data.get("upstream", {}))
 
@@ -129,7 +137,14 @@ def conform(
     tree, label = fetch.resolve(sglang)
     env_table = {**dict(table.get("env", {})), **(env or {})}
     server_args = dict(table.get("server_args", {}))
-    settings.check_server_args(server_args, settings.server_arg_defaults(tree), str(variant.path))
+    defaults = settings.server_arg_defaults(tree)
+    settings.check_server_args(server_args, defaults, str(variant.path))
+    args = {**defaults, **server_args}
+    if args.get("disaggregation_transfer_backend", "mooncake") != "mooncake":
+        raise KvproofInputError(
+            "conform drives the mooncake transfer backend only (its manager and receiver)",
+            f"{variant.path}: upstream.server_args.disaggregation_transfer_backend",
+        )
     start = time.perf_counter()
     with Loaded(tree, REAL) as loaded:
         mods = {name: loaded.module(name) for name in sorted(REAL)}
@@ -145,22 +160,30 @@ def conform(
             backend = mods[MOONCAKE].MooncakeKVManager
             receiver = mods[MOONCAKE].MooncakeKVReceiver
             over_long = intake(mods, over=True)
+            # ``get_disagg()``: the release's ServerArgs (a tree without its field
+            # declarations gets host receive off and no retraction backup).
+            disagg = SimpleNamespace(**{**vars(default_disagg()), **args})
+            decisions: Counter[str] = Counter(intake_retired=int(over_long.retired))
             for n in range(1, traces + 1):
-                h = Harness(mods, adapter, backend, receiver)
+                h = Harness(mods, adapter, backend, receiver, disagg)
                 res = walk(
                     concrete, inits, h, rng, faults=faults, max_steps=max_steps, over_long=over_long
                 )
                 steps += len(res.steps)
+                decisions.update(h.decisions())
                 if res.switch is not None:
                     files = _write(concrete, variant, res, seed, out, label) if out else ()
                     detail = tuple(m.line() for m in res.mismatches)
                     secs = time.perf_counter() - start
                     return ConformRun(
                         variant.name, label, adapter.name, used, source, n, steps, secs,
-                        res.switch, detail, files,
+                        res.switch, detail, files, dict(decisions),
                     )  # fmt: skip
     secs = time.perf_counter() - start
-    return ConformRun(variant.name, label, adapter.name, used, source, traces, steps, secs)
+    return ConformRun(
+        variant.name, label, adapter.name, used, source, traces, steps, secs,
+        decisions=dict(decisions),
+    )  # fmt: skip
 
 
 NAMES = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,13 @@ def test_0_5_22_conforms_with_faults() -> None:
     run = conform(load_variant("sglang-0.5.22-pd"), "0.5.22", traces=300, faults=True)
     assert run.exit_code == 0, run.detail
     assert run.env["SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"] is True
+    plain = conform(load_variant("sglang-0.5.22-pd"), "0.5.22", traces=300)
+    assert plain.exit_code == 0, plain.detail
+    made = Counter(run.decisions) + Counter(plain.decisions)
+    # The walks reached every decision: holds, releases, aborts, commits, ABORTs to prefill
+    # (commits mostly without faults: with them most transfers end in an abort).
+    assert all(made[k] > 0 for k in ("held", "released", "aborted", "committed"))
+    assert made["aborts_sent_to_prefill"] > 0 and (run.decisions or {})["intake_retired"] == 1
 
 
 def test_the_wrong_release_names_the_switch(tmp_path: Path) -> None:
