@@ -210,6 +210,8 @@ def _write(
         "switch": res.switch,
         "detail": "; ".join(m.line() for m in res.mismatches),
         "seed": seed,
+        # Time stalled past the code's release deadline after these steps (no model step).
+        "stalls_after_step": list(res.stalls),
     }
     trace = Trace(
         variant.name,

@@ -32,6 +32,7 @@ class WalkResult:
     mismatches: list[Mismatch] = field(default_factory=list)
     switch: str | None = None
     step_index: int | None = None  # the step after which the code disagreed
+    stalls: list[int] = field(default_factory=list)  # after which steps time stalled
 
 
 def walk(
@@ -59,9 +60,23 @@ def walk(
             and (faults or inst.action not in ENV_FAULTS)
             and _consistent_jump(concrete, State(data), harness, inst)
         ]
-        if not succ:
+        stall = _stall_candidates(concrete, harness) if faults else []
+        if not succ and not stall:
             break
-        inst, data = rng.choice(succ)
+        pick = rng.randrange(len(succ) + len(stall))
+        if pick >= len(succ):
+            # A stall past the release timeout in a model that has no timeout (release =
+            # "deferred_ack"): time passes, the model does nothing, the code may release.
+            harness.clock.jump_to(stall[pick - len(succ)])
+            harness.tick()
+            res.stalls.append(len(res.steps))
+            mismatches = compare(concrete, state, harness, committed)
+            if mismatches:
+                res.mismatches, res.switch = mismatches, "release"
+                res.step_index = len(res.steps)
+                return res
+            continue
+        inst, data = succ[pick]
         state = State(data)
         res.steps.append(inst)
         r = inst.args[0]
@@ -83,6 +98,13 @@ def walk(
             res.step_index = len(res.steps)
             return res
     return res
+
+
+def _stall_candidates(concrete: Concrete, h: Harness) -> list[float]:
+    """Deadlines of the code's holds, when the model has no ``timeout`` of its own."""
+    if any(a.name == "timeout" for a in concrete.protocol.actions):
+        return []
+    return sorted(d for r, d in h.release_deadline.items() if h.pages.of(r) and h.clock.now < d)
 
 
 def _consistent_jump(concrete: Concrete, after: State, h: Harness, inst: ActionInstance) -> bool:

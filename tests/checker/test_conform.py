@@ -73,6 +73,18 @@ def test_an_early_free_on_abort_is_what_0_5_19_does_not_0_5_22() -> None:
     assert conform(variant, "0.5.22", traces=200, faults=True, env=off).exit_code == 0
 
 
+def test_a_model_without_timeout_meets_the_code_s_deadline(tmp_path: Path) -> None:
+    """``release = "deferred_ack"`` holds until the ACK; 0.5.22 frees at its 30 s deadline:
+    a stall (time passing, no model step) shows it."""
+    tree("0.5.22")
+    variant = load_variant("sglang-pd-success-overwrites-abort")
+    run = conform(variant, "0.5.22", traces=500, faults=True, out=tmp_path)
+    assert run.switch == "release"
+    header = json.loads(Path(run.files[0]).read_text().splitlines()[0])
+    assert header["meta"]["stalls_after_step"]
+    assert conform(variant, "0.5.22", traces=200).exit_code == 0  # no faults, no stalls
+
+
 def _copy_decision_files(version: str, dest: Path) -> Path:
     """The few files conform loads real, copied: a PATH tree like an SGLang checkout's."""
     src = tree(version)
