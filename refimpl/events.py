@@ -1,32 +1,13 @@
-"""The event vocabulary of the engine's log: exactly the actions of ``spec/handoff.md``."""
+"""The event vocabulary of the engine's log: exactly the events of ``spec/events.py``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# E1..E19 of spec/handoff.md, in table order.
-EVENT_NAMES: tuple[str, ...] = (
-    "arrive",
-    "alloc",
-    "send",
-    "post",
-    "land",
-    "p_abort",
-    "done",
-    "fail",
-    "commit",
-    "step",
-    "finish",
-    "abort",
-    "abort_seen",
-    "ack",
-    "timeout",
-    "expire",
-    "give_up",
-    "insert",
-    "share",
-)
-PAGE_EVENTS = frozenset({"alloc", "post", "land", "insert", "share"})
+# The one list lives in spec/events.py (with each event's kind and meaning).
+from kvproof.spec.events import EVENT_NAMES, PAGE_EVENTS
+
+__all__ = ["EVENT_NAMES", "PAGE_EVENTS", "Event"]
 
 
 @dataclass(frozen=True)

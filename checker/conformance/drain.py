@@ -15,6 +15,7 @@ to the report (the trace's verdict is the model's), only the clients' answers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kvproof.checker.conformance.verdict import Divergence
@@ -23,8 +24,18 @@ from kvproof.model.lang.instance import ActionInstance
 if TYPE_CHECKING:  # replay imports this module
     from kvproof.checker.conformance.replay import Lockstep
 
-# The environment's moves: each is a fault the trace may take, never the drain.
-FAULTS = frozenset({"fail", "abort", "p_abort", "timeout", "expire", "give_up"})
+
+def _reacts_to_failed(ls: Lockstep, inst: ActionInstance, rid: int) -> bool:
+    """Decode's own answer to a failure the trace already injected (KVPoll Failed) is to
+    abort the request: that is no new fault, and it gives the client its answer."""
+    return ls.cluster.requests[rid].poll == "failed"
+
+
+# The environment's moves (``Protocol.faults``) are faults the trace may take, never the
+# drain; except where the rule for a fault says the engine takes it itself.
+REACTIONS: dict[str, Callable[[Lockstep, ActionInstance, int], bool]] = {
+    "abort": _reacts_to_failed,
+}
 # Completions first (a posted write lands; an ABORT is seen and acknowledged), then the
 # request closest to its answer: this order lets a late write land before its victim reads.
 ORDER: tuple[str, ...] = ("land", "abort_seen", "ack", "abort", "finish", "step", "commit")
@@ -37,14 +48,13 @@ MAX_STEPS = 10_000
 
 def candidates(ls: Lockstep) -> list[ActionInstance]:
     out = []
+    faults = ls.protocol.faults
     for ev in ls.cluster.enabled(alloc="top"):
         inst = ls.rids.action(ev)
         if inst is None or ls.excluded(inst):
             continue
-        # Decode's own answer to a failure the trace already injected (KVPoll Failed) is
-        # to abort the request: that is no new fault, and it gives the client its answer.
-        reacts = inst.action == "abort" and ls.cluster.requests[ev.rid].poll == "failed"
-        if inst.action in FAULTS and not reacts:
+        reacts = REACTIONS.get(inst.action)
+        if inst.action in faults and not (reacts and reacts(ls, inst, ev.rid)):
             continue
         if inst.action in ("step", "finish"):
             full = len(ls.cluster.handoff.d[ev.rid].tokens) >= ls.max_new_tokens

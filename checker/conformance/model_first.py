@@ -20,13 +20,16 @@ from typing import Any
 
 from kvproof.model.handoff.assumptions import handoff_for
 from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import Trace, initial_assignment
 from kvproof.spec.variant import Variant
 
-# The environment's faults (as in ``walk.FAULT_ACTIONS``, which imports the engine): left
-# out of model walks unless ``faults``.
-FAULT_ACTIONS = frozenset({"fail", "abort", "p_abort", "timeout", "expire"})
+
+def left_out(protocol: Protocol, faults: bool) -> frozenset[str]:
+    """The actions a model walk never takes: the environment's faults (the protocol's, as
+    the engine walks take them; give_up included) unless ``faults``."""
+    return frozenset() if faults else protocol.faults
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,9 @@ def model_search(
 ) -> ModelFinding | None:
     """Random walks of the model alone; the first one reaching a violated invariant."""
     start = time.perf_counter()
-    concrete = Concrete(Instance(handoff_for(variant), sizes))
+    protocol = handoff_for(variant)
+    concrete = Concrete(Instance(protocol, sizes))
+    skip = left_out(protocol, faults)
     inits = list(concrete.initial_states())
     rng = random.Random(seed)
     for n in range(1, max_walks + 1):
@@ -65,7 +70,7 @@ def model_search(
             succ = [
                 (inst, data)
                 for inst, data in concrete.successor_data(state.data)
-                if faults or inst.action not in FAULT_ACTIONS
+                if inst.action not in skip
             ]
             if not succ:
                 break

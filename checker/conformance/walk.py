@@ -15,6 +15,7 @@ kinds are **divergence** (engine and model disagree) and **crash** (the engine r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,7 +36,6 @@ from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import EVENT_NAMES
 from kvproof.spec.variant import Variant
 
-FAULT_ACTIONS = frozenset({"fail", "abort", "p_abort", "timeout", "expire", "give_up"})
 # Candidate order: progress first (choice 0, what shrinking tends to, moves the run on).
 ORDER: dict[str, float] = {name: i for i, name in enumerate(EVENT_NAMES)}
 # Decode's radix cache (issue 12 item 4): a request's pages go into the tree as it finishes
@@ -285,32 +285,44 @@ def _pick(ls: Lockstep, cands: list[ActionInstance], choice: int) -> ActionInsta
     return pool[(choice // FAULT_ODDS) % len(pool)]
 
 
+def _lands_out_of_order(ls: Lockstep, inst: ActionInstance) -> bool:
+    """A reordering network: a write lands before an older one still in flight."""
+    oldest = ls.cluster.handoff.transfer.oldest()
+    return oldest is not None and (oldest.rid, oldest.page) != (
+        inst.args[0] + ls.rids.offset,
+        inst.args[1],
+    )
+
+
+# The faults are the protocol's (``Protocol.faults``, from spec/events.py); these engine
+# steps are faults too in the states where the rule says so.
+STATE_FAULTS: dict[str, Callable[[Lockstep, ActionInstance], bool]] = {
+    "land": _lands_out_of_order,
+}
+
+
 def _is_fault(ls: Lockstep, inst: ActionInstance) -> bool:
-    if inst.action in FAULT_ACTIONS:
+    if inst.action in ls.protocol.faults:
         return True
-    if inst.action == "land":
-        oldest = ls.cluster.handoff.transfer.oldest()
-        return oldest is not None and (oldest.rid, oldest.page) != (
-            inst.args[0] + ls.rids.offset,
-            inst.args[1],
-        )
-    return False
+    rule = STATE_FAULTS.get(inst.action)
+    return rule is not None and rule(ls, inst)
 
 
 def _candidates(ls: Lockstep, faults: bool) -> list[ActionInstance]:
     h = ls.cluster.handoff
     out = []
+    fault_names = ls.protocol.faults
     for inst in ls.engine_enabled():
         rid = inst.args[0] + ls.rids.offset
         if inst.action == "step" and len(h.d[rid].tokens) >= MAX_NEW_TOKENS:
             continue
-        if not faults and (inst.action in FAULT_ACTIONS or _is_fault(ls, inst)):
+        if not faults and _is_fault(ls, inst):
             continue
         out.append(inst)
-    return sorted(out, key=_order)
+    return sorted(out, key=lambda i: _order(i, fault_names))
 
 
-def _order(i: ActionInstance) -> tuple[bool, tuple[int, ...], float]:
+def _order(i: ActionInstance, fault_names: frozenset[str]) -> tuple[bool, tuple[int, ...], float]:
     # ``insert`` ranks with its request's own events (see ORDER), not after them.
     args = i.args[:1] if i.action == "insert" else i.args
-    return i.action in FAULT_ACTIONS, args, ORDER.get(i.action, 99)
+    return i.action in fault_names, args, ORDER.get(i.action, 99)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from kvproof.model.handoff import build_handoff
-from kvproof.model.lang.dsl import Action, Invariant, Protocol
+from kvproof.model.lang.dsl import Action, ActionKind, Invariant, Protocol
 from kvproof.spec.variant import Switches
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
@@ -96,8 +96,12 @@ def build(sw: EarlyFreeSwitches) -> Protocol:
             ),
         ),
     )
+    # Every action says who takes it (``ActionKind``): the fuzzers inject only faults and
+    # liveness assumes only engine steps fair. Our ``abort`` is still the environment's (a
+    # client disconnects); the base protocol's kinds come from kvproof's ``spec/events.py``.
     actions = tuple(
-        Action("abort", a.params, abort, a.doc) if a.name == "abort" else a for a in base.actions
+        Action("abort", a.params, abort, a.doc, ActionKind.FAULT) if a.name == "abort" else a
+        for a in base.actions
     )
     return replace(
         base,

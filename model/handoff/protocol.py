@@ -15,8 +15,9 @@ from typing import Any
 
 import kvproof.model.handoff.radix as radix
 from kvproof.model.handoff.explain import explain_handoff
+from kvproof.model.handoff.kinds import action
 from kvproof.model.handoff.strengthening import strengthening
-from kvproof.model.lang.dsl import BOOL, Action, Enum, Invariant, Protocol, Var
+from kvproof.model.lang.dsl import BOOL, Enum, Invariant, Protocol, Var
 from kvproof.spec.variant import Switches
 
 DPhase = Enum("DPhase", ("idle", "queued", "transfer", "running", "draining", "done"))
@@ -47,12 +48,7 @@ VARS = (
     # in every slot decode reads, the writer's KV for the chunk index that the writer's
     # page table gives the page. A placeholder's page fails it (slot 0 is the placeholder,
     # the rest prefill's leftovers: SGLang ships whole pages, ``item_len`` = page bytes).
-    Var(
-        "at_pos",
-        ("Page",),
-        BOOL,
-        doc="the last write is its writer's KV, every slot, at the chunk its table gives",
-    ),
+    Var("at_pos", ("Page",), BOOL, doc="last write: its writer's KV at its table's chunk"),
     # Decode's prefix cache held the head of the prompt (``decode_prefix_cache``): decode
     # reserves and receives only the rest, so it has fewer pages than prefill computed.
     Var("hit", ("Req",), BOOL, rigid=True, doc="decode's prefix cache matched the prompt's head"),
@@ -332,33 +328,33 @@ def build_handoff(sw: Switches) -> Protocol:
         s.set("resp", (r,), s.ite(s.eq(s.resp(r), "none"), "error", s.resp(r)))
 
     actions = [
-        Action("arrive", ("Req",), arrive, "router sends the request; both sides validate"),
-        Action("alloc", ("Req", "Page"), alloc, "decode preallocates a page"),
-        Action("send", ("Req",), send, "decode sends its page indices; transfer starts"),
-        Action("post", ("Req", "Page"), post, "a KV transfer into a decode page is posted"),
-        Action("land", ("Req", "Page"), land, "a posted transfer lands"),
+        action("arrive", ("Req",), arrive, "router sends the request; both sides validate"),
+        action("alloc", ("Req", "Page"), alloc, "decode preallocates a page"),
+        action("send", ("Req",), send, "decode sends its page indices; transfer starts"),
+        action("post", ("Req", "Page"), post, "a KV transfer into a decode page is posted"),
+        action("land", ("Req", "Page"), land, "a posted transfer lands"),
     ]
     if push:
-        actions.append(Action("p_abort", ("Req",), p_abort, "an abort reaches prefill"))
+        actions.append(action("p_abort", ("Req",), p_abort, "an abort reaches prefill"))
     actions += [
-        Action("done", ("Req",), done, "the sender reports the transfer's status"),
-        Action("fail", ("Req",), fail, "the transfer fails; posted writes may still land"),
-        Action("commit", ("Req",), commit, "decode commits and reads the pages"),
-        Action("step", ("Req",), step, "a later decode step reads the pages"),
-        Action("finish", ("Req",), finish, "decode finishes and frees the pages"),
-        Action("abort", ("Req",), abort, "decode aborts (client disconnect, failure)"),
+        action("done", ("Req",), done, "the sender reports the transfer's status"),
+        action("fail", ("Req",), fail, "the transfer fails; posted writes may still land"),
+        action("commit", ("Req",), commit, "decode commits and reads the pages"),
+        action("step", ("Req",), step, "a later decode step reads the pages"),
+        action("finish", ("Req",), finish, "decode finishes and frees the pages"),
+        action("abort", ("Req",), abort, "decode aborts (client disconnect, failure)"),
     ]
     if push:
-        actions.append(Action("abort_seen", ("Req",), abort_seen, "prefill sees the ABORT"))
-    actions.append(Action("ack", ("Req",), ack, "prefill ACKs the drain; decode frees"))
+        actions.append(action("abort_seen", ("Req",), abort_seen, "prefill sees the ABORT"))
+    actions.append(action("ack", ("Req",), ack, "prefill ACKs the drain; decode frees"))
     if sw.release == "deferred_timeout":
-        actions.append(Action("timeout", ("Req",), timeout, "decode frees without the ACK"))
+        actions.append(action("timeout", ("Req",), timeout, "decode frees without the ACK"))
     if not push and sw.prefill_hold == "lease":
-        actions.append(Action("expire", ("Req",), expire, "prefill's lease expires"))
+        actions.append(action("expire", ("Req",), expire, "prefill's lease expires"))
     if push and sw.prefill_hold == "early_free":
-        actions.append(Action("expire", ("Req",), expire, "prefill frees its source blocks"))
+        actions.append(action("expire", ("Req",), expire, "prefill frees its source blocks"))
     if sw.decode_gives_up != "never":
-        actions.append(Action("give_up", ("Req",), give_up, "decode gives up without ABORT"))
+        actions.append(action("give_up", ("Req",), give_up, "decode gives up without ABORT"))
     if shared:
         actions += radix.radix_actions(sw, fresh_own)
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvproof.model.handoff.kinds import action
 from kvproof.model.lang.dsl import BOOL, Action, Var
 from kvproof.spec.variant import Switches
 
@@ -106,8 +107,8 @@ def radix_actions(sw: Switches, fresh_own: Any) -> list[Action]:
         s.set("shares", (r, p), True)
 
     return [
-        Action("insert", ("Req", "Page"), insert, "decode inserts a page into its radix tree"),
-        Action("share", ("Req", "Page"), share, "a request locks a cached head page"),
+        action("insert", ("Req", "Page"), insert, "decode inserts a page into its radix tree"),
+        action("share", ("Req", "Page"), share, "a request locks a cached head page"),
     ]
 
 

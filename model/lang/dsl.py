@@ -19,9 +19,12 @@ over (``build_handoff(sw)``). Updates (``s.set``, ``s.update``) mean one thing e
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from kvproof.spec.errors import KvproofInputError
 
 BOOL = "bool"
 
@@ -55,12 +58,32 @@ class Var:
         return False if self.kind == BOOL else self.kind.values[0]  # type: ignore[union-attr]
 
 
+class ActionKind(enum.Enum):
+    """Who takes an action: the system under check, or its environment.
+
+    ENGINE: a step of one of the engine's sides (router, prefill, decode, the transfer
+    engine delivering a posted write); liveness may assume it fair. FAULT: the environment
+    (a client disconnecting, the network failing, a clock firing, a peer dying); walkers
+    inject these on purpose and liveness grants them fairness only through a named
+    assumption (a clock that advances makes ``timeout`` eventually fire).
+    """
+
+    ENGINE = "engine"
+    FAULT = "fault"
+
+
 @dataclass(frozen=True)
 class Action:
+    """A parameterised rule. ``kind`` None (protocols written before kinds existed) is
+    fine for safety checks, which treat every action alike; what needs the split (walkers'
+    fault sets, liveness fairness) asks ``Protocol.faults`` and gets a KvproofInputError
+    naming the action."""
+
     name: str
     params: tuple[str, ...]
     body: Callable[..., None]
     doc: str = ""
+    kind: ActionKind | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +139,26 @@ class Protocol:
             if a.name == name:
                 return a
         raise KeyError(name)
+
+    def _of_kind(self, kind: ActionKind) -> frozenset[str]:
+        for a in self.actions:
+            if a.kind is None:
+                raise KvproofInputError(
+                    f"action {a.name!r} declares no kind (Action(..., kind=ActionKind.ENGINE "
+                    "or ActionKind.FAULT)): needed to tell engine steps from faults",
+                    where=f"protocol {self.name!r}",
+                )
+        return frozenset(a.name for a in self.actions if a.kind is kind)
+
+    @property
+    def faults(self) -> frozenset[str]:
+        """The environment's actions (every action must declare its kind)."""
+        return self._of_kind(ActionKind.FAULT)
+
+    @property
+    def engine_steps(self) -> frozenset[str]:
+        """The engine's own actions (every action must declare its kind)."""
+        return self._of_kind(ActionKind.ENGINE)
 
     @property
     def safety(self) -> tuple[Invariant, ...]:

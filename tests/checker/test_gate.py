@@ -39,7 +39,7 @@ def build(sw: Any) -> Protocol:
         s.set("resp", (r,), s.ite(s.eq(s.resp(r), "none"), "aborted", s.resp(r)))
 
     actions = tuple(
-        Action("abort", a.params, abort, a.doc) if a.name == "abort" else a for a in base.actions
+        replace(a, body=abort) if a.name == "abort" else a for a in base.actions
     )
     return replace(base, actions=actions)
 '''

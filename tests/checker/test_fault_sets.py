@@ -1,0 +1,74 @@
+"""Every walker's fault set is the protocol's (``Protocol.faults``, from spec/events.py).
+
+The engine walks (``walk.py``), the drain after a finding (``drain.py``) and the model-first
+search (``model_first.py``) each leave faults out or inject them; each is driven here over
+every action its variant's protocol has, and what it treats as a fault must be exactly
+the protocol's faults (``model_first`` once missed ``give_up``)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from kvproof.checker.conformance import drain, model_first, walk
+from kvproof.checker.conformance.mapping import RidMap
+from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.lang.instance import ActionInstance
+from kvproof.refimpl.events import Event
+from kvproof.spec.variant import list_variants
+
+VARIANTS = list_variants()
+
+
+def _fake_lockstep(protocol, poll: str = "none"):  # type: ignore[no-untyped-def]
+    """What the walkers read of a Lockstep, with every action of ``protocol`` enabled (one
+    instance each, request 0, page 0), no write in flight, no token decoded yet."""
+    events = [Event(a.name, 0, 0 if "Page" in a.params else None) for a in protocol.actions]
+    rids = RidMap(0)
+    cluster = SimpleNamespace(
+        enabled=lambda alloc=None: events,
+        requests={0: SimpleNamespace(poll=poll)},
+        handoff=SimpleNamespace(
+            d={0: SimpleNamespace(tokens=[])},
+            transfer=SimpleNamespace(oldest=lambda: None),
+        ),
+    )
+    return SimpleNamespace(
+        protocol=protocol,
+        cluster=cluster,
+        rids=rids,
+        excluded=lambda inst: False,
+        engine_enabled=lambda: [rids.action(e) for e in events],
+        max_new_tokens=4,
+    )
+
+
+def _names(insts: list[ActionInstance]) -> set[str]:
+    return {i.action for i in insts}
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+def test_walkers_fault_sets_are_the_protocols(variant) -> None:  # type: ignore[no-untyped-def]
+    protocol = handoff_for(variant)
+    every = {a.name for a in protocol.actions}
+    ls = _fake_lockstep(protocol)
+    assert protocol.faults  # every variant has some environment
+    # walk.py: without faults it offers exactly the engine steps; with them, everything.
+    assert _names(walk._candidates(ls, faults=False)) == every - protocol.faults
+    assert _names(walk._candidates(ls, faults=True)) == every
+    assert {a for a in every if walk._is_fault(ls, ActionInstance(a, (0, 0)))} == protocol.faults
+    # drain.py: no new fault ("finish" waits for max_new_tokens, so "step" stands for both).
+    assert _names(drain.candidates(ls)) == every - protocol.faults - {"finish"}
+    # model_first.py: model walks leave out the same set.
+    assert model_first.left_out(protocol, faults=False) == protocol.faults
+    assert model_first.left_out(protocol, faults=True) == frozenset()
+
+
+def test_state_dependent_rules_are_stated_next_to_the_list() -> None:
+    # An out-of-order landing is a reordering network's fault; decode's abort after a
+    # Failed poll is its own reaction, no new fault (the only two exceptions).
+    assert set(walk.STATE_FAULTS) == {"land"} and set(drain.REACTIONS) == {"abort"}
+    variant = next(v for v in VARIANTS if "abort" in handoff_for(v).faults)
+    ls = _fake_lockstep(handoff_for(variant), poll="failed")
+    assert "abort" in _names(drain.candidates(ls))
