@@ -90,10 +90,16 @@ def run(args: argparse.Namespace) -> int:
         from kvproof.checker.report.html_page import graph_page
 
         write_text_atomic(args.html, graph_page(result, protocol, variant))
+    files = [str(f) for f in (args.dot, args.graphml, args.html) if f]
     if args.json:
-        print(json.dumps(as_json(result, protocol), indent=2))
+        print(json.dumps({**as_json(result, protocol), "files": files}, indent=2))
     else:
         _print_rich(result, protocol)
+        from rich.console import Console
+
+        from kvproof.checker.cli.written import wrote
+
+        wrote(Console(), files)
     return 1 if result.violated else 0
 
 

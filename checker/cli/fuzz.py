@@ -70,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
     from kvproof.checker.cli.fuzz_first import model_first
     from kvproof.checker.cli.paths import check_output_dir
+    from kvproof.checker.cli.written import wrote
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
 
@@ -177,9 +178,8 @@ def run(args: argparse.Namespace) -> int:
     console.print(
         f"shrunk trace ({len(f.trace.steps)} steps): " + ", ".join(map(str, f.trace.steps))
     )
-    console.print(f"saved: {saved}\nreplay: kvproof replay {saved}")
-    if html is not None:
-        console.print(f"report: {html}")
+    wrote(console, [saved] + ([html] if html is not None else []))
+    console.print(f"replay: kvproof replay {saved}", highlight=False, soft_wrap=True)
     return 1
 
 

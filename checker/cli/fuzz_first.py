@@ -18,6 +18,7 @@ def model_first(
     args: argparse.Namespace, variant: Any, sizes: dict[str, int], console: Any
 ) -> int | None:
     """The exit code when the model found something (always 1), or None to go on fuzzing."""
+    from kvproof.checker.cli.written import wrote
     from kvproof.checker.conformance.fuzz import COUNTERS
     from kvproof.checker.conformance.model_first import confirm, confirmed_kind, model_search
     from kvproof.checker.traces.tracefile import write_jsonl
@@ -36,7 +37,8 @@ def model_first(
             f"{found.walks} model walks): invariant [bold]{found.invariant}[/] violated "
             f"after {len(trace.steps)} steps: {steps}"
         )
-        console.print(f"saved: {saved}\nconfirming on the engine ...")
+        wrote(console, [saved])
+        console.print("confirming on the engine ...")
         sys.stdout.flush()  # reported now, not when the engine is done
     start = time.perf_counter()
     report = confirm(trace, variant)
@@ -96,7 +98,7 @@ def model_first(
 
         html = write_fuzz_html(Path(args.html), variant, trace, args.seed)
         if not args.json:
-            console.print(f"report: {html}")
+            wrote(console, [html])
     tag = "[bold red]ENGINE CONFIRMS[/]" if confirmed else "[bold red]ENGINE DISAGREES[/]"
     console.print(f"{tag} ({engine_s:.2f} s): {summary}")
     console.print(f"what clients saw: {SHOWS[report.shows]}\nreplay: kvproof replay {saved}")

@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.cli.selection import check_selection
+    from kvproof.checker.cli.written import wrote
     from kvproof.checker.report.check_report import render_assumptions
     from kvproof.checker.report.proof_report import render_proof
     from kvproof.checker.verify.checking import assumptions_json, protocol_for
@@ -138,8 +139,7 @@ def run(args: argparse.Namespace) -> int:
         from kvproof.checker.report.html_page import proof_page, write
 
         write(Path(args.html), proof_page(pages))
-        if not args.json:
-            console.print(f"report: {args.html}")
+        wrote(console, [args.html])  # stderr under --json
     return 0 if ok else 1
 
 
