@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int
+from kvproof.checker.cli.consoles import console_for
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -82,18 +83,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from kvproof.checker.cli.selection import check_names, check_selection
+
+    check_selection(args)
+    check_names(args.variants, args.variants_dir, args.protocol, args.invariant or (), args.without)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
     from kvproof.checker.cli.progress import progress_bar
-    from kvproof.checker.cli.selection import check_selection
     from kvproof.checker.cli.written import wrote
     from kvproof.checker.report import check_report
     from kvproof.checker.verify import checking
     from kvproof.checker.verify.check_pool import CheckJob, run_jobs
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
 
-    check_selection(args)
     # Every output path is checked before minutes of work, not after.
     check_output_dir(args.out, "--out")
     check_output_file(args.junit, "--junit")
@@ -108,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
         for variant in variants:
             active(variant, args.without)  # each must be one the variant lists
-    console = Console(stderr=args.json)
+    console = console_for(stderr=args.json)
     prove = "never" if args.no_prove else ("always" if args.prove else "auto")
     jobs = [
         CheckJob(

@@ -13,6 +13,9 @@ import argparse
 import json
 from typing import Any
 
+from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.report.tables import print_table
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", choices=["incident"], help="the scenario to replay")
@@ -79,10 +82,9 @@ def _as_json(report: Any) -> dict[str, Any]:
 
 
 def _print_rich(report: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = console_for()
     s = report.sizes
     console.print(
         f"[bold]{report.variant}[/bold] on the deployment of {report.deployment_from}: "
@@ -111,7 +113,7 @@ def _print_rich(report: Any) -> None:
             verdict = "[green]ok[/] (= single node)"
         text = r.text.replace("[", "\\[") if r.text else ""
         table.add_row(str(r.rid), r.tenant, str(r.prompt_tokens), str(r.status), text, verdict)
-    console.print(table)
+    print_table(console, table)
     for f in report.wrong:
         mark = "[bold red]LEAK[/]" if f.leak else "[bold yellow]WRONG ANSWER[/]"
         console.print(f"{mark} request {f.rid} (tenant {f.tenant}) read stale pages:")

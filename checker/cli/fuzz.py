@@ -24,7 +24,9 @@ import json
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
+from kvproof.checker.cli.consoles import console_for
 from kvproof.checker.distrib.options import add_ray_option
+from kvproof.checker.report.tables import print_table
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +68,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from kvproof.checker.cli.fuzz_first import model_first
     from kvproof.checker.cli.paths import check_output_dir
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.html, "--html")
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
-    console = Console(stderr=args.json)
+    console = console_for(stderr=args.json)
     if args.device == "cuda" and args.ray is None:
         import torch
 
@@ -168,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     for c in cols:
         table.add_column(c.replace("_", " "), justify="right")
     table.add_row(*(str(row[c]) for c in cols))
-    console.print(table)
+    print_table(console, table)
     f = result.finding
     if f is None:
         console.print(f"[green]no finding[/] in {s.traces} traces")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from kvproof.checker.report.tables import print_table
 from kvproof.model.search.induction import ProofResult
 
 
@@ -21,7 +22,7 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
             table.add_column("conjuncts used")
             for key, used in sorted(result.cores.items()):
                 table.add_row(key, ", ".join(used) or "(none: the action alone)")
-            console.print(table)
+            print_table(console, table)
         return
     console.print(f"[bold]{name}[/]: [red]not proved[/]: {result.summary}")
     if result.cti is None:
@@ -40,7 +41,7 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
         table.add_row("action", cti["action"])
         table.add_row("changes", "\n".join(cti.get("changes", [])))
     table.add_row("fails", cti["conjunct"])
-    console.print(table)
+    print_table(console, table)
     console.print(
         "  The pre-state satisfies every conjunct; the step breaks one. Either the state is"
         " unreachable (strengthen the invariant) or the protocol is wrong (check it with BMC)."
