@@ -27,9 +27,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="use the variant's own engine_sizes instead of the incident's deployment",
     )
-    parser.add_argument("--model", choices=["echo", "tiny"], default="echo")
+    parser.add_argument(
+        "--model",
+        choices=["echo", "tiny"],
+        default="echo",
+        help="echo (answers the text in the KV it reads: a leak reads as another tenant's"
+        " text) or tiny (a small random transformer)",
+    )
     parser.add_argument("--device", default="cpu", help="cpu (torch kernels) or cuda (Triton)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the engine (model weights and scheduler)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 

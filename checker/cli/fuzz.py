@@ -32,7 +32,12 @@ from kvproof.checker.report.tables import print_table
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", help="variant name or .toml path")
     parser.add_argument("--traces", type=positive_int, default=200, help="walks to run (200)")
-    parser.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0)
+    parser.add_argument(
+        "--seed",
+        type=int_at_least(0, 2**32 - 1),
+        default=0,
+        help="seed of the walks: the same seed gives the same walks and finding",
+    )
     parser.add_argument("--faults", action="store_true", help="inject environment faults")
     parser.add_argument(
         "--workers",
