@@ -105,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.lang.explain import action_label
 
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     workers = args.workers if args.workers is not None else default_workers()
@@ -182,7 +183,8 @@ def run(args: argparse.Namespace) -> int:
     kind = f.kind.replace("_", " ").upper()  # type: ignore[union-attr]
     console.print(f"[bold red]{kind}[/]: {f.detail}")
     console.print(
-        f"shrunk trace ({len(f.trace.steps)} steps): " + ", ".join(map(str, f.trace.steps))
+        f"shrunk trace ({len(f.trace.steps)} steps): "
+        + ", ".join(action_label(handoff_for(variant), x) for x in f.trace.steps)
     )
     wrote(console, [saved] + ([html] if html is not None else []))
     console.print(f"replay: kvproof replay {saved}", highlight=False, soft_wrap=True)

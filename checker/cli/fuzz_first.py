@@ -23,6 +23,7 @@ def model_first(
     from kvproof.checker.conformance.model_first import confirm, confirmed_kind, model_search
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.lang.explain import action_label
 
     found = model_search(variant, sizes, faults=args.faults, seed=args.seed, max_seconds=0.5)
     if found is None:
@@ -30,7 +31,7 @@ def model_first(
     trace = found.trace
     saved = Path(args.out) / f"{variant.name}.fuzz-{args.seed}.jsonl"
     write_jsonl(trace, saved, protocol=handoff_for(variant))
-    steps = ", ".join(map(str, trace.steps))
+    steps = ", ".join(action_label(handoff_for(variant), x) for x in trace.steps)
     if not args.json:
         console.print(
             f"[bold red]VIOLATION[/] (model-side finding, {found.seconds:.2f} s, "

@@ -30,10 +30,12 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
     cti = result.cti.describe()
     sizes = ", ".join(f"{v} {k}" for k, v in cti["sizes"].items())
     table = Table(
-        title=f"counterexample to induction ({cti['query']}, {sizes})", title_justify="left"
+        title=f"counterexample to induction ({cti['query']}, {sizes})",
+        title_justify="left",
+        show_header=False,  # two columns, a name and its value: no header row
     )
-    table.add_column("")
-    table.add_column("")
+    table.add_column("what")
+    table.add_column("value")
     table.add_row(
         "pre-state (non-default cells)", "\n".join(cti.get("pre", [])) or "(all defaults)"
     )
