@@ -27,8 +27,9 @@ class Event:
             )
 
     def __str__(self) -> str:
+        # The one display of requests and pages, as the model's traces print them (r0, p0).
         return (
-            f"{self.name}({self.rid})"
+            f"{self.name}(r{self.rid})"
             if self.page is None
-            else f"{self.name}({self.rid}, {self.page})"
+            else f"{self.name}(r{self.rid}, p{self.page})"
         )

@@ -10,7 +10,13 @@ a guard on an environment action (``model/handoff/assumptions.py``); ``kvproof c
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.names import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -77,3 +83,28 @@ def contradiction(names: tuple[str, ...] | list[str]) -> tuple[str, str] | None:
             if (info and b in info.excludes) or (other and a in other.excludes):
                 return a, b
     return None
+
+
+def check_assume(
+    table: Mapping[str, Any], path: Path, declared: Collection[str] | None
+) -> dict[str, str]:
+    """The ``[assume]`` table: each key an assumption the protocol declares, each value a
+    non-empty string saying why it holds here; no two that exclude each other."""
+    names = tuple(ASSUMPTIONS) if declared is None else tuple(declared)
+    for name, why in table.items():
+        if name not in names:
+            known = ", ".join(names) or "none: the protocol declares no assumptions"
+            raise KvproofInputError(
+                f"unknown assumption 'assume.{name}'{did_you_mean(name, names)} (known: {known})",
+                str(path),
+            )
+        if not isinstance(why, str) or not why.strip():
+            raise KvproofInputError(
+                f"'assume.{name}' must be a string saying why it holds, got {why!r}", str(path)
+            )
+    clash = contradiction(list(table))
+    if clash is not None:
+        raise KvproofInputError(
+            f"contradictory assumptions 'assume.{clash[0]}' and 'assume.{clash[1]}'", str(path)
+        )
+    return dict(table)

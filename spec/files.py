@@ -5,6 +5,8 @@ a folder, a permission error or bytes that are not UTF-8 all become one
 ``KvproofInputError`` naming the file. Every writer of a result (traces, JUnit, SARIF, graph
 files) goes through ``write_text_atomic``: the text lands in a temporary file beside the
 target and is renamed over it, so an interrupted run leaves the old file or the new one.
+The file gets the mode a plain ``open`` would give it (0644 under umask 022): ``mkstemp``
+makes it 0600, which another CI step or user could not read.
 """
 
 from __future__ import annotations
@@ -32,12 +34,22 @@ def read_text(path: Path | str, what: str = "file") -> str:
         ) from None
 
 
+def _umask() -> int:
+    # os.umask can only be read by setting it; set it back at once.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_bytes_atomic(path: Path | str, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file and a rename (never half-written)."""
+    """Write ``data`` to ``path`` via a temporary file and a rename (never half-written).
+
+    The parent folder must exist: a file output's folder is checked before the work starts
+    (``checker/cli/paths.py``), and a folder output (``--out DIR``) is made by its writer."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, p)

@@ -14,10 +14,11 @@ from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from kvproof.spec.assumptions import ASSUMPTIONS, contradiction
+from kvproof.spec.assumptions import check_assume
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text
 from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.names import did_you_mean
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
 
@@ -158,6 +159,8 @@ class Variant:
     assume: Mapping[str, str] = field(default_factory=dict)
     # ``check --all`` also checks every depth at its size (``check --complete``) for this one.
     complete: bool = False
+    # What ``kvproof variants`` marks it as: the incident's release or the recommended one.
+    role: str | None = None
 
     @property
     def buggy(self) -> bool:
@@ -178,8 +181,10 @@ _TOP_KEYS = {
     "expect": dict,
     "assume": dict,
     "complete": bool,
+    "role": str,
 }
-_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete"}
+_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role"}
+ROLES = ("incident", "recommended")
 
 # The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
 # function of the parsed switches (a user protocol names its invariants once, in its DSL).
@@ -198,7 +203,8 @@ def _check_table(data: Mapping[str, Any], cls: type, path: Path, table: str) -> 
     )
     for key in data:
         if key not in want:
-            raise KvproofInputError(f"unknown key '{table}.{key}'", str(path))
+            hint = did_you_mean(key, want)
+            raise KvproofInputError(f"unknown key '{table}.{key}'{hint}", str(path))
     out: dict[str, Any] = {}
     for name, typ in want.items():
         if name not in data:
@@ -254,7 +260,7 @@ def parse_variant(
         raise KvproofInputError(f"malformed TOML: {exc}", str(path)) from None
     for key in data:
         if key not in _TOP_KEYS:
-            raise KvproofInputError(f"unknown key '{key}'", str(path))
+            raise KvproofInputError(f"unknown key '{key}'{did_you_mean(key, _TOP_KEYS)}", str(path))
     for key, typ in _TOP_KEYS.items():
         if key not in data:
             if key in _OPTIONAL:
@@ -275,7 +281,10 @@ def parse_variant(
     for inv, verdict in expect.items():
         if inv not in names:
             known = ", ".join(names)
-            raise KvproofInputError(f"unknown invariant 'expect.{inv}' (known: {known})", str(path))
+            raise KvproofInputError(
+                f"unknown invariant 'expect.{inv}'{did_you_mean(inv, names)} (known: {known})",
+                str(path),
+            )
         if verdict not in VERDICTS:
             raise KvproofInputError(
                 f"'expect.{inv}' must be 'holds' or 'violated', got {verdict!r}", str(path)
@@ -283,6 +292,10 @@ def parse_variant(
     for inv in names:
         if inv not in expect:
             raise KvproofInputError(f"missing key 'expect.{inv}'", str(path))
+    if data.get("role", ROLES[0]) not in ROLES:
+        raise KvproofInputError(
+            f"'role' must be one of {', '.join(ROLES)}, got {data['role']!r}", str(path)
+        )
     sources = data["sources"]
     if not sources or not all(isinstance(s, str) for s in sources):
         raise KvproofInputError("'sources' must be a non-empty list of strings", str(path))
@@ -299,31 +312,10 @@ def parse_variant(
         counterpart=data.get("counterpart"),
         path=path,
         bmc_depth=_depth(data.get("bmc_depth", 12), path),
-        assume=_assume(data.get("assume", {}), path, assumptions),
+        assume=check_assume(data.get("assume", {}), path, assumptions),
         complete=data.get("complete", False),
+        role=data.get("role"),
     )
-
-
-def _assume(table: Mapping[str, Any], path: Path, declared: AssumptionNames) -> dict[str, str]:
-    """The ``[assume]`` table: each key an assumption the protocol declares, each value a
-    non-empty string saying why it holds here; no two that exclude each other."""
-    names = tuple(ASSUMPTIONS) if declared is None else tuple(declared)
-    for name, why in table.items():
-        if name not in names:
-            known = ", ".join(names) or "none: the protocol declares no assumptions"
-            raise KvproofInputError(
-                f"unknown assumption 'assume.{name}' (known: {known})", str(path)
-            )
-        if not isinstance(why, str) or not why.strip():
-            raise KvproofInputError(
-                f"'assume.{name}' must be a string saying why it holds, got {why!r}", str(path)
-            )
-    clash = contradiction(list(table))
-    if clash is not None:
-        raise KvproofInputError(
-            f"contradictory assumptions 'assume.{clash[0]}' and 'assume.{clash[1]}'", str(path)
-        )
-    return dict(table)
 
 
 def _invariant_names(invariants: InvariantNames, switches: Any) -> tuple[str, ...]:
@@ -391,8 +383,14 @@ def load_variant(
         return load_variant_file(candidate, switches_type, invariants, assumptions)
     path = _folder(folder) / f"{name_or_path}.toml"
     if not path.is_file():
-        known = ", ".join(p.stem for p in sorted(folder.glob("*.toml")))
+        known = [p.stem for p in sorted(folder.glob("*.toml"))]
         if not known:
             raise KvproofInputError(f"no such variant (no *.toml in {folder})", name_or_path)
-        raise KvproofInputError(f"no such variant (known: {known})", name_or_path)
+        # The nearest names, not all of them on one line: `kvproof variants` lists them.
+        where = "" if folder == VARIANTS_DIR else f" --variants-dir {folder}"
+        raise KvproofInputError(
+            f"no such variant{did_you_mean(name_or_path, known)} "
+            f"('kvproof variants{where}' lists them)",
+            name_or_path,
+        )
     return load_variant_file(path, switches_type, invariants, assumptions)

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from kvproof import __version__
 from kvproof.checker.cli import exits
+from kvproof.checker.cli.helptext import HelpFormatter, plain
 from kvproof.spec.errors import KvproofInputError
 
 # Order is the order of ``kvproof --help``. A command whose module is absent is skipped,
@@ -61,7 +62,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    fmt = argparse.RawDescriptionHelpFormatter
+    fmt = HelpFormatter
     parser = _Parser(
         prog="kvproof",
         description="KV-cache isolation, provable and testable.",
@@ -78,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
         doc = (module.__doc__ or "").strip().splitlines()
         p = sub.add_parser(
             name,
-            help=doc[0] if doc else None,
-            description=(module.__doc__ or None),
+            help=plain(doc[0]) if doc else None,
+            description=plain(module.__doc__ or None),
             epilog=exits.CONTRACT,
             formatter_class=fmt,
         )

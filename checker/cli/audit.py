@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from kvproof.checker.cli.consoles import console_for
+
 SEVERITIES = ("info", "low", "medium", "high", "critical", "never")
 
 
@@ -46,7 +48,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from kvproof.checker.audit import Severity, audit
     from kvproof.checker.audit.deployment import parse_role
@@ -58,5 +59,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(fail_on), indent=2))
     else:
-        render(report, Console(), fail_on)
+        render(report, console_for(), fail_on)
     return report.exit_code(fail_on)

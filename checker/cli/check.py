@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int
+from kvproof.checker.cli.consoles import console_for
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -82,17 +83,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from kvproof.checker.cli.selection import check_names, check_selection
+
+    check_selection(args)
+    check_names(args.variants, args.variants_dir, args.protocol, args.invariant or (), args.without)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
     from kvproof.checker.cli.progress import progress_bar
-    from kvproof.checker.cli.selection import check_selection
+    from kvproof.checker.cli.written import wrote
     from kvproof.checker.report import check_report
     from kvproof.checker.verify import checking
     from kvproof.checker.verify.check_pool import CheckJob, run_jobs
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
 
-    check_selection(args)
     # Every output path is checked before minutes of work, not after.
     check_output_dir(args.out, "--out")
     check_output_file(args.junit, "--junit")
@@ -107,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
         for variant in variants:
             active(variant, args.without)  # each must be one the variant lists
-    console = Console(stderr=args.json)
+    console = console_for(stderr=args.json)
     prove = "never" if args.no_prove else ("always" if args.prove else "auto")
     jobs = [
         CheckJob(
@@ -152,10 +155,14 @@ def run(args: argparse.Namespace) -> int:
             # mismatch like BMC's (a buggy variant's expected violation is not)
             broken = data["complete"].get("violated")
             mismatch = mismatch or check.variant.expect.get(broken) == "holds"
+        files = []
         if args.out:
-            write_traces(args.out, check)
+            files += write_traces(args.out, check)
         if args.html:
-            write_html(args.html, check, console if not args.json else None)
+            files += write_html(args.html, check)
+        if files:
+            data["files"] = [str(f) for f in files]
+            wrote(console, files)
     if args.all and not args.json:
         check_report.render_all(console, checks)
     if args.json:
@@ -165,10 +172,12 @@ def run(args: argparse.Namespace) -> int:
         from kvproof.checker.report.gate import write_junit
 
         write_junit(checks, args.junit, gate=args.all)
+        wrote(console, [args.junit])
     if args.sarif:
         from kvproof.checker.report.gate import write_sarif
 
         write_sarif(checks, args.sarif)
+        wrote(console, [args.sarif])
     if args.all:
         return 0 if all(c.all_match for c in checks) and not mismatch else 1
     return 1 if complete_bad or any(c.violated for c in checks) else 0
@@ -202,28 +211,33 @@ def _complete(args: argparse.Namespace, check, data: dict, console) -> bool:  # 
     return done.result.verdict == "violated"
 
 
-def write_traces(out: Path, check) -> None:  # type: ignore[no-untyped-def]
+def write_traces(out: Path, check) -> list[Path]:  # type: ignore[no-untyped-def]
+    """Each counterexample as ``.jsonl`` and ``.itf.json``; returns the files written."""
     from kvproof.checker.traces.itf import write_itf
     from kvproof.checker.traces.tracefile import write_jsonl
 
     out.mkdir(parents=True, exist_ok=True)
+    files = []
     for r in check.bmc.results:
         if r.trace is None:
             continue
         stem = out / f"{check.variant.name}.{r.invariant}"
         write_jsonl(r.trace, Path(f"{stem}.jsonl"), protocol=check.protocol)
         write_itf(r.trace, Path(f"{stem}.itf.json"), check.protocol)
+        files += [Path(f"{stem}.jsonl"), Path(f"{stem}.itf.json")]
+    return files
 
 
-def write_html(out: Path, check, console) -> None:  # type: ignore[no-untyped-def]
+def write_html(out: Path, check) -> list[Path]:  # type: ignore[no-untyped-def]
     """One report per violated invariant (model side: ``check`` never runs the engine)."""
     from kvproof.checker.report.html_page import trace_page, write
 
     out.mkdir(parents=True, exist_ok=True)
+    files = []
     for r in check.bmc.results:
         if r.trace is None:
             continue
         path = out / f"{check.variant.name}.{r.invariant}.html"
         write(path, trace_page(r.trace, check.protocol, variant=check.variant))
-        if console is not None:
-            console.print(f"report: {path}")
+        files.append(path)
+    return files

@@ -13,6 +13,9 @@ import argparse
 import json
 from typing import Any
 
+from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.report.tables import print_table
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", choices=["incident"], help="the scenario to replay")
@@ -24,9 +27,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="use the variant's own engine_sizes instead of the incident's deployment",
     )
-    parser.add_argument("--model", choices=["echo", "tiny"], default="echo")
+    parser.add_argument(
+        "--model",
+        choices=["echo", "tiny"],
+        default="echo",
+        help="echo (answers the text in the KV it reads: a leak reads as another tenant's"
+        " text) or tiny (a small random transformer)",
+    )
     parser.add_argument("--device", default="cpu", help="cpu (torch kernels) or cuda (Triton)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the engine (model weights and scheduler)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -79,10 +90,9 @@ def _as_json(report: Any) -> dict[str, Any]:
 
 
 def _print_rich(report: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = console_for()
     s = report.sizes
     console.print(
         f"[bold]{report.variant}[/bold] on the deployment of {report.deployment_from}: "
@@ -111,7 +121,7 @@ def _print_rich(report: Any) -> None:
             verdict = "[green]ok[/] (= single node)"
         text = r.text.replace("[", "\\[") if r.text else ""
         table.add_row(str(r.rid), r.tenant, str(r.prompt_tokens), str(r.status), text, verdict)
-    console.print(table)
+    print_table(console, table)
     for f in report.wrong:
         mark = "[bold red]LEAK[/]" if f.leak else "[bold yellow]WRONG ANSWER[/]"
         console.print(f"{mark} request {f.rid} (tenant {f.tenant}) read stale pages:")

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.cli.argtypes import positive_float, positive_int
+from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.report.tables import print_table
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +44,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvproof.checker.cli.selection import check_names
+
+    check_names([args.variant], args.variants_dir, args.protocol)
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.search.explore import explore
@@ -90,20 +95,24 @@ def run(args: argparse.Namespace) -> int:
         from kvproof.checker.report.html_page import graph_page
 
         write_text_atomic(args.html, graph_page(result, protocol, variant))
+    files = [str(f) for f in (args.dot, args.graphml, args.html) if f]
     if args.json:
-        print(json.dumps(as_json(result, protocol), indent=2))
+        print(json.dumps({**as_json(result, protocol), "files": files}, indent=2))
     else:
         _print_rich(result, protocol)
+
+        from kvproof.checker.cli.written import wrote
+
+        wrote(console_for(), files)
     return 1 if result.violated else 0
 
 
 def _with_progress(protocol: Any, sizes: dict[str, int], kwargs: dict[str, Any]) -> Any:
-    from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from kvproof.model.search.explore import explore
 
-    console = Console()
+    console = console_for()
     with Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
@@ -199,10 +208,9 @@ def as_json(result: Any, protocol: Any) -> dict[str, Any]:
 
 
 def _print_rich(result: Any, protocol: Any) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = console_for()
     sizes = f"{result.sizes['Req']} requests, {result.sizes['Page']} pages"
     counts = Table(title=f"explore {result.variant}: {sizes}")
     counts.add_column("measure")
@@ -219,7 +227,7 @@ def _print_rich(result: Any, protocol: Any) -> None:
         ("seconds", f"{result.seconds:.2f}"),
     ):
         counts.add_row(name, value)
-    console.print(counts)
+    print_table(console, counts)
     if result.truncated:
         console.print(
             "[yellow]truncated[/]: the state or time budget ran out; counts are lower "
@@ -236,7 +244,7 @@ def _print_rich(result: Any, protocol: Any) -> None:
             "-" if ok else str(result.shortest(name)),
             f"{result.violating[name]:,}",
         )
-    console.print(verdicts)
+    print_table(console, verdicts)
     if result.counterexamples:
         name, trace = min(result.counterexamples.items(), key=lambda kv: len(kv[1]))
         _print_trace(
@@ -261,7 +269,7 @@ def _print_trace(console: Any, title: str, trace: Any, protocol: Any) -> None:
         if row["violated"]:
             changes += f"  [bold red]violates {', '.join(row['violated'])}[/]"
         table.add_row(str(row["step"]), row["action"], ", ".join(row["args"]), changes)
-    console.print(table)
+    print_table(console, table)
 
 
 # -- graph export ----------------------------------------------------------------------------

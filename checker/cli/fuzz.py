@@ -24,13 +24,20 @@ import json
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
+from kvproof.checker.cli.consoles import console_for
 from kvproof.checker.distrib.options import add_ray_option
+from kvproof.checker.report.tables import print_table
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", help="variant name or .toml path")
     parser.add_argument("--traces", type=positive_int, default=200, help="walks to run (200)")
-    parser.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0)
+    parser.add_argument(
+        "--seed",
+        type=int_at_least(0, 2**32 - 1),
+        default=0,
+        help="seed of the walks: the same seed gives the same walks and finding",
+    )
     parser.add_argument("--faults", action="store_true", help="inject environment faults")
     parser.add_argument(
         "--workers",
@@ -66,10 +73,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from kvproof.checker.cli.fuzz_first import model_first
     from kvproof.checker.cli.paths import check_output_dir
+    from kvproof.checker.cli.written import wrote
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
 
@@ -78,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_dir(args.html, "--html")
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
-    console = Console(stderr=args.json)
+    console = console_for(stderr=args.json)
     if args.device == "cuda" and args.ray is None:
         import torch
 
@@ -98,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.lang.explain import action_label
 
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     workers = args.workers if args.workers is not None else default_workers()
@@ -167,7 +175,7 @@ def run(args: argparse.Namespace) -> int:
     for c in cols:
         table.add_column(c.replace("_", " "), justify="right")
     table.add_row(*(str(row[c]) for c in cols))
-    console.print(table)
+    print_table(console, table)
     f = result.finding
     if f is None:
         console.print(f"[green]no finding[/] in {s.traces} traces")
@@ -175,11 +183,11 @@ def run(args: argparse.Namespace) -> int:
     kind = f.kind.replace("_", " ").upper()  # type: ignore[union-attr]
     console.print(f"[bold red]{kind}[/]: {f.detail}")
     console.print(
-        f"shrunk trace ({len(f.trace.steps)} steps): " + ", ".join(map(str, f.trace.steps))
+        f"shrunk trace ({len(f.trace.steps)} steps): "
+        + ", ".join(action_label(handoff_for(variant), x) for x in f.trace.steps)
     )
-    console.print(f"saved: {saved}\nreplay: kvproof replay {saved}")
-    if html is not None:
-        console.print(f"report: {html}")
+    wrote(console, [saved] + ([html] if html is not None else []))
+    console.print(f"replay: kvproof replay {saved}", highlight=False, soft_wrap=True)
     return 1
 
 

@@ -18,10 +18,12 @@ def model_first(
     args: argparse.Namespace, variant: Any, sizes: dict[str, int], console: Any
 ) -> int | None:
     """The exit code when the model found something (always 1), or None to go on fuzzing."""
+    from kvproof.checker.cli.written import wrote
     from kvproof.checker.conformance.fuzz import COUNTERS
     from kvproof.checker.conformance.model_first import confirm, confirmed_kind, model_search
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.lang.explain import action_label
 
     found = model_search(variant, sizes, faults=args.faults, seed=args.seed, max_seconds=0.5)
     if found is None:
@@ -29,14 +31,15 @@ def model_first(
     trace = found.trace
     saved = Path(args.out) / f"{variant.name}.fuzz-{args.seed}.jsonl"
     write_jsonl(trace, saved, protocol=handoff_for(variant))
-    steps = ", ".join(map(str, trace.steps))
+    steps = ", ".join(action_label(handoff_for(variant), x) for x in trace.steps)
     if not args.json:
         console.print(
             f"[bold red]VIOLATION[/] (model-side finding, {found.seconds:.2f} s, "
             f"{found.walks} model walks): invariant [bold]{found.invariant}[/] violated "
             f"after {len(trace.steps)} steps: {steps}"
         )
-        console.print(f"saved: {saved}\nconfirming on the engine ...")
+        wrote(console, [saved])
+        console.print("confirming on the engine ...")
         sys.stdout.flush()  # reported now, not when the engine is done
     start = time.perf_counter()
     report = confirm(trace, variant)
@@ -96,7 +99,7 @@ def model_first(
 
         html = write_fuzz_html(Path(args.html), variant, trace, args.seed)
         if not args.json:
-            console.print(f"report: {html}")
+            wrote(console, [html])
     tag = "[bold red]ENGINE CONFIRMS[/]" if confirmed else "[bold red]ENGINE DISAGREES[/]"
     console.print(f"{tag} ({engine_s:.2f} s): {summary}")
     console.print(f"what clients saw: {SHOWS[report.shows]}\nreplay: kvproof replay {saved}")

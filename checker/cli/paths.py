@@ -2,7 +2,9 @@
 
 A run of ``check --all`` or ``fuzz`` can take minutes; an ``--out``, ``--junit``,
 ``--sarif``, ``--dot`` or ``--graphml`` that cannot be written must fail at once (exit 2,
-one line), not after the work, losing its findings. Writing itself is atomic
+one line), not after the work, losing its findings. A folder output (``--out DIR``) is made
+here if missing; a file output's folder must exist (a typo in it must not leave a new tree
+of folders behind), and nothing is created for it. Writing itself is atomic
 (``kvproof.spec.files.write_text_atomic``).
 """
 
@@ -58,6 +60,10 @@ def check_output_file(path: Path | str | None, flag: str) -> Path | None:
         if not os.access(p, os.W_OK) or not os.access(p.absolute().parent, os.W_OK | os.X_OK):
             raise KvproofInputError("not writable", f"{flag} {path}")
         return p
+    parent = p.absolute().parent
+    if not parent.is_dir():
+        why = "is not a folder" if parent.exists() else "does not exist"
+        raise KvproofInputError(f"its folder {parent} {why}", f"{flag} {path}")
     _check_creatable(p, flag)
     return p
 

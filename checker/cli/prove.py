@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import positive_float, positive_int
+from kvproof.checker.cli.consoles import console_for
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -65,10 +66,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
+    from kvproof.checker.cli.selection import check_names, check_selection
+
+    check_selection(args)
+    check_names(args.variants, args.variants_dir, args.protocol, without=args.without)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
-    from kvproof.checker.cli.selection import check_selection
+    from kvproof.checker.cli.written import wrote
     from kvproof.checker.report.check_report import render_assumptions
     from kvproof.checker.report.proof_report import render_proof
     from kvproof.checker.verify.checking import assumptions_json, protocol_for
@@ -77,7 +81,6 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.model.search.induction import prove
     from kvproof.spec.errors import KvproofInputError
 
-    check_selection(args)
     templates = _templates(args)
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
@@ -87,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         variants = [v for v in variants if not v.buggy]
         if not variants:
             raise KvproofInputError("no fixed variant to prove", str(args.variants_dir or "--all"))
-    console = Console(stderr=args.json)
+    console = console_for(stderr=args.json)
     out = []
     ok = True
     pages = []
@@ -138,8 +141,7 @@ def run(args: argparse.Namespace) -> int:
         from kvproof.checker.report.html_page import proof_page, write
 
         write(Path(args.html), proof_page(pages))
-        if not args.json:
-            console.print(f"report: {args.html}")
+        wrote(console, [args.html])  # stderr under --json
     return 0 if ok else 1
 
 

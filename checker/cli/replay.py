@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.cli.argtypes import int_at_least
+from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.report.tables import print_table
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -115,10 +117,9 @@ def report_json(report: Any) -> dict[str, Any]:
 
 
 def print_report(report: Any, console: Any = None) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    console = console or console_for()
     tr = report.trace
     console.print(
         f"replay of a [bold]{tr.variant}[/] trace ({len(tr.steps)} steps, "
@@ -146,7 +147,7 @@ def print_report(report: Any, console: Any = None) -> None:
             for cell, m, e, differs in d.rows:
                 style = "bold red" if differs else ""
                 table.add_row(cell, m, e, style=style)
-            console.print(table)
+            print_table(console, table)
     if report.drained:
         console.print(
             f"drain: {len(report.drained)} more steps, no new fault, until every client "

@@ -5,7 +5,9 @@
 ``/metrics``. The tenant is the bearer key; status codes are the engine's (the buggy
 variant answers 200 with another tenant's text). Prefill and RDMA timings are simulated
 (``--prefill-us-per-token``, ``--transfer-us-per-page``) so that an answer that skipped its
-prefill is visibly fast, as in the incident.
+prefill is visibly fast, as in the incident. Without ``--variant`` it serves
+``sglang-0.5.22-pd``, the recommended fixed release; ``--variant sglang-0.5.19-pd`` serves
+the incident's.
 """
 
 from __future__ import annotations
@@ -19,7 +21,10 @@ from kvproof.checker.cli.argtypes import nonnegative_float, port
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--variant", default="sglang-0.5.22-pd", help="engine version (name or .toml path)"
+        "--variant",
+        default="sglang-0.5.22-pd",
+        help="engine version, a name or .toml path (default: sglang-0.5.22-pd, the recommended"
+        " fixed release; sglang-0.5.19-pd serves the incident)",
     )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (loopback default)")
     parser.add_argument("--port", type=port, default=8000, help="1..65535 (8000)")
@@ -40,7 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=500.0,
         help="simulated RDMA latency of one page write (microseconds)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the engine (model weights and scheduler)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:

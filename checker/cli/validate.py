@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from kvproof.checker.cli.consoles import console_for
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("log", help="engine event log (.jsonl)")
@@ -19,7 +21,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from kvproof.checker.conformance.validate import read_event_log, validate_log
     from kvproof.spec.errors import KvproofInputError
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             )
         )
         return report.exit_code
-    console = Console()
+    console = console_for()
     console.print(
         f"{args.log}: {report.checked} of {report.events} events are steps of "
         f"[bold]{report.variant}[/]"

@@ -16,10 +16,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
     from rich.table import Table
 
+    from kvproof.checker.cli.consoles import console_for
     from kvproof.checker.cli.paths import check_input_dir
+    from kvproof.checker.report.tables import print_table
     from kvproof.checker.verify.protocols import resolve_variants
 
     check_input_dir(args.variants_dir, "--variants-dir")
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
                         "expect": dict(v.expect),
                         "counterpart": v.counterpart,
                         "assume": dict(v.assume),
+                        "role": v.role,
                     }
                     for v in variants
                 ],
@@ -47,15 +49,19 @@ def run(args: argparse.Namespace) -> int:
         return 0
     table = Table(title="kvproof variants")
     for col in ("variant", "kind", "expected violations", "assumes", "source"):
-        table.add_column(col, overflow="fold")
+        table.add_column(col)
     for v in variants:
         bad = [k for k, x in v.expect.items() if x == "violated"]
         table.add_row(
             v.name,
-            "[red]buggy[/]" if v.buggy else "[green]fixed[/]",
+            ("[red]buggy[/]" if v.buggy else "[green]fixed[/]") + ROLE_MARKS.get(v.role, ""),
             ", ".join(bad) or "none",
             ", ".join(v.assume) or "-",
             v.sources[0],
         )
-    Console().print(table)
+    print_table(console_for(), table)
     return 0
+
+
+# The marks of a variant's ``role`` (its file says which; ``spec/variant.py`` checks it).
+ROLE_MARKS = {"incident": " (the incident)", "recommended": " (recommended)"}

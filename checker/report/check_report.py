@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from kvproof.checker.report.tables import print_table
 from kvproof.checker.verify.checking import VariantCheck, to_json
 from kvproof.model.lang.explain import change_text
 
@@ -37,11 +38,11 @@ def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | N
         for row in inv["trace"]:
             shown = [c for c in row["changes"] if c["var"] not in ("posted",)]
             table.add_row(str(row["step"]), row["label"], "; ".join(map(change_text, shown)))
-        console.print(table)
+        print_table(console, table)
         if inv.get("initial"):
             console.print("  initially: " + "; ".join(inv["initial"]))
         console.print(f"  [bold]why:[/] {inv['explanation']}")
-    console.print(verdict_table(data))
+    print_table(console, verdict_table(data))
     proof = data.get("proof")
     if proof:
         render_proof_summary(console, proof)
@@ -113,7 +114,7 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
             ]
             table.add_row(check.variant.name, "(assumes)", "; ".join(names), "", "", "")
         table.add_section()
-    console.print(table)
+    print_table(console, table)
     bad = [c.variant.name for c in checks if not c.all_match]
     buggy = sum(1 for c in checks if c.variant.buggy)
     console.print(

@@ -101,7 +101,7 @@ def trace_body(
                 "engine-section",
             )
         )
-    parts.append(section("Legend", legend(), "legend-section"))
+    parts.append(section("Legend", legend(view.violated_step), "legend-section"))
     if variant is not None:
         parts.append(section(f"Variant {variant.name}", variant_box(variant), "variant-section"))
     return f'<div class="kvproof-report">{"".join(parts)}</div>'
@@ -203,9 +203,12 @@ def _sizes(sizes: Mapping[str, int]) -> str:
     return ", ".join(f"{n} {names.get(s, s)}" for s, n in sizes.items())
 
 
-def legend() -> str:
+def legend(violated_step: int | None = None) -> str:
+    """The marks of the chart; the violation badge shows this trace's own step (it said
+    "8" on every report, a 7-step trace's too)."""
+    badge = f"⚠ {violated_step}" if violated_step else "⚠ N"
     items = [
-        ('<span class="swatch">⚠ 8</span>', "the step after which the invariant is false"),
+        (f'<span class="swatch">{badge}</span>', "the step after which the invariant is false"),
         ('<span class="swatch">r0</span>', "owner: the page is in request r0's page table"),
         ('<span class="swatch">free</span>', "no request owns the page"),
         ('<span class="swatch">KV r0</span>', "the page's bytes are r0's KV"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from kvproof.checker.report.tables import print_table
 from kvproof.model.search.induction import ProofResult
 
 
@@ -21,7 +22,7 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
             table.add_column("conjuncts used")
             for key, used in sorted(result.cores.items()):
                 table.add_row(key, ", ".join(used) or "(none: the action alone)")
-            console.print(table)
+            print_table(console, table)
         return
     console.print(f"[bold]{name}[/]: [red]not proved[/]: {result.summary}")
     if result.cti is None:
@@ -29,10 +30,12 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
     cti = result.cti.describe()
     sizes = ", ".join(f"{v} {k}" for k, v in cti["sizes"].items())
     table = Table(
-        title=f"counterexample to induction ({cti['query']}, {sizes})", title_justify="left"
+        title=f"counterexample to induction ({cti['query']}, {sizes})",
+        title_justify="left",
+        show_header=False,  # two columns, a name and its value: no header row
     )
-    table.add_column("")
-    table.add_column("")
+    table.add_column("what")
+    table.add_column("value")
     table.add_row(
         "pre-state (non-default cells)", "\n".join(cti.get("pre", [])) or "(all defaults)"
     )
@@ -40,7 +43,7 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
         table.add_row("action", cti["action"])
         table.add_row("changes", "\n".join(cti.get("changes", [])))
     table.add_row("fails", cti["conjunct"])
-    console.print(table)
+    print_table(console, table)
     console.print(
         "  The pre-state satisfies every conjunct; the step breaks one. Either the state is"
         " unreachable (strengthen the invariant) or the protocol is wrong (check it with BMC)."

@@ -16,6 +16,7 @@ from kvproof.model.lang.trace import Trace, replay
 from kvproof.model.search.bmc import BmcResult, bmc
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.names import did_you_mean
 from kvproof.spec.variant import Variant
 
 ProtocolFactory = Callable[[Any], Protocol]
@@ -80,7 +81,9 @@ def check_variant(
     for name in invariants or ():
         if name not in known:
             raise KvproofInputError(
-                f"unknown invariant {name!r} (known: {', '.join(sorted(known))})", "--invariant"
+                f"unknown invariant {name!r}{did_you_mean(name, sorted(known))} "
+                f"(known: {', '.join(sorted(known))})",
+                "--invariant",
             )
     # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x; they
     # change no verdict and no length, but may pick another (equally short) counterexample,

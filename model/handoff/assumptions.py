@@ -19,6 +19,7 @@ from typing import Any
 from kvproof.model.lang.dsl import Action, Protocol
 from kvproof.spec.assumptions import ASSUMPTIONS
 from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.names import did_you_mean
 from kvproof.spec.variant import Switches, Variant
 
 # (s, *action args) -> the condition the environment is assumed to respect
@@ -70,7 +71,9 @@ def active(variant: Variant, without: Iterable[str] = ()) -> tuple[str, ...]:
         if name not in variant.assume:
             listed = ", ".join(variant.assume) or "none"
             raise KvproofInputError(
-                f"{variant.name} does not assume {name!r} (it assumes: {listed})", "--without"
+                f"{variant.name} does not assume {name!r}{did_you_mean(name, variant.assume)} "
+                f"(it assumes: {listed})",
+                "--without",
             )
     return tuple(n for n in variant.assume if n not in dropped)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, element_name
 
 
@@ -20,7 +21,13 @@ def args_dict(concrete: Concrete, inst: ActionInstance) -> dict[str, int]:
 
 
 def step_label(concrete: Concrete, inst: ActionInstance) -> str:
-    params = concrete.protocol.action(inst.action).params
+    return action_label(concrete.protocol, inst)
+
+
+def action_label(protocol: Protocol, inst: ActionInstance) -> str:
+    """``alloc(r0, p1)``: the one display of an action, arguments named by their sort
+    (``str(inst)`` is ``alloc(0, 1)``, which does not say which is the request)."""
+    params = protocol.action(inst.action).params
     names = ", ".join(element_name(s, a) for s, a in zip(params, inst.args, strict=True))
     return f"{inst.action}({names})"
 

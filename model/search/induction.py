@@ -27,6 +27,7 @@ import z3
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.context import Ctx, apply_ops
 from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.explain import step_label
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import Z3Logic
 
@@ -50,6 +51,7 @@ class Cti:
     switches: Any = field(default=None, repr=False)  # the protocol's switches (plain data)
     pre_cells: tuple[str, ...] = ()  # the pre-state's non-default cells, for people
     changes: tuple[str, ...] = ()  # what the action changed, for people
+    label: str = ""  # the action as people read it, ``land(r0, p0)``
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -60,7 +62,7 @@ class Cti:
         if self.pre is not None:
             out["pre"] = list(self.pre_cells)
         if self.action is not None:
-            out["action"] = str(self.action)
+            out["action"] = self.label or str(self.action)
         if self.pre is not None and self.post is not None:
             out["changes"] = list(self.changes)
         return out
@@ -86,7 +88,8 @@ class ProofResult:
                 f"{self.seconds:.2f} s)"
             )
         if self.cti is not None:
-            where = f" after {self.cti.action}" if self.cti.action else ""
+            shown = self.cti.label or self.cti.action
+            where = f" after {shown}" if self.cti.action else ""
             return f"{self.cti.conjunct} is not inductive{where} ({self.cti.query})"
         return f"solver answered unknown: {self.unknown}"
 
@@ -299,7 +302,8 @@ class Prover:
         broken = [c.name for c in self.conjuncts if not concrete.check(c, pre)]
         if post is None or broken or concrete.check(conjunct, post):
             raise ProofError(
-                f"CTI for {conjunct.name} after {inst_a} does not replay concretely"
+                f"CTI for {conjunct.name} after {step_label(concrete, inst_a)} does not replay"
+                " concretely"
                 f" (enabled={post is not None}, pre violates {broken})"
             )
         changes = tuple(
@@ -315,6 +319,7 @@ class Prover:
             **named,
             pre_cells=pre_cells,
             changes=changes,
+            label=step_label(concrete, inst_a),
         )
 
 

@@ -11,6 +11,7 @@ from kvproof.checker.cli import main
 from kvproof.model.handoff import build_handoff
 from kvproof.model.handoff.assumptions import handoff_for
 from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.explain import step_label
 from kvproof.model.lang.instance import Instance
 from kvproof.model.search.induction import prove
 from kvproof.spec.variant import list_variants, load_variant
@@ -47,7 +48,7 @@ def test_weakened_strengthening_gives_a_replayable_cti() -> None:
     assert post == cti.post
     assert not concrete.check(weakened.invariant(cti.conjunct), post)
     described = cti.describe()
-    assert described["action"] == str(cti.action) and described["pre"]
+    assert described["action"] == step_label(concrete, cti.action) and described["pre"]
 
 
 def test_buggy_variant_is_not_proved() -> None:

@@ -1,0 +1,42 @@
+"""Tables that never cut a word: names, numbers and URLs stay whole at any width.
+
+rich shrinks a table that is wider than the console by folding or ellipsising cells
+(``sglang-0.5.19-p`` / ``d``, ``21.…``). When every cell's longest word fits, rich draws it
+(wrapping only between words); when not (a narrow ``COLUMNS`` in a pipe), the table is
+printed as plain aligned lines, each as long as it needs. A terminal keeps rich's drawing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def print_table(console: Any, table: Any) -> None:
+    """``table`` in rich when every cell's longest word fits the width, else plain lines."""
+    from rich.measure import Measurement
+
+    # measured unclamped: Measurement.get caps the minimum at the width it is given
+    least = Measurement.get(console, console.options.update(max_width=10**6), table).minimum
+    if console.is_terminal or least <= console.width:
+        console.print(table)
+        return
+    if table.title:
+        console.print(_plain(table.title), highlight=False, markup=False, soft_wrap=True)
+    rows = [[c.header for c in table.columns]]
+    cells = [list(c.cells) for c in table.columns]
+    rows += [list(r) for r in zip(*cells, strict=True)]
+    text = [[_plain(cell) for cell in row] for row in rows]
+    widths = [max(len(row[i]) for row in text) for i in range(len(table.columns))]
+    for row in text:
+        line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        console.print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _plain(cell: Any) -> str:
+    from rich.text import Text
+
+    if isinstance(cell, str):
+        cell = Text.from_markup(cell)
+    if isinstance(cell, Text):
+        return " ".join(cell.plain.split())
+    return " ".join(str(cell).split())
