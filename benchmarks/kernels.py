@@ -8,9 +8,14 @@ and the tag check alone as a share of decode time. They are timed interleaved in
 run, fastest and median of several calls, so a noisy neighbour hits all alike. Attention
 calls run with caches flushed first (a serving step does not find its KV in cache); the tag
 check runs warm (the scheduler has just written the table). Progress lines go to stderr.
+``*_paired`` figures are the median over reps of the ratio of two calls made back to back,
+the figure least moved by a neighbour on a shared host; ``--runs N`` repeats the grid
+(backwards on odd runs) and ``goal_figures_per_run`` lists the goal figures of each run, so
+their spread is in the output. The output names the CPU model and its cache sizes.
 
     python benchmarks/kernels.py --quick              # < 30 s on 2 CPU cores
     python benchmarks/kernels.py --threads 1          # reproducible on a shared host
+    python benchmarks/kernels.py --quick --threads 1 --runs 3   # the spread of 3 runs
 
 On a busy shared CPU host prefer ``--threads 1``: the paged path issues ~6 intra-op parallel
 regions per sequence (SDPA one per call), and each waits at a barrier for a thread the OS
@@ -21,6 +26,7 @@ has lent to a neighbour, so 2-thread ratios there swing by 10x between runs.
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import platform
@@ -28,6 +34,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -134,6 +141,17 @@ def measure(
         # warm: the scheduler writes the table just before the step, so it is in cache
         times["check"].append(timer(check, cold=False))
     best = {name: min(vals) for name, vals in times.items()}
+    # Paired: each rep's ratio of two calls made back to back, then the median. Calls seconds
+    # apart on a shared host can see 3x different memory bandwidth (a neighbour's burst);
+    # the two calls of one rep mostly see the same one.
+    paired = {
+        "paged": statistics.median(
+            p / s for p, s in zip(times["paged"], times["sdpa"], strict=True)
+        ),
+        "check": statistics.median(
+            c / p for c, p in zip(times["check"], times["paged"], strict=True)
+        ),
+    }
     med = {name: statistics.median(vals) for name, vals in times.items()}
     kv_bytes = 2 * batch * seq_len * args.num_kv_heads * args.head_dim * pool.element_size()
     return {  # *_s: fastest of the reps (least disturbed by neighbours); medians alongside
@@ -148,11 +166,13 @@ def measure(
         "sdpa_contiguous_gbps": kv_bytes / best["sdpa"] / 1e9,
         "paged_over_contiguous": best["paged"] / best["sdpa"],
         "paged_over_contiguous_median": med["paged"] / med["sdpa"],
+        "paged_over_contiguous_paired": paired["paged"],
         "guarded_s": best["guarded"],
         "guarded_over_paged": best["guarded"] / best["paged"],
         "guarded_over_paged_median": med["guarded"] / med["paged"],
         "guard_check_warm_s": best["check"],
         "guard_check_share": best["check"] / best["paged"],
+        "guard_check_share_paired": paired["check"],
         "max_abs_diff_vs_sdpa": diff,
     }
 
@@ -168,6 +188,29 @@ def _device_name(device: torch.device) -> str:
     except OSError:
         pass
     return platform.machine()
+
+
+def _cpu_caches() -> dict[str, str]:
+    """CPU 0's caches as Linux reports them (``L2``: ``1024K, per 1 CPU(s)``); the paged
+    path keeps a gathered chunk in cache, so its ratio depends on these sizes, and on a
+    shared host on how much of the shared L3 the neighbours leave."""
+    out: dict[str, str] = {}
+    for idx in sorted(glob.glob("/sys/devices/system/cpu/cpu0/cache/index*")):
+        try:
+            level, kind, size, shared = (
+                Path(idx, f).read_text().strip()
+                for f in ("level", "type", "size", "shared_cpu_list")
+            )
+        except OSError:
+            continue
+        name = f"L{level}" + {"Data": "d", "Instruction": "i"}.get(kind, "")
+        cpus = sum(
+            int(b) - int(a) + 1 if "-" in part else 1
+            for part in shared.split(",")
+            for a, _, b in [part.partition("-")]
+        )
+        out[name] = f"{size}, per {cpus} CPU(s)"
+    return out
 
 
 def summarize(rows: list[dict[str, object]]) -> dict[str, object]:
@@ -188,6 +231,10 @@ def summarize(rows: list[dict[str, object]]) -> dict[str, object]:
         "sdpa_contiguous_gbps_all": stat("sdpa_contiguous_gbps", lambda r: True),
         "guarded_over_paged_all": stat("guarded_over_paged", lambda r: True),
         "guard_check_share_all": stat("guard_check_share", lambda r: True),
+        "paged_over_contiguous_paired_page16_len_ge_1024": stat(
+            "paged_over_contiguous_paired", long_page16
+        ),
+        "guard_check_share_paired_all": stat("guard_check_share_paired", lambda r: True),
     }
 
 
@@ -204,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--seconds-per-config", type=float, default=None, help="default 1.0 (--quick: 0.3)"
     )
+    parser.add_argument("--runs", type=int, default=1, help="the grid this many times")
     parser.add_argument("--min-reps", type=int, default=5)
     parser.add_argument("--max-reps", type=int, default=15)
     parser.add_argument("--threads", type=int, default=0, help="intra-op threads; 0: default")
@@ -224,21 +272,34 @@ def main(argv: list[str] | None = None) -> int:
             (b, n, p) for b in FULL["batch"] for n in FULL["seq_len"] for p in FULL["page_size"]
         ]
     elt = torch.empty(0, dtype=getattr(torch, args.dtype)).element_size()
-    rows, skipped = [], []
+    fits = [
+        c
+        for c in configs
+        if 2 * c[0] * c[1] * args.num_kv_heads * args.head_dim * elt / 1e9 <= args.max_kv_gb
+    ]
+    skipped = [
+        dict(zip(("batch", "seq_len", "page_size"), c, strict=True))
+        for c in configs
+        if c not in fits
+    ]
+    runs: list[list[dict[str, object]]] = []
     load_start = os.getloadavg()  # a busy shared host shows here; ratios suffer most
     started = time.perf_counter()
-    for batch, seq_len, page_size in configs:
-        kv_gb = 2 * batch * seq_len * args.num_kv_heads * args.head_dim * elt / 1e9
-        if kv_gb > args.max_kv_gb:
-            skipped.append({"batch": batch, "seq_len": seq_len, "page_size": page_size})
-            continue
-        rows.append(measure(batch, seq_len, page_size, args, timer))
-        print(
-            f"# b={batch} L={seq_len} page={page_size}: "
-            f"ratio {rows[-1]['paged_over_contiguous']:.2f}",
-            file=sys.stderr,
-            flush=True,
-        )
+    for run in range(args.runs):
+        rows = []
+        # Odd runs go through the grid backwards, so a drift in load over the run does not
+        # always land on the same configurations.
+        for batch, seq_len, page_size in fits if run % 2 == 0 else fits[::-1]:
+            rows.append(measure(batch, seq_len, page_size, args, timer))
+            print(
+                f"# run {run} b={batch} L={seq_len} page={page_size}: "
+                f"ratio {rows[-1]['paged_over_contiguous']:.2f}",
+                file=sys.stderr,
+                flush=True,
+            )
+        rows.sort(key=lambda r: fits.index((r["batch"], r["seq_len"], r["page_size"])))
+        runs.append(rows)
+    summaries = [summarize(rows) for rows in runs]
     report = {
         "benchmark": "paged_decode vs contiguous SDPA (equal bytes)",
         "device": str(device),
@@ -255,8 +316,26 @@ def main(argv: list[str] | None = None) -> int:
         "quick": args.quick,
         "wall_s": time.perf_counter() - started,
         "loadavg_1m_start_end": [round(load_start[0], 2), round(os.getloadavg()[0], 2)],
-        "summary": summarize(rows),
-        "decode": rows,
+        "cpu_caches": _cpu_caches() if device.type == "cpu" else {},
+        "runs": args.runs,
+        "summary": summaries[0],
+        "goal_figures_per_run": {  # issue 30: max <= 1.3 and median share <= 1 %
+            "paged_over_contiguous_page16_len_ge_1024_max": [
+                x["paged_over_contiguous_page16_len_ge_1024"].get("max") for x in summaries
+            ],
+            "guard_check_share_all_median": [
+                x["guard_check_share_all"].get("median") for x in summaries
+            ],
+            "paged_over_contiguous_paired_page16_len_ge_1024_max": [
+                x["paged_over_contiguous_paired_page16_len_ge_1024"].get("max") for x in summaries
+            ],
+            "guard_check_share_paired_all_median": [
+                x["guard_check_share_paired_all"].get("median") for x in summaries
+            ],
+        },
+        "summary_per_run": summaries[1:],
+        "decode": runs[0],
+        "decode_later_runs": runs[1:],
         "skipped_over_max_kv_gb": skipped,
     }
     print(json.dumps(report, indent=1))
