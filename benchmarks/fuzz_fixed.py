@@ -38,6 +38,7 @@ def campaign(variant: Any, traces: int, executor: Any, seed: int) -> dict[str, A
     secs = time.perf_counter() - t
     return {
         "traces": r.stats.traces,
+        "steps": r.stats.steps,
         "faults_injected": r.stats.faults,
         "findings": 0 if r.finding is None else 1,
         "finding": None if r.finding is None else r.finding.detail,
