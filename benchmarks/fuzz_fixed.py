@@ -8,7 +8,8 @@ one on a local Ray with as many CPUs, alternated per variant (pool first on even
 Ray first on odd ones) so load drifting over the run hits both alike. The driver runs torch
 with one intra-op thread, as ``kvproof fuzz`` does. Prints one JSON object (``--write``:
 also to ``benchmarks/fuzz_fixed.json``); goal (issue 30): 0 findings everywhere and at most
-5 min in total per executor. Ray's start-up is timed apart from its campaigns.
+5 min in total per executor. Ray's start-up is timed apart from its campaigns; progress
+lines go to stderr.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -36,6 +38,7 @@ def campaign(variant: Any, traces: int, executor: Any, seed: int) -> dict[str, A
     secs = time.perf_counter() - t
     return {
         "traces": r.stats.traces,
+        "steps": r.stats.steps,
         "faults_injected": r.stats.faults,
         "findings": 0 if r.finding is None else 1,
         "finding": None if r.finding is None else r.finding.detail,
@@ -78,7 +81,8 @@ def main() -> None:
         for i, v in enumerate(fixed):
             names = list(executors) if i % 2 == 0 else list(reversed(executors))
             for name in names:
-                runs[name][v.name] = campaign(v, args.traces, executors[name], args.seed)
+                runs[name][v.name] = r = campaign(v, args.traces, executors[name], args.seed)
+                print(f"# {name} {v.name}: {r}", file=sys.stderr, flush=True)
     finally:
         for ex in executors.values():
             ex.close()

@@ -53,8 +53,10 @@ def tag_mismatch(
 # it costs 5.6 us warm against numpy's 13 us, and far less cold: the engine checks once per
 # request, at commit, when numpy's dispatch code is out of the caches (numpy's check took
 # 73 us a call inside benchmarks/engine.py's workload; the loop runs on the interpreter's
-# own hot code). Past a few hundred ids numpy's vector compare wins.
-LOOP_MAX_IDS = 256
+# own hot code). numpy's cost is nearly flat (12.8 / 13.8 / 14.1 us warm at 27 / 128 / 256
+# ids) while the loop's grows (7.2 / 13.1 / 21.6 us): they cross near 128 ids, so a 4k-token
+# sequence of 16-token pages (256 ids) takes numpy (issue 30, benchmarks/kernels.py).
+LOOP_MAX_IDS = 128
 
 
 def _tag_mismatch_loop(

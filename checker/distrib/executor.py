@@ -9,7 +9,9 @@ ends the run (a fuzz finding): the merge is the serial run's, whatever finished 
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -39,13 +41,20 @@ class Executor(Protocol):
 
 
 class SerialExecutor:
-    """Every unit in this process, in order (``--workers 1``)."""
+    """Every unit in this process, in order (``--workers 1``), with one intra-op thread as
+    in a pool's workers, the caller's torch setting restored after each unit. Run as the
+    caller had torch (its default: a thread per core), a fuzz campaign in one process did
+    7-9 traces/s against 36-74 with one thread, same machine and minute (issue 30,
+    ``benchmarks/scale.py``): a tiny model's many small ops each wait at a barrier for a
+    thread the OS has lent to a neighbour."""
 
     slots = 1
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         for unit in units:
-            yield unit.index, unit()
+            with single_thread():
+                out = unit()
+            yield unit.index, out
 
     def close(self) -> None:
         pass
@@ -66,12 +75,26 @@ def one_thread() -> None:
     """In a worker process only (a caller's torch settings are the caller's): one intra-op
     thread, as the work units are many small CPU jobs (tiny models, solver calls)."""
     import os
-    import sys
 
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
     else:  # read by torch when a unit first imports it
         os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+@contextlib.contextmanager
+def single_thread() -> Iterator[None]:
+    """One torch intra-op thread for the block, if torch is loaded; the setting before it
+    is restored after (the caller's settings stay the caller's)."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else 1
+    if torch is not None and before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if torch is not None and before != 1:
+            torch.set_num_threads(before)
 
 
 class PoolExecutor:

@@ -37,6 +37,28 @@ def test_ordered_merge_is_the_serial_order_and_stops_at_the_first_stop() -> None
     assert got == [(0, 0), (1, 1), (2, 2)] == list(ordered(SerialExecutor(), units, stops=stops))
 
 
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def test_serial_units_run_with_one_torch_thread_and_the_callers_setting_comes_back() -> None:
+    # As in the pool's workers: one process ran fuzz 5-10x slower with a thread per core.
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        units = [Unit(i, _threads) for i in range(2)]
+        assert list(SerialExecutor().imap(units)) == [(0, 1), (1, 1)]
+        assert torch.get_num_threads() == 2
+        with PoolExecutor(2) as pool:
+            assert sorted(pool.imap(units)) == [(0, 1), (1, 1)]
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_ordered_takes_done_units_without_running_them() -> None:
     ran: list[int] = []
     units = [Unit(i, _square, (i,)) for i in range(4)]
