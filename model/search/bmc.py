@@ -25,6 +25,7 @@ from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
 from kvproof.model.lang.unroll import Unroller
+from kvproof.model.search.steady import steady_gc
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,23 @@ def bmc(
     ``stop_at_first``: stop at the first depth where some invariant breaks (the others
     are then reported as holding to that depth only): enough to show an assumption is
     needed."""
+    with steady_gc():
+        return _bmc(
+            protocol, sizes, depth, variant, invariants, primary, on_depth, stop_at_first, lemmas
+        )
+
+
+def _bmc(
+    protocol: Protocol,
+    sizes: dict[str, int],
+    depth: int,
+    variant: str,
+    invariants: Sequence[str] | None,
+    primary: bool,
+    on_depth: Callable[[int], None] | None,
+    stop_at_first: bool,
+    lemmas: bool,
+) -> BmcResult:
     start = time.perf_counter()
     inst = Instance(protocol, sizes)
     concrete = Concrete(inst)
