@@ -24,8 +24,11 @@ class Trace:
     # Initial values of the rigid variables: var -> {args: value}.
     init: dict[str, dict[tuple[int, ...], Any]]
     steps: tuple[ActionInstance, ...]
-    violated: str | None = None  # the invariant the last state violates
+    violated: str | None = None  # the invariant (or liveness property) the trace violates
     meta: dict[str, Any] = field(default_factory=dict)
+    # A lasso (a liveness counterexample): ``steps[loop:]`` is the loop, which returns to the
+    # state reached after ``steps[:loop]`` and repeats forever. None: a finite (safety) trace.
+    loop: int | None = None
 
     def __len__(self) -> int:
         return len(self.steps)
