@@ -102,8 +102,9 @@ def child(args: argparse.Namespace) -> None:
         return
     try:
         if args.collect == "decode":
-            h._do_commit = counted(h._do_commit, toggle)  # type: ignore[method-assign]
-            h._do_step = counted(h._do_step, toggle)  # type: ignore[method-assign]
+            for name in ("commit", "step"):  # decode's reads (refimpl/rules/generate.py)
+                rule = h.rules[name]
+                h.rules[name] = dataclasses.replace(rule, effect=counted(rule.effect, toggle))
         elif args.collect == "lookup":
             dec.tags.unchanged = counted(dec.tags.unchanged, toggle)  # type: ignore[method-assign]
         elif args.collect == "check":

@@ -21,6 +21,7 @@ from kvproof.refimpl.enabled import Alloc, EnabledEvents
 from kvproof.refimpl.errors import EngineRefused
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.faults import NO_FAULTS, FaultPlan
+from kvproof.refimpl.flight import Flight, FlightPages, FlightStatus
 from kvproof.refimpl.handoff import Handoff
 from kvproof.refimpl.limits import Limits
 from kvproof.refimpl.model_base import Model
@@ -111,21 +112,26 @@ class Cluster:
             raise KvproofInputError("empty prompt", f"tenant {tenant}")
         if max_new_tokens < 1:
             raise KvproofInputError("max_new_tokens must be >= 1", f"tenant {tenant}")
-        h = self.handoff
-        rid = len(h.requests)
-        h.requests.append(Request(rid, tenant, tuple(tokens), max_new_tokens))
-        h.p.append(PrefillReq(rid, list(tokens)))
-        h.d.append(self.decode.new_request(rid, len(tokens)))
+        rid = len(self.handoff.flights)
+        self.handoff.add(
+            Flight(
+                Request(rid, tenant, tuple(tokens), max_new_tokens),
+                PrefillReq(rid, list(tokens)),
+                self.decode.new_request(rid, len(tokens)),
+            )
+        )
         return rid
 
     def response(self, rid: int) -> Response:
-        req, d = self.handoff.requests[rid], self.handoff.d[rid]
-        tokens = tuple(d.tokens[: req.max_new_tokens]) if req.resp == "ok" else ()
+        f = self.handoff.flights[rid]
+        req = f.req
+        tokens = tuple(f.d.tokens[: req.max_new_tokens]) if req.resp == "ok" else ()
         return Response(HTTP_STATUS[req.resp], tokens, render(list(tokens)), req.tenant, req.reason)
 
     @property
-    def requests(self) -> list[Request]:
-        return self.handoff.requests
+    def requests(self) -> tuple[Request, ...]:
+        """Every request submitted, by id (the router's records)."""
+        return tuple(f.req for f in self.handoff.flights)
 
     # -- events ----------------------------------------------------------------------------
     def enabled(self, rids: Iterable[int] | None = None, *, alloc: Alloc = "every") -> list[Event]:
@@ -136,6 +142,10 @@ class Cluster:
         requests' events (ascending); ``alloc="top"``: ``alloc`` only for the allocator's
         next page (``refimpl/enabled.py``)."""
         return self._enabled(self.handoff.live() if rids is None else rids, alloc)
+
+    def can(self, event: Event) -> bool:
+        """``event``'s guard holds now (its rule in ``refimpl/rules/``)."""
+        return self.handoff.can(event)
 
     def apply(self, event: Event) -> None:
         if not self.handoff.can(event):
@@ -170,7 +180,8 @@ class Cluster:
             for page in range(dec.num_pages)
         )
         reqs = []
-        for req, p, d in zip(h.requests, h.p, h.d, strict=True):
+        for f in h.flights:
+            req, p, d = f.req, f.p, f.d
             inflight = tuple(t.page for t in h.transfer.pending(req.rid))
             reqs.append(
                 RequestView(
@@ -194,6 +205,25 @@ class Cluster:
                 )
             )
         return EngineView(pages, tuple(reqs))
+
+    # -- the read-only face (checker/serve, checker/conformance) --------------------------
+    def status(self, rid: int) -> FlightStatus:
+        """Where request ``rid`` stands: phases, poll, response, token counts."""
+        return self.handoff.flights[rid].status()
+
+    def pages_of(self, rid: int) -> FlightPages:
+        """Request ``rid``'s pages: prefill's, decode's table, the posted destinations."""
+        return self.handoff.flights[rid].pages()
+
+    def targets(self, rid: int) -> tuple[int, ...]:
+        """The destination pages ``rid``'s sender writes, in position order."""
+        return tuple(self.handoff.targets(self.handoff.flights[rid]))
+
+    def in_flight(self, rid: int | None = None) -> tuple[tuple[int, int], ...]:
+        """Writes posted and not landed, as (request, decode page), oldest first; only
+        ``rid``'s when given."""
+        writes = self.handoff.transfer.in_flight
+        return tuple(k for k in writes if rid is None or k[0] == rid)
 
     @property
     def limits(self) -> tuple[Limits, Limits]:

@@ -40,9 +40,11 @@ class EnabledEvents:
         radix = h.sw.radix_cache != "off"
         out: list[Event] = []
         queued: list[int] = []
+        flights = h.flights
         for r in rids:
-            req, p, d = h.requests[r], h.p[r], h.d[r]
-            if not req.arrived:
+            f = flights[r]
+            p, d = f.p, f.d
+            if not f.req.arrived:
                 out.append(Event("arrive", r))
                 continue
             dp, pp = d.phase, p.phase
@@ -78,7 +80,7 @@ class EnabledEvents:
                 out += self._allocs(r, free, alloc)
                 queued.append(r)
             if sending:
-                posts = (Event("post", r, page) for page in dict.fromkeys(h.targets(r)))
+                posts = (Event("post", r, page) for page in dict.fromkeys(h.targets(f)))
                 out += [ev for ev in posts if h.can(ev)]
             if radix and dp in ("queued", "running"):  # decode's radix cache (issue 12)
                 pages = d.table if dp == "running" else list(h.decode.tree.key)

@@ -109,9 +109,9 @@ class Scheduler:
             if prob and self.rng.random() < prob:
                 cands = [e for e in enabled if match(e)]
                 if kind == "disconnect":
-                    cands = [e for e in cands if h.requests[e.rid].poll != "failed"]
+                    cands = [e for e in cands if h.flights[e.rid].req.poll != "failed"]
                 if kind == "lease_expire":  # only while the blocks are still to be read
-                    cands = [e for e in cands if h.d[e.rid].phase in ("queued", "transfer")]
+                    cands = [e for e in cands if h.flights[e.rid].d.phase in ("queued", "transfer")]
                 if cands:
                     ev = self.rng.choice(cands)
                     self._note(kind, ev)
@@ -150,12 +150,14 @@ class Scheduler:
                 if not self.lost[e]:
                     cands.append(e)
             elif e.name == "step":
-                if len(h.d[r].tokens) < h.requests[r].max_new_tokens:
+                f = h.flights[r]
+                if len(f.d.tokens) < f.req.max_new_tokens:
                     cands.append(e)
             elif e.name == "finish":
-                if len(h.d[r].tokens) >= h.requests[r].max_new_tokens:
+                f = h.flights[r]
+                if len(f.d.tokens) >= f.req.max_new_tokens:
                     cands.append(e)
-            elif e.name == "abort" and h.requests[r].poll == "failed":
+            elif e.name == "abort" and h.flights[r].req.poll == "failed":
                 cands.append(e)  # decode sees Failed and aborts
         if not cands:
             return None
@@ -173,18 +175,20 @@ class Scheduler:
         if top is None:
             return []
         queued = sorted({e.rid for e in enabled if e.name == "alloc"})
-        partial = [r for r in queued if h.d[r].table]
+        partial = [r for r in queued if h.flights[r].d.table]
         if partial:
             return [Event("alloc", partial[0], top)]
         free = h.decode.alloc.free_count
-        return [Event("alloc", r, top) for r in queued if h.d[r].reserve <= free]
+        return [Event("alloc", r, top) for r in queued if h.flights[r].d.reserve <= free]
 
     def environment(self, enabled: list[Event]) -> Event | None:
         """Nothing can progress: a lost message or a full pool. The environment moves."""
         h = self.c.handoff
         timeouts = [e for e in enabled if e.name == "timeout"]
         gives_up = [
-            e for e in enabled if e.name == "abort" and h.d[e.rid].phase in ("queued", "transfer")
+            e
+            for e in enabled
+            if e.name == "abort" and h.flights[e.rid].d.phase in ("queued", "transfer")
         ]
         for kind, cands in (("timeout", timeouts), ("gives_up", gives_up)):
             if cands:

@@ -76,7 +76,7 @@ def reuse_source(cluster: Cluster, rid: int) -> None:
     """Other traffic takes the prefill blocks request ``rid`` just lost: its KV (with its
     canary, at the same positions) replaces the engine's random stand-in. The engine wrote
     the bytes it reads next from its own pool; replay only plays the other tenant."""
-    pages = list(cluster.handoff.p[rid].pages)
+    pages = list(cluster.pages_of(rid).prefill)
     if not pages:
         return
     pool = cluster.prefill.pool

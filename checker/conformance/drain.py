@@ -57,7 +57,7 @@ def candidates(ls: Lockstep) -> list[ActionInstance]:
         if inst.action in faults and not (reacts and reacts(ls, inst, ev.rid)):
             continue
         if inst.action in ("step", "finish"):
-            full = len(ls.cluster.handoff.d[ev.rid].tokens) >= ls.max_new_tokens
+            full = ls.cluster.status(ev.rid).generated >= ls.max_new_tokens
             if full != (inst.action == "finish"):
                 continue
         out.append(inst)

@@ -167,7 +167,7 @@ class Lockstep:
         c.apply(Event("arrive", rid))
         c.apply(Event("alloc", rid, spare))
         progress = ("send", "post", "land", "done", "commit")
-        while c.handoff.d[rid].phase != "running":
+        while c.status(rid).decode != "running":
             ev = next(e for e in c.enabled() if e.rid == rid and e.name in progress)
             c.apply(ev)
         return 1
@@ -209,7 +209,7 @@ class Lockstep:
         return self.unassumed.step(self.state, inst) is not None
 
     def engine_can(self, inst: ActionInstance) -> bool:
-        return self.cluster.handoff.can(self.rids.event(inst))
+        return self.cluster.can(self.rids.event(inst))
 
     def check_initial(self) -> Divergence | None:
         return self._compare(0, "init")
@@ -219,7 +219,7 @@ class Lockstep:
         step = self.step_no + 1
         nxt = self.model_step(inst)
         ev = self.rids.event(inst)
-        engine_ok = self.cluster.handoff.can(ev)
+        engine_ok = self.cluster.can(ev)
         if nxt is None:
             if engine_ok and not self.excluded(inst):
                 return "divergence", Divergence(

@@ -287,8 +287,8 @@ def _pick(ls: Lockstep, cands: list[ActionInstance], choice: int) -> ActionInsta
 
 def _lands_out_of_order(ls: Lockstep, inst: ActionInstance) -> bool:
     """A reordering network: a write lands before an older one still in flight."""
-    oldest = ls.cluster.handoff.transfer.oldest()
-    return oldest is not None and (oldest.rid, oldest.page) != (
+    writes = ls.cluster.in_flight()
+    return bool(writes) and writes[0] != (
         inst.args[0] + ls.rids.offset,
         inst.args[1],
     )
@@ -309,12 +309,12 @@ def _is_fault(ls: Lockstep, inst: ActionInstance) -> bool:
 
 
 def _candidates(ls: Lockstep, faults: bool) -> list[ActionInstance]:
-    h = ls.cluster.handoff
+    c = ls.cluster
     out = []
     fault_names = ls.protocol.faults
     for inst in ls.engine_enabled():
         rid = inst.args[0] + ls.rids.offset
-        if inst.action == "step" and len(h.d[rid].tokens) >= MAX_NEW_TOKENS:
+        if inst.action == "step" and c.status(rid).generated >= MAX_NEW_TOKENS:
             continue
         if not faults and _is_fault(ls, inst):
             continue

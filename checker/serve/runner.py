@@ -139,7 +139,7 @@ class EngineRunner:
                 decode_pages_in_use=c.decode.num_pages - c.decode.alloc.free_count,
                 prefill_pages=self._prefill_pages,
                 prefill_pages_in_use=self._prefill_pages - c.prefill.alloc.free_count,
-                transfers_in_flight=len(c.handoff.transfer.in_flight),
+                transfers_in_flight=len(c.in_flight()),
                 requests_live=len(self._live),
                 requests_waiting=len(self._waiting),
                 responses=dict(self._responses),
@@ -192,7 +192,7 @@ class EngineRunner:
             ev = self.policy.environment(ready)
         if ev is not None:
             self._apply(ev, now)
-            if self.cluster.handoff.d[ev.rid].phase == "done":
+            if self.cluster.status(ev.rid).decode == "done":
                 rest = live_enabled(self.cluster, [ev.rid])
                 if not any(e.rid == ev.rid for e in rest):
                     self._retire([ev.rid])
@@ -225,15 +225,15 @@ class EngineRunner:
         return 0.0
 
     def _prefill_done_at(self, rid: int) -> float:
-        prefilled = len(self.cluster.handoff.p[rid].tokens)  # 1 for the placeholder
+        prefilled = self.cluster.status(rid).prefilled  # 1 for the placeholder
         return self._arrived_at[rid] + prefilled * self.config.prefill_us_per_token / 1e6
 
     def _forward_running(self, rid: int) -> bool:
         """Prefill is sending ``rid`` and has pages of it still to post."""
-        h = self.cluster.handoff
-        p = h.p[rid]
-        targets = (p.dst if h.push else h.d[rid].table)[: h.sender_pages(rid)]
-        return p.phase == "active" and not set(targets) <= p.posted
+        c = self.cluster
+        if c.status(rid).prefill != "active":
+            return False
+        return not set(c.targets(rid)) <= set(c.pages_of(rid).posted)
 
     def _admit(self) -> None:
         c = self.cluster
@@ -278,9 +278,9 @@ class EngineRunner:
                 continue
             t.cancelled = True
             ev = Event("abort", t.rid)
-            if c.handoff.can(ev):
+            if c.can(ev):
                 self._apply(ev, time.monotonic())
-            elif not c.handoff.requests[t.rid].arrived:
+            elif not c.status(t.rid).arrived:
                 keep.append(t)  # arrive first, then abort
         self._aborts = keep
 
@@ -312,8 +312,8 @@ class EngineRunner:
         (disaggregation/decode.py, PreallocQueue): the allocator's free pages, which an
         early free returns at once.
         """
-        d = self.cluster.handoff.d
-        for rid in [r for r in self._need if d[r].phase == "done"]:
+        c = self.cluster
+        for rid in [r for r in self._need if c.status(r).decode == "done"]:
             need = self._need.pop(rid)
             self._used = [u - k for u, k in zip(self._used, need, strict=True)]
 
@@ -325,13 +325,12 @@ class EngineRunner:
         resp = c.response(rid)
         if resp.status is None:
             return
-        req = c.handoff.requests[rid]
         if resp.status != 200:
-            self._guard_trips += req.guard_trips
+            self._guard_trips += c.status(rid).guard_trips
             self._push(t, Update((), True, resp.status, resp.reason))
         else:
             new = resp.tokens[t.sent :]
-            done = c.handoff.d[rid].phase in ("done", "draining")
+            done = c.status(rid).decode in ("done", "draining")
             if not new and not done:
                 return
             t.sent = len(resp.tokens)
@@ -350,7 +349,7 @@ class EngineRunner:
     def _retire(self, rids: list[int]) -> None:
         """Forget requests with nothing left to do: their pool reservation is free again."""
         for r in rids:
-            if r not in self._live or self.cluster.handoff.d[r].phase != "done":
+            if r not in self._live or self.cluster.status(r).decode != "done":
                 continue
             t = self._live.pop(r)
             if not t.final:  # e.g. aborted while running: tell the (gone) client anyway

@@ -3,8 +3,8 @@ inconclusive probe is never clean, and ``fuzz`` reports the model's finding firs
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import types
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,14 @@ def commits_too_early(variant: Any, **kw: Any) -> Cluster:
     """A planted engine bug: decode asserts at commit (as an engine whose decode commits
     before the transfer concluded trips its own assertion)."""
     c = Cluster(variant, **kw)
-    original = type(c.handoff)._do_commit
+    rule = c.handoff.rules["commit"]
 
-    def commit(self: Any, ev: Any) -> None:
+    def commit(ctx: Any, f: Any, ev: Any) -> None:
         if ev.rid >= 1:  # engine request 0 is the replay's warm-up (canary) request
             raise AssertionError("decode committed before the transfer concluded")
-        original(self, ev)
+        rule.effect(ctx, f, ev)
 
-    c.handoff._do_commit = types.MethodType(commit, c.handoff)  # type: ignore[method-assign]
+    c.handoff.rules["commit"] = dataclasses.replace(rule, effect=commit)
     return c
 
 

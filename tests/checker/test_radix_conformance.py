@@ -58,7 +58,7 @@ def test_abstraction_reads_the_tree_and_the_locks() -> None:
     assert c.value(eng, "shares", (1, 0)) and not c.value(eng, "shares", (0, 0))  # r0 done
     assert compare(c, ls.state, eng) == []
     # a lock the engine forgot is a divergence the comparison names
-    ls.cluster.handoff.d[ls.rids.offset + 1].shared.clear()
+    ls.cluster.handoff.flights[ls.rids.offset + 1].d.shared.clear()
     eng = abstract(ls.cluster, ls.concrete, ls.rids.offset)
     assert [m.var for m in compare(c, ls.state, eng)] == ["shares"]
 

@@ -4,7 +4,6 @@ engine is caught even where the model says the variant holds."""
 
 from __future__ import annotations
 
-import types
 from dataclasses import replace
 from typing import Any
 
@@ -95,16 +94,16 @@ def skip_length_check(variant: Any, **kw: Any) -> Cluster:
     says it performs."""
     c = Cluster(variant, **kw)
     sw = replace(c.handoff.sw, written_length_check=False)
-    original = type(c.handoff)._do_commit
+    rule = c.handoff.rules["commit"]
 
-    def commit(self: Any, ev: Any) -> None:
-        real, self.sw = self.sw, sw
+    def commit(ctx: Any, f: Any, ev: Any) -> None:
+        real, ctx.sw = ctx.sw, sw
         try:
-            original(self, ev)
+            rule.effect(ctx, f, ev)
         finally:
-            self.sw = real
+            ctx.sw = real
 
-    c.handoff._do_commit = types.MethodType(commit, c.handoff)  # type: ignore[method-assign]
+    c.handoff.rules["commit"] = replace(rule, effect=commit)
     return c
 
 

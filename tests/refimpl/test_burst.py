@@ -24,15 +24,15 @@ def candidates(c: Cluster) -> Iterator[Event]:
     of the enabled ones, in the enumeration's order."""
     h = c.handoff
     free = h.decode.alloc.free_pages()
-    for r in range(len(h.requests)):
+    for r, f in enumerate(h.flights):
         yield from (Event(name, r) for name in EVENT_NAMES if name not in PAGE_EVENTS)
-        if h.requests[r].arrived:
-            if h.d[r].phase == "queued":
+        if f.req.arrived:
+            if f.d.phase == "queued":
                 yield from (Event("alloc", r, page) for page in free)
-            for page in h.targets(r) if h.p[r].dst or not h.push else []:
+            for page in h.targets(f) if f.p.dst or not h.push else []:
                 yield Event("post", r, page)
             # decode's radix cache (issue 12 item 4): a page of the table, a cached page
-            yield from (Event("insert", r, page) for page in h.d[r].table)
+            yield from (Event("insert", r, page) for page in f.d.table)
             yield from (Event("share", r, page) for page in h.decode.tree.key)
     for t in h.transfer.in_flight.values():
         yield Event("land", t.rid, t.page)
@@ -40,7 +40,7 @@ def candidates(c: Cluster) -> Iterator[Event]:
 
 def brute_force(c: Cluster) -> list[Event]:
     """The definition: every candidate of every request ever submitted that ``can`` allows."""
-    return list(dict.fromkeys(ev for ev in candidates(c) if c.handoff.can(ev)))
+    return list(dict.fromkeys(ev for ev in candidates(c) if c.can(ev)))
 
 
 @pytest.mark.slow

@@ -22,7 +22,7 @@ def _run(name: str) -> tuple[Cluster, int]:
 
 def test_head_trim_writes_the_wrong_chunks() -> None:
     c, rid = _run("vllm-nixl-push-head-trim")
-    req, d = c.requests[rid], c.handoff.d[rid]
+    req, d = c.requests[rid], c.handoff.flights[rid].d
     assert req.hit and d.reserve == 2 and d.aux is not None and d.aux.pages_written == 2
     assert req.resp == "ok" and c.truth.read_stale(rid)  # 200, over pages at the wrong position
     assert all(not r.at_pos and r.writer == rid for r in c.truth.reads_of(rid))

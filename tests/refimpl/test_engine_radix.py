@@ -29,7 +29,7 @@ def test_refcounted_tree_owns_the_page_and_locks_it() -> None:
     c, r0, r1 = two_requests(FIXED)
     assert c.decode.alloc.owner[0] == TREE and c.view().pages[0].cached
     assert c.view().requests[r0].shared == (0,) and c.view().requests[r0].table == ()
-    assert not c.handoff.can(Event("send", r1))  # a hit locks its head first
+    assert not c.can(Event("send", r1))  # a hit locks its head first
     assert Event("share", r1, 0) in c.enabled()
     c.apply(Event("share", r1, 0))
     c.apply(Event("finish", r0))
@@ -66,7 +66,7 @@ def test_share_needs_a_matching_head() -> None:
         c.apply(Event(ev, r0, 0 if ev in ("alloc", "post", "land", "insert") else None))
     c.decode.prefix_pages = 1
     c.apply(Event("arrive", r1))
-    assert not c.handoff.can(Event("share", r1, 0))
+    assert not c.can(Event("share", r1, 0))
     assert not any(e.name == "share" for e in c.enabled())
 
 
@@ -75,5 +75,5 @@ def test_no_radix_events_without_the_radix_cache() -> None:
     r0 = c.submit("A", c.prompt_for_pages(1))
     for ev in ("arrive", "alloc", "send", "post", "land", "done", "commit"):
         c.apply(Event(ev, r0, 0 if ev in ("alloc", "post", "land") else None))
-    assert not c.handoff.can(Event("insert", r0, 0))
+    assert not c.can(Event("insert", r0, 0))
     assert not any(e.name in ("insert", "share") for e in c.enabled())

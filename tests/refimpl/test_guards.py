@@ -24,7 +24,7 @@ def transferred(v: Variant, small: Sizes) -> tuple[Cluster, int]:
     c.submit("A", "a" * 40, 4)
     c.run()
     rid = c.submit("B", "b" * 24, 6)
-    while c.handoff.requests[rid].poll != "success":
+    while c.handoff.flights[rid].req.poll != "success":
         ev = next(
             e
             for e in c.enabled()
@@ -37,7 +37,7 @@ def transferred(v: Variant, small: Sizes) -> tuple[Cluster, int]:
 def tamper(c: Cluster, rid: int, *, keep_allocator: bool = True) -> None:
     """Point one table entry at a page holding request 0's stale KV (a buggy reallocation:
     the allocator agrees, so only the data guards can notice)."""
-    table = c.handoff.d[rid].table
+    table = c.handoff.flights[rid].d.table
     stale = next(p for p in range(c.decode.num_pages) if c.truth.decode.writer[p] == 0)
     if keep_allocator:
         c.decode.alloc.free(table[1])
@@ -65,7 +65,7 @@ def test_page_tags_catch_a_tampered_table_at_the_first_read(small: Sizes) -> Non
     tamper(c, rid)
     c.apply(Event("commit", rid))
     assert c.response(rid).status == 500
-    assert c.handoff.requests[rid].guard_trips == 1
+    assert c.status(rid).guard_trips == 1
     assert not c.view().requests[rid].leaked  # the guard refused to read
 
 
@@ -75,7 +75,7 @@ def test_page_tags_catch_a_table_tampered_after_commit(small: Sizes) -> None:
     assert c.response(rid).status == 200
     tamper(c, rid)
     c.apply(Event("step", rid))
-    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+    assert c.response(rid).status == 500 and c.status(rid).guard_trips == 1
 
 
 def test_without_guards_the_tampered_read_is_a_wrong_answer(small: Sizes) -> None:
@@ -106,14 +106,14 @@ def test_an_unchanged_request_reuses_its_passed_check(
 ) -> None:
     c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
     calls = count_guarded_reads(monkeypatch)
-    d = c.handoff.d[rid]
+    d = c.handoff.flights[rid].d
     c.apply(Event("commit", rid))
     assert calls[0] == 1 and c.response(rid).status == 200
     tail = list(d.tail)
     for _ in range(3):
         c.apply(Event("step", rid))
     assert d.tail == tail  # same pages read, no tag written: the first check still holds
-    assert calls[0] == 1 and c.handoff.d[rid].phase == "running"
+    assert calls[0] == 1 and c.status(rid).decode == "running"
 
 
 def running_after_a_passed_check(
@@ -134,23 +134,23 @@ def test_a_stray_write_after_a_passed_check_trips_the_next_read(
 ) -> None:
     c, rid, calls = running_after_a_passed_check(small, monkeypatch)
     # A late write of request 0 (no cancel in the transfer engine) lands in rid's page.
-    victim = c.handoff.d[rid].table[1]
+    victim = c.handoff.flights[rid].d.table[1]
     src = next(p for p, w in enumerate(c.truth.prefill.writer) if w not in (rid, None))
     c.handoff.transfer.post(0, victim, src, c.prefill.pool)
     c.handoff.transfer.land(0, victim, c.prefill.pool, c.decode)
     c.apply(Event("step", rid))
     assert calls[0] == 1  # the kernel-level guard ran again, and it is what tripped
-    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+    assert c.response(rid).status == 500 and c.status(rid).guard_trips == 1
 
 
 def test_a_tag_written_around_stamp_after_a_passed_check_trips(
     small: Sizes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     c, rid, calls = running_after_a_passed_check(small, monkeypatch)
-    c.decode.tags.tags[c.handoff.d[rid].table[0]] = 12345  # not through stamp()
+    c.decode.tags.tags[c.handoff.flights[rid].d.table[0]] = 12345  # not through stamp()
     c.apply(Event("step", rid))
     assert calls[0] == 1
-    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+    assert c.response(rid).status == 500 and c.status(rid).guard_trips == 1
 
 
 def test_a_table_tampered_after_a_passed_check_trips_the_next_read(
@@ -160,7 +160,7 @@ def test_a_table_tampered_after_a_passed_check_trips_the_next_read(
     tamper(c, rid)  # no tag write at all: the pages read changed
     c.apply(Event("step", rid))
     assert calls[0] == 1
-    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+    assert c.response(rid).status == 500 and c.status(rid).guard_trips == 1
 
 
 def test_the_cpu_checksum_is_zlib_over_the_page_bytes() -> None:
@@ -183,7 +183,7 @@ def test_the_cpu_checksum_is_zlib_over_the_page_bytes() -> None:
 
 
 def grow_by_a_tail_page(c: Cluster, rid: int) -> None:
-    d = c.handoff.d[rid]
+    d = c.handoff.flights[rid].d
     tail = len(d.tail)
     while len(d.tail) == tail:
         c.apply(Event("step", rid))
@@ -193,7 +193,7 @@ def test_a_read_grown_by_decodes_own_tail_page_reuses_its_check(
     small: Sizes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
-    c.handoff.requests[rid].max_new_tokens = 40
+    c.handoff.flights[rid].req.max_new_tokens = 40
     calls = count_guarded_reads(monkeypatch)
     c.apply(Event("commit", rid))
     grow_by_a_tail_page(c, rid)
@@ -205,14 +205,14 @@ def test_a_foreign_tag_on_a_tail_page_makes_the_kernel_trip(
     small: Sizes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     c, rid = transferred(load_variant("sglang-0.5.22-pd-guarded"), small)
-    c.handoff.requests[rid].max_new_tokens = 40
+    c.handoff.flights[rid].req.max_new_tokens = 40
     c.apply(Event("commit", rid))
     grow_by_a_tail_page(c, rid)
     calls = count_guarded_reads(monkeypatch)
-    c.decode.tags.stamp_tag(c.handoff.d[rid].tail[-1], 12345)  # e.g. a misdirected landing
+    c.decode.tags.stamp_tag(c.handoff.flights[rid].d.tail[-1], 12345)  # e.g. a misdirected landing
     c.apply(Event("step", rid))
     assert calls[0] == 1
-    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+    assert c.response(rid).status == 500 and c.status(rid).guard_trips == 1
 
 
 def test_a_tag_write_drops_the_check_of_every_reader_of_the_page() -> None:

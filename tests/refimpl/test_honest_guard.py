@@ -34,7 +34,7 @@ def running(small: Sizes) -> tuple[Cluster, int]:
     c.submit("A", "a" * 40, 4)
     c.run()
     rid = c.submit("B", "b" * 24, 6)
-    while c.handoff.d[rid].phase != "running":
+    while c.status(rid).decode != "running":
         c.apply(progress(c, rid))
     assert c.response(rid).status == 200
     return c, rid
@@ -43,22 +43,22 @@ def running(small: Sizes) -> tuple[Cluster, int]:
 def late_write(c: Cluster, writer: int, rid: int, src: int) -> None:
     """A posted write of ``writer`` (no cancel in the transfer engine) lands in a page of
     ``rid``: the stray write the guard exists for."""
-    victim = c.handoff.d[rid].table[1]
+    victim = c.handoff.flights[rid].d.table[1]
     c.handoff.transfer.post(writer, victim, src, c.prefill.pool)
     c.handoff.transfer.land(writer, victim, c.prefill.pool, c.decode)
 
 
 def finish(c: Cluster, rid: int) -> None:
     for _ in range(3):
-        if c.handoff.d[rid].phase == "running":
+        if c.status(rid).decode == "running":
             c.apply(Event("step", rid))
 
 
 def test_honest_stamps_trip_the_guard_on_a_stray_write(small: Sizes) -> None:
     c, rid = running(small)
-    late_write(c, 0, rid, c.handoff.p[0].pages[0])
+    late_write(c, 0, rid, c.pages_of(0).prefill[0])
     finish(c, rid)
-    assert c.response(rid).status == 500 and c.handoff.requests[rid].guard_trips == 1
+    assert c.response(rid).status == 500 and c.status(rid).guard_trips == 1
     assert not c.view().requests[rid].leaked  # the guard refused to read
 
 
@@ -76,12 +76,12 @@ def test_a_prefill_stamping_the_wrong_owner_is_caught_by_the_oracle(
 
     monkeypatch.setattr(PrefillNode, "stamp", broken)
     late = c.submit("C", "c" * 12, 2)
-    while not c.handoff.p[late].computed:
+    while not c.handoff.flights[late].p.computed:
         c.apply(progress(c, late))
-    late_write(c, late, rid, c.handoff.p[late].pages[0])
+    late_write(c, late, rid, c.pages_of(late).prefill[0])
     finish(c, rid)
     # The guard was fooled: the stray bytes carried the reader's tag.
-    assert c.handoff.requests[rid].guard_trips == 0 and c.response(rid).status == 200
+    assert c.status(rid).guard_trips == 0 and c.response(rid).status == 200
     # The oracle was not: it reads the recorder, which says who really wrote the page.
     (finding,) = [f for f in leak_check(c) if f.rid == rid]
     assert finding.wrong and finding.stale_pages[0].writer == late
@@ -100,8 +100,8 @@ def test_a_decode_stamping_from_its_page_table_is_caught_by_the_oracle(
         self.tags.stamp(page, self.alloc.owner.get(page))
 
     monkeypatch.setattr(DecodeNode, "receive", broken)
-    late_write(c, 0, rid, c.handoff.p[0].pages[0])
+    late_write(c, 0, rid, c.pages_of(0).prefill[0])
     finish(c, rid)
-    assert c.handoff.requests[rid].guard_trips == 0 and c.response(rid).status == 200
+    assert c.status(rid).guard_trips == 0 and c.response(rid).status == 200
     (finding,) = [f for f in leak_check(c) if f.rid == rid]
     assert finding.wrong and finding.stale_pages[0].writer == 0

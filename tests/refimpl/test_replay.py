@@ -22,7 +22,7 @@ def test_prompt_for_pages_sizes_the_reservation() -> None:
     for k in (1, 2, 3):
         rid = c.submit("t", c.prompt_for_pages(k))
         c.apply(Event("arrive", rid))
-        assert c.handoff.d[rid].reserve == k
+        assert c.handoff.flights[rid].d.reserve == k
     with pytest.raises(KvproofInputError):
         c.prompt_for_pages(2, over_prefill_limit=True)  # prefill's limit equals decode's
     small_p = cluster("sglang-0.5.19-pd", prefill_pages=4)  # prefill admits 10 tokens
