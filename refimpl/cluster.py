@@ -21,7 +21,7 @@ from kvproof.refimpl.enabled import Alloc, EnabledEvents
 from kvproof.refimpl.errors import EngineRefused
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.faults import NO_FAULTS, FaultPlan
-from kvproof.refimpl.flight import Flight, FlightPages, FlightStatus
+from kvproof.refimpl.flight import Flight, FlightPages, FlightStatus, Requests
 from kvproof.refimpl.handoff import Handoff
 from kvproof.refimpl.limits import Limits
 from kvproof.refimpl.model_base import Model
@@ -129,9 +129,9 @@ class Cluster:
         return Response(HTTP_STATUS[req.resp], tokens, render(list(tokens)), req.tenant, req.reason)
 
     @property
-    def requests(self) -> tuple[Request, ...]:
+    def requests(self) -> Requests:
         """Every request submitted, by id (the router's records)."""
-        return tuple(f.req for f in self.handoff.flights)
+        return Requests(self.handoff.flights)
 
     # -- events ----------------------------------------------------------------------------
     def enabled(self, rids: Iterable[int] | None = None, *, alloc: Alloc = "every") -> list[Event]:

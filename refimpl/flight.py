@@ -12,7 +12,9 @@ the checker (``checker/serve``, ``checker/conformance``) instead of the engine's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from kvproof.refimpl.decode import DecodeReq
 from kvproof.refimpl.prefill import PrefillReq
@@ -73,3 +75,23 @@ class FlightPages:
     prefill: tuple[int, ...]  # prefill's own pages in position order (kept after release)
     table: tuple[int, ...]  # decode's table, in allocation order
     posted: tuple[int, ...]  # destination pages the sender posted a write to, ascending
+
+
+class Requests(Sequence[Request]):
+    """The router's records of ``flights``, by id: a live read of the flights (no copy,
+    so indexing stays O(1) however many requests a long run submitted)."""
+
+    def __init__(self, flights: list[Flight]) -> None:
+        self._flights = flights
+
+    def __len__(self) -> int:
+        return len(self._flights)
+
+    @overload
+    def __getitem__(self, i: int) -> Request: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Request]: ...
+    def __getitem__(self, i: int | slice) -> Request | list[Request]:
+        if isinstance(i, slice):
+            return [f.req for f in self._flights[i]]
+        return self._flights[i].req

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # replay imports this module
 def _reacts_to_failed(ls: Lockstep, inst: ActionInstance, rid: int) -> bool:
     """Decode's own answer to a failure the trace already injected (KVPoll Failed) is to
     abort the request: that is no new fault, and it gives the client its answer."""
-    return ls.cluster.requests[rid].poll == "failed"
+    return ls.cluster.status(rid).poll == "failed"
 
 
 # The environment's moves (``Protocol.faults``) are faults the trace may take, never the

@@ -28,11 +28,8 @@ def _fake_lockstep(protocol, poll: str = "none"):  # type: ignore[no-untyped-def
     rids = RidMap(0)
     cluster = SimpleNamespace(
         enabled=lambda alloc=None: events,
-        requests={0: SimpleNamespace(poll=poll)},
-        handoff=SimpleNamespace(
-            d={0: SimpleNamespace(tokens=[])},
-            transfer=SimpleNamespace(oldest=lambda: None),
-        ),
+        status=lambda rid: SimpleNamespace(poll=poll, generated=0),
+        in_flight=lambda rid=None: (),
     )
     return SimpleNamespace(
         protocol=protocol,
