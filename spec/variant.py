@@ -18,7 +18,9 @@ from kvproof.spec.assumptions import check_assume
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text
 from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.lines import key_lines
 from kvproof.spec.names import did_you_mean
+from kvproof.spec.upstream import Upstream, is_version, parse_upstream
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
 
@@ -161,6 +163,12 @@ class Variant:
     complete: bool = False
     # What ``kvproof variants`` marks it as: the incident's release or the recommended one.
     role: str | None = None
+    # Which shipped releases it is, under which env and server args (``spec/upstream.py``);
+    # None when the file has no ``[upstream]`` table.
+    upstream: Upstream | None = None
+    # 1-based line of each table and key in the file ("expect.isolation", "switches"), for
+    # reports that point at a line (``spec/lines.py``).
+    lines: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def buggy(self) -> bool:
@@ -182,8 +190,9 @@ _TOP_KEYS = {
     "assume": dict,
     "complete": bool,
     "role": str,
+    "upstream": dict,
 }
-_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role"}
+_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role", "upstream"}
 ROLES = ("incident", "recommended")
 
 # The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
@@ -299,6 +308,7 @@ def parse_variant(
     sources = data["sources"]
     if not sources or not all(isinstance(s, str) for s in sources):
         raise KvproofInputError("'sources' must be a non-empty list of strings", str(path))
+    upstream = _upstream(data, path)
     return Variant(
         name=data["name"],
         engine=data["engine"],
@@ -315,7 +325,25 @@ def parse_variant(
         assume=check_assume(data.get("assume", {}), path, assumptions),
         complete=data.get("complete", False),
         role=data.get("role"),
+        upstream=upstream,
+        lines=key_lines(text),
     )
+
+
+def _upstream(data: Mapping[str, Any], path: Path) -> Upstream | None:
+    if "upstream" not in data:
+        return None
+    upstream = parse_upstream(data["upstream"], path, data["engine"])
+    # A ``version`` that names one release must be one the variant conforms to (the
+    # early-free variant once said "<0.5.22" while only 0.5.21+ with deferred release off
+    # showed its behaviour).
+    version = data["version"]
+    if upstream.releases and is_version(version) and version not in upstream.releases:
+        listed = ", ".join(upstream.releases)
+        raise KvproofInputError(
+            f"'version' is {version!r} but 'upstream.releases' lists {listed}", str(path)
+        )
+    return upstream
 
 
 def _invariant_names(invariants: InvariantNames, switches: Any) -> tuple[str, ...]:
