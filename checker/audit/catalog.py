@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from kvproof.spec.variant import list_variants, load_variant
 
-FIXED_SGLANG = (0, 5, 22)  # v0.5.22 completes the admission fixes (DOMAIN.md, the incident)
+FIXED_SGLANG = (0, 5, 22)  # v0.5.22: the release the incident report recommends
 # #38935 (pending rejects retired at the disaggregation queue) is in the wheels from v0.5.21:
 # sglang/srt/disaggregation/prefill.py PrefillBootstrapQueue.add calls is_unadmitted_reject;
 # v0.5.20 still queues the 1-token stub, like v0.5.19 (`kvproof conform`; press reports said
