@@ -21,6 +21,8 @@ from kvproof.checker.upstream.run import REAL, conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
+DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
+
 
 def tree(version: str) -> Path:
     try:
@@ -65,12 +67,15 @@ def test_the_wrong_release_names_the_switch(tmp_path: Path) -> None:
 
 
 def test_an_early_free_on_abort_is_what_0_5_19_does_not_0_5_22() -> None:
-    """The prefill sides agree (both retire the reject); decode's free on abort decides."""
+    """The prefill sides agree (both retire the reject); decode's free on abort decides.
+    The variant's [upstream.env] turns deferred release off; the release's default is on."""
     variant = load_variant("sglang-pd-early-free-abort")
     tree("0.5.22")
-    assert conform(variant, "0.5.22", traces=200).switch == "release"
-    off = {"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": False}
-    assert conform(variant, "0.5.22", traces=200, faults=True, env=off).exit_code == 0
+    run = conform(variant, "0.5.22", traces=200, faults=True)
+    assert run.exit_code == 0 and run.env_source[DEFERRED] == "variant"
+    assert run.env[DEFERRED] is False
+    on = conform(variant, "0.5.22", traces=200, env={DEFERRED: True})  # the default, back
+    assert on.switch == "release"
 
 
 def test_a_model_without_timeout_meets_the_code_s_deadline(tmp_path: Path) -> None:
