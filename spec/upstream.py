@@ -66,9 +66,11 @@ def version_key(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in text.split("."))
 
 
-def parse_upstream(data: Any, path: Path, engine: str) -> Upstream:
-    """The ``[upstream]`` table of the variant file at ``path`` (whose engine is ``engine``)."""
+def parse_upstream(data: Any, path: Path, variant: Mapping[str, Any]) -> Upstream:
+    """The ``[upstream]`` table of the variant file at ``path`` (``variant``: its top-level
+    keys, already checked: ``engine`` and ``version`` are strings)."""
     where = str(path)
+    engine, version = variant["engine"], variant["version"]
     if not isinstance(data, dict):
         raise KvproofInputError("'upstream' must be a table", where)
     for key in data:
@@ -96,6 +98,14 @@ def parse_upstream(data: Any, path: Path, engine: str) -> Upstream:
     if not releases and exempt is None:
         raise KvproofInputError(
             "'upstream' needs 'releases' (the releases it conforms to) or 'exempt' (why none)",
+            where,
+        )
+    # A ``version`` that names one release must be one the variant conforms to (the
+    # early-free variant once said "<0.5.22" while only 0.5.21+ with deferred release off
+    # showed its behaviour).
+    if releases and is_version(version) and version not in releases:
+        raise KvproofInputError(
+            f"'version' is {version!r} but 'upstream.releases' lists {', '.join(releases)}",
             where,
         )
     return Upstream(

@@ -17,14 +17,12 @@ from typing import Any
 from kvproof.spec.assumptions import check_assume
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text
-from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.invariants import INVARIANTS, check_expect
 from kvproof.spec.lines import key_lines
 from kvproof.spec.names import did_you_mean
-from kvproof.spec.upstream import Upstream, is_version, parse_upstream
+from kvproof.spec.upstream import Upstream, parse_upstream
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
-
-VERDICTS = ("holds", "violated")
 
 # Allowed values of the enumerated switches; booleans are checked by type.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -163,12 +161,8 @@ class Variant:
     complete: bool = False
     # What ``kvproof variants`` marks it as: the incident's release or the recommended one.
     role: str | None = None
-    # Which shipped releases it is, under which env and server args (``spec/upstream.py``);
-    # None when the file has no ``[upstream]`` table.
-    upstream: Upstream | None = None
-    # 1-based line of each table and key in the file ("expect.isolation", "switches"), for
-    # reports that point at a line (``spec/lines.py``).
-    lines: Mapping[str, int] = field(default_factory=dict)
+    upstream: Upstream | None = None  # which shipped releases it is (``spec/upstream.py``)
+    lines: Mapping[str, int] = field(default_factory=dict)  # "expect.isolation" -> line
 
     @property
     def buggy(self) -> bool:
@@ -286,21 +280,7 @@ def parse_variant(
             "'switches.radix_cache' needs 'switches.decode_prefix_cache = true'", str(path)
         )
     names = _invariant_names(invariants, switches)
-    expect = data["expect"]
-    for inv, verdict in expect.items():
-        if inv not in names:
-            known = ", ".join(names)
-            raise KvproofInputError(
-                f"unknown invariant 'expect.{inv}'{did_you_mean(inv, names)} (known: {known})",
-                str(path),
-            )
-        if verdict not in VERDICTS:
-            raise KvproofInputError(
-                f"'expect.{inv}' must be 'holds' or 'violated', got {verdict!r}", str(path)
-            )
-    for inv in names:
-        if inv not in expect:
-            raise KvproofInputError(f"missing key 'expect.{inv}'", str(path))
+    expect = check_expect(data["expect"], names, path)
     if data.get("role", ROLES[0]) not in ROLES:
         raise KvproofInputError(
             f"'role' must be one of {', '.join(ROLES)}, got {data['role']!r}", str(path)
@@ -308,7 +288,7 @@ def parse_variant(
     sources = data["sources"]
     if not sources or not all(isinstance(s, str) for s in sources):
         raise KvproofInputError("'sources' must be a non-empty list of strings", str(path))
-    upstream = _upstream(data, path)
+    upstream = parse_upstream(data["upstream"], path, data) if "upstream" in data else None
     return Variant(
         name=data["name"],
         engine=data["engine"],
@@ -318,7 +298,7 @@ def parse_variant(
         switches=switches,
         deployment=_sizes(data["deployment"], path, "deployment"),
         engine_sizes=_sizes(data["engine_sizes"], path, "engine_sizes"),
-        expect=dict(expect),
+        expect=expect,
         counterpart=data.get("counterpart"),
         path=path,
         bmc_depth=_depth(data.get("bmc_depth", 12), path),
@@ -328,22 +308,6 @@ def parse_variant(
         upstream=upstream,
         lines=key_lines(text),
     )
-
-
-def _upstream(data: Mapping[str, Any], path: Path) -> Upstream | None:
-    if "upstream" not in data:
-        return None
-    upstream = parse_upstream(data["upstream"], path, data["engine"])
-    # A ``version`` that names one release must be one the variant conforms to (the
-    # early-free variant once said "<0.5.22" while only 0.5.21+ with deferred release off
-    # showed its behaviour).
-    version = data["version"]
-    if upstream.releases and is_version(version) and version not in upstream.releases:
-        listed = ", ".join(upstream.releases)
-        raise KvproofInputError(
-            f"'version' is {version!r} but 'upstream.releases' lists {listed}", str(path)
-        )
-    return upstream
 
 
 def _invariant_names(invariants: InvariantNames, switches: Any) -> tuple[str, ...]:
