@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One prepared run for a CUDA machine (no GPU on dev/CI boxes; DESIGN.md "Set-up and tests"):
+# One prepared run for a CUDA machine (no GPU on dev/CI boxes):
 #   1. the Triton kernels compiled (TRITON_INTERPRET unset) against the oracle, incl. the
 #      guarded kernels and the tamper check: tests/kernels/triton_checks.py --device cuda
 #   2. the decode benchmark with backend=triton, bf16 and fp32, full grid

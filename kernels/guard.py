@@ -3,9 +3,10 @@
 Each page carries the tag of its owner, ``make_tag(request_id, generation)``; a sequence
 expects every page it reads (the first ``ceil(kv_len / page_size)`` table entries) to carry
 its own tag. In the incident a recycled page still listed in a stale table was read by
-the new owner's decode step (DOMAIN.md); the check turns that silent leak into an error
-flag. One vectorised compare of ``page_tags[table]`` costs a gather of 8 bytes per page,
-against ``page_size * heads * head_dim * 2`` elements of K/V read per page by attention.
+the new owner's decode step (docs/upstream.md#press-reports); the check turns that silent
+leak into an error flag. One vectorised compare of ``page_tags[table]`` costs a gather of
+8 bytes per page, against ``page_size * heads * head_dim * 2`` elements of K/V read per
+page by attention.
 """
 
 from __future__ import annotations

@@ -49,7 +49,8 @@ def make_tag(request_id: int, generation: int) -> int:
     """Owner tag of a page: ``(request_id << 32) | generation``.
 
     The generation distinguishes two lives of the same request id (an aborted request whose
-    id is reused), which is exactly the reuse that leaked KV in the incident (DOMAIN.md).
+    id is reused), which is exactly the reuse that leaked KV in the incident
+    (docs/upstream.md#press-reports).
     """
     if not 0 <= generation < 2**32:
         raise KernelInputError(f"generation must fit in 32 bits, got {generation}")

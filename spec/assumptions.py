@@ -34,40 +34,43 @@ _ALL = (
         "prefill's transfer of a request ends (every posted write has landed and no further"
         " write is posted) before decode's deferred-release timeout fires",
         "SGLang env SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT (30 s, decode"
-        " frees on ABORT_ACK or on this timeout); a later UniFlow backend design note says the"
-        " 30 s equals the default transfer timeout and 'a put that stalls to its deadline can"
-        " still be writing when decode releases the pages' (shared/UPSTREAM.md)",
+        " frees on ABORT_ACK or on this timeout: DecodeTransferQueue.resolve_deferred_releases"
+        " in sglang/srt/disaggregation/decode.py, 0.5.19-0.5.23); a later UniFlow backend"
+        " design note says the 30 s equals the default transfer timeout and 'a put that"
+        " stalls to its deadline can still be writing when decode releases the pages'"
+        " (docs/upstream.md#uniflow-design-note)",
         excludes=("stalled_transfer",),
     ),
     AssumptionInfo(
         "stalled_transfer",
         "a write of the request is still in flight when decode's release timeout fires (the"
         " scenario, not a guarantee: it focuses a check on the stall)",
-        "shared/UPSTREAM.md: UniFlow design note, an RDMA shutdown after a failed put has no"
-        " deadline",
+        "a UniFlow backend design note: an RDMA shutdown after a failed put has no deadline"
+        " (docs/upstream.md#uniflow-design-note)",
         excludes=("bounded_transfer",),
     ),
     AssumptionInfo(
         "failed_is_drained",
         "a transfer reported Failed has no write of it still in flight",
         "Mooncake getBatchTransferStatus returns FAILED as soon as one task failed while"
-        " others may still be in flight (kvcache-ai/Mooncake; shared/UPSTREAM.md); vLLM #56104"
-        " (a failed handle while sibling handles still wrote)",
+        " others may still be in flight (kvcache-ai/Mooncake, docs/upstream.md#mooncake);"
+        " vLLM #56104 (a failed handle while sibling handles still wrote)",
     ),
     AssumptionInfo(
         "lease_outlives_read",
         "prefill's block lease does not expire before decode's read of the blocks has ended",
         "vLLM NixlConnector kv_lease_duration (30 s) renewed by heartbeats (#41383); a read"
         " after expiry is only logged ('Potentially invalid KV blocks for unrecognized"
-        " request', #52234); decode-side expiry check #32208 open (shared/UPSTREAM.md)",
+        " request', #52234); decode-side expiry check #32208 open (docs/upstream.md#vllm)",
     ),
     AssumptionInfo(
         "silent_peer_is_stopped",
         "a prefill that decode gives up on (its waiting timeout, or heartbeats declaring the"
         " prefill dead) has stopped writing: no write is in flight and none will be posted",
         "SGLang env SGLANG_DISAGGREGATION_WAITING_TIMEOUT (300 s) and"
-        " SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL (5 s) x _HEARTBEAT_MAX_FAILURE (2);"
-        " a missed heartbeat or a slow transfer is not a stopped writer (shared/UPSTREAM.md)",
+        " SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL (5 s) x _HEARTBEAT_MAX_FAILURE (2)"
+        " (srt/environ.py, 0.5.19-0.5.23; docs/upstream.md#sglang-release-code); a missed"
+        " heartbeat or a slow transfer is not a stopped writer",
     ),
 )
 

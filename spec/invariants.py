@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.names import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -39,3 +45,26 @@ _ALL = (
 )
 
 INVARIANTS: dict[str, InvariantInfo] = {inv.name: inv for inv in _ALL}
+
+
+VERDICTS = ("holds", "violated")
+
+
+def check_expect(table: Mapping[str, Any], names: Collection[str], path: Path) -> dict[str, str]:
+    """A variant's ``[expect]`` table: one verdict, holds or violated, for each of ``names``
+    (the protocol's invariants), and no other key."""
+    for inv, verdict in table.items():
+        if inv not in names:
+            known = ", ".join(names)
+            raise KvproofInputError(
+                f"unknown invariant 'expect.{inv}'{did_you_mean(inv, names)} (known: {known})",
+                str(path),
+            )
+        if verdict not in VERDICTS:
+            raise KvproofInputError(
+                f"'expect.{inv}' must be 'holds' or 'violated', got {verdict!r}", str(path)
+            )
+    for inv in names:
+        if inv not in table:
+            raise KvproofInputError(f"missing key 'expect.{inv}'", str(path))
+    return dict(table)

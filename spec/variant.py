@@ -17,12 +17,12 @@ from typing import Any
 from kvproof.spec.assumptions import check_assume
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text
-from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.invariants import INVARIANTS, check_expect
+from kvproof.spec.lines import key_lines
 from kvproof.spec.names import did_you_mean
+from kvproof.spec.upstream import Upstream, parse_upstream
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
-
-VERDICTS = ("holds", "violated")
 
 # Allowed values of the enumerated switches; booleans are checked by type.
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -161,6 +161,8 @@ class Variant:
     complete: bool = False
     # What ``kvproof variants`` marks it as: the incident's release or the recommended one.
     role: str | None = None
+    upstream: Upstream | None = None  # which shipped releases it is (``spec/upstream.py``)
+    lines: Mapping[str, int] = field(default_factory=dict)  # "expect.isolation" -> line
 
     @property
     def buggy(self) -> bool:
@@ -182,8 +184,9 @@ _TOP_KEYS = {
     "assume": dict,
     "complete": bool,
     "role": str,
+    "upstream": dict,
 }
-_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role"}
+_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role", "upstream"}
 ROLES = ("incident", "recommended")
 
 # The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
@@ -277,21 +280,7 @@ def parse_variant(
             "'switches.radix_cache' needs 'switches.decode_prefix_cache = true'", str(path)
         )
     names = _invariant_names(invariants, switches)
-    expect = data["expect"]
-    for inv, verdict in expect.items():
-        if inv not in names:
-            known = ", ".join(names)
-            raise KvproofInputError(
-                f"unknown invariant 'expect.{inv}'{did_you_mean(inv, names)} (known: {known})",
-                str(path),
-            )
-        if verdict not in VERDICTS:
-            raise KvproofInputError(
-                f"'expect.{inv}' must be 'holds' or 'violated', got {verdict!r}", str(path)
-            )
-    for inv in names:
-        if inv not in expect:
-            raise KvproofInputError(f"missing key 'expect.{inv}'", str(path))
+    expect = check_expect(data["expect"], names, path)
     if data.get("role", ROLES[0]) not in ROLES:
         raise KvproofInputError(
             f"'role' must be one of {', '.join(ROLES)}, got {data['role']!r}", str(path)
@@ -299,6 +288,7 @@ def parse_variant(
     sources = data["sources"]
     if not sources or not all(isinstance(s, str) for s in sources):
         raise KvproofInputError("'sources' must be a non-empty list of strings", str(path))
+    upstream = parse_upstream(data["upstream"], path, data) if "upstream" in data else None
     return Variant(
         name=data["name"],
         engine=data["engine"],
@@ -308,13 +298,15 @@ def parse_variant(
         switches=switches,
         deployment=_sizes(data["deployment"], path, "deployment"),
         engine_sizes=_sizes(data["engine_sizes"], path, "engine_sizes"),
-        expect=dict(expect),
+        expect=expect,
         counterpart=data.get("counterpart"),
         path=path,
         bmc_depth=_depth(data.get("bmc_depth", 12), path),
         assume=check_assume(data.get("assume", {}), path, assumptions),
         complete=data.get("complete", False),
         role=data.get("role"),
+        upstream=upstream,
+        lines=key_lines(text),
     )
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from kvproof.checker.audit.deployment import Node
 
 # SGLang reserves one token of the context and five of the request for the output
-# (scheduler.py: max_req_len - 5); see DOMAIN.md "Where operators read the numbers".
+# (scheduler.py: max_req_len - 5); where operators read the numbers: README "kvproof audit".
 SGLANG_LEN_MARGIN = 1
 SGLANG_INPUT_MARGIN = 5
 

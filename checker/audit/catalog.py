@@ -2,8 +2,8 @@
 
 The candidates are the plain PD releases of the deployment's engine in ``spec/variants``
 (``sglang-0.5.19-pd``, ``sglang-0.5.22-pd``): the newest one not newer than the nodes'
-version models them, except that from v0.5.20 (#38935) the admission window is the fixed
-release's. An unknown version is taken as the oldest (the audit cannot prove the
+version models them, except that from v0.5.21 (#38935's intake retire) the admission window
+is the fixed release's. An unknown version is taken as the oldest (the audit cannot prove the
 fix is there). vLLM has no release-named variant for an admission window: its prefill
 answers the error before decode reads anything.
 """
@@ -15,10 +15,13 @@ from dataclasses import dataclass
 
 from kvproof.spec.variant import list_variants, load_variant
 
-FIXED_SGLANG = (0, 5, 22)  # v0.5.22 completes the admission fixes (DOMAIN.md, the incident)
-# #38935 (pending rejects retired at the disaggregation queue) shipped in v0.5.20 (seeds):
-# from there the admission window behaves like the fixed release, not like v0.5.19.
-ADMISSION_FIX = {"sglang": (0, 5, 20)}
+FIXED_SGLANG = (0, 5, 22)  # v0.5.22: the release the incident report recommends
+# #38935 (pending rejects retired at the disaggregation queue) is in the wheels from v0.5.21:
+# sglang/srt/disaggregation/prefill.py PrefillBootstrapQueue.add calls is_unadmitted_reject;
+# v0.5.20 still queues the 1-token stub, like v0.5.19 (`kvproof conform`; press reports said
+# "v0.5.20": docs/upstream.md#sglang-release-code). From there the admission window behaves
+# like the fixed release.
+ADMISSION_FIX = {"sglang": (0, 5, 21)}
 
 
 def parse_version(text: str | None) -> tuple[int, int, int] | None:

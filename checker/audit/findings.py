@@ -6,7 +6,7 @@ Rules (id: severity):
   (the incident's exact precondition, SGLang #30233), medium when the release rejects
   cleanly, low when prefill's limit is smaller but the API never sends such prompts.
 - ``pool-below-context``: high on a prefill node, medium elsewhere.
-- ``sglang-pd-version``: SGLang in PD mode below v0.5.20 (high: no #38935), v0.5.20..21
+- ``sglang-pd-version``: SGLang in PD mode below v0.5.21 (high: no #38935), v0.5.21
   (low: v0.5.22 recommended) or of unknown version (medium).
 - ``page-size-mismatch``: high. ``context-mismatch``: medium (paired nodes).
 - SGLang PD settings (checksum, deferred release, release timeout, backend, decode radix
@@ -136,9 +136,10 @@ def _pd_nodes(dep: Deployment) -> list[Node]:
     return [n for n in dep.nodes if n.role in ("prefill", "decode")]
 
 
-# SGLang #38935 (retire pending rejects at the disaggregation queue) is in v0.5.20; v0.5.21
-# and v0.5.22 complete it, and the incident report recommends v0.5.22 or later (seeds).
-PROMPT_FIX_SGLANG = (0, 5, 20)
+# SGLang #38935 (retire pending rejects at the disaggregation queue) is in the wheels from
+# v0.5.21 (catalog.ADMISSION_FIX), and the incident report recommends v0.5.22 or later
+# (docs/upstream.md#press-reports).
+PROMPT_FIX_SGLANG = (0, 5, 21)
 VERSION_ACTION = (
     "Run SGLang v0.5.22 or later on every prefill and decode node (admission fixes "
     "#38935/#38704/#36988, abort acks #38961, deferred KV release on by default)."
@@ -172,7 +173,7 @@ def _version(dep: Deployment) -> list[AuditFinding]:
             partial.append(n)
     out = []
     if old:
-        title = "SGLang in PD mode without the prompt-path fix (#38935, v0.5.20): "
+        title = "SGLang in PD mode without the prompt-path fix (#38935, v0.5.21): "
         out.append(_version_finding(old, Severity.HIGH, title, ""))
     if partial:
         title = "SGLang in PD mode below the recommended v0.5.22: "

@@ -1,11 +1,10 @@
 """SGLang's PD environment variables: names, types, defaults, and where each default held.
 
-Names and defaults from python/sglang/srt/environ.py (``class Envs``), verified in two
-public revisions: one with ``SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE =
-EnvBool(False)`` ("Off by default", #35049) and a later one with ``EnvBool(True)``. The
-seeds date the flip between 2026-09-16 and 2026-10-12, so it is on by default in v0.5.22
-(released 2026-10-19). Whether v0.5.21 (2026-10-02) already had it on could not be
-confirmed; the audit treats v0.5.21 as default off (the safe reading).
+Names and defaults from python/sglang/srt/environ.py (``class Envs``), read in the release
+wheels 0.5.19 to 0.5.23: ``SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE =
+EnvBool(False)`` ("Off by default", #35049) in 0.5.19 and 0.5.20, ``EnvBool(True)`` from
+0.5.21 (docs/upstream.md#sglang-release-code; ``tests/checker/test_conform_facts.py`` asks
+each release).
 
 ``/server_info`` lists variables under ``internal_states[i].env_vars`` only when the server
 ran with ``SGLANG_EXPOSE_OWN_ENV_VARS=1``, and then only those set explicitly
@@ -28,7 +27,7 @@ WAITING_TIMEOUT = "SGLANG_DISAGGREGATION_WAITING_TIMEOUT"
 BOOTSTRAP_TIMEOUT = "SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT"
 
 # The first release with deferred release on by default (see the module docstring).
-DEFERRED_DEFAULT_ON = (0, 5, 22)
+DEFERRED_DEFAULT_ON = (0, 5, 21)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ assumption of ``sglang-0.5.22-pd`` that the setting breaks:
   assumption: that variant differs from ``sglang-0.5.22-pd`` by its ``release`` switch
   (immediate), and ``sglang-0.5.22-pd`` assumes only ``bounded_transfer``.
 - ``transfer-backend-no-deferred-ack`` (high): MORI before v0.5.22 sends no drain ACK
-  (#37454 implements it for mooncake, nixl and ascend; the seeds: MORI needs v0.5.22).
+  (#37454 implements it for mooncake, nixl and ascend; MORI needs v0.5.22 per the press
+  reports, docs/upstream.md#press-reports).
 - ``release-timeout-short`` (high when a transfer in the metrics took longer, medium when
   shorter than ``SGLANG_DISAGGREGATION_WAITING_TIMEOUT``): decode frees a held room's pages
   on ACK *or* after the release timeout; a write still in flight then lands in reused

@@ -3,7 +3,7 @@ decode admits.
 
 For each prefill/decode pair and each view (see ``admission``), ``z3.Optimize`` minimises
 and then maximises an ``Int`` prompt length under the pair's constraints. The answer is
-re-checked twice, as DESIGN.md asks of every solver answer: Z3 proves that no length
+re-checked twice, as every solver answer in kvproof is: Z3 proves that no length
 between the bounds falls outside the window (so the window is one range, not a hull), and
 the plain-Python reading of the same constraints confirms both ends and their neighbours.
 """

@@ -1,6 +1,6 @@
 """Ask the release's own code: drive SGLang's real decode decision code with the model's walks.
 
-``kvproof conform VARIANT --sglang VERSION|PATH [--traces N] [--seed S] [--faults] [--json]
+``kvproof conform VARIANT [--sglang VERSION|PATH] [--traces N] [--seed S] [--faults] [--json]
 [--out DIR]``: loads only the release's decision modules (``DecodeTransferQueue``,
 ``Scheduler.abort_request``, the receiver's abort and waiting timeout, the manager's ACK
 accounting) from a cached wheel (``VERSION``: 0.5.19 to 0.5.23, fetched once with pip into
@@ -22,7 +22,12 @@ from kvproof.checker.cli.argtypes import int_at_least, positive_int
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("variant", help="variant name or .toml path (an SGLang variant)")
-    parser.add_argument("--sglang", required=True, metavar="VERSION|PATH")
+    parser.add_argument(
+        "--sglang",
+        metavar="VERSION|PATH",
+        help="release (0.5.19 to 0.5.23) or tree to run; default: the newest release the "
+        "variant's [upstream] table lists",
+    )
     parser.add_argument("--traces", type=positive_int, default=200, help="walks to run (200)")
     parser.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0)
     parser.add_argument("--faults", action="store_true", help="inject environment faults")
@@ -31,13 +36,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.upstream.run import conform
+    from kvproof.checker.upstream.run import conform, default_release
     from kvproof.spec.variant import load_variant
 
     variant = load_variant(args.variant)
     result = conform(
         variant,
-        args.sglang,
+        args.sglang or default_release(variant),
         traces=args.traces,
         seed=args.seed,
         faults=args.faults,

@@ -16,7 +16,6 @@ either holds for all sizes or it does not).
 from __future__ import annotations
 
 import json
-import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from kvproof.checker.verify.checking import VariantCheck, to_json
 from kvproof.model.lang.explain import change_text
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
 from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.variant import Variant
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 PROOF_RULE = "proof"
@@ -191,7 +191,7 @@ def write_sarif(checks: list[VariantCheck], path: Path) -> None:
         uri, root = _relative(check.variant.path)
         if root is not None:
             roots.add(root)
-        lines = _expect_lines(check.variant.path)
+        lines = _expect_lines(check.variant)
         for entry in data["invariants"]:
             if entry["matches"] and entry["verdict"] == "holds":
                 continue
@@ -268,26 +268,11 @@ def _relative(path: Path) -> tuple[str, Path | None]:
     return path.as_uri(), None
 
 
-_TABLE = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\"-]+)\s*\]")
-_KEY = re.compile(r"^\s*\"?([A-Za-z0-9_-]+)\"?\s*=")
-
-
-def _expect_lines(path: Path) -> dict[str, int]:
-    """Line numbers (1-based) of each key of the ``[expect]`` table; ``""``: the header."""
-    lines = {"": 1}
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError:
-        return lines
-    table = None
-    for number, line in enumerate(text.splitlines(), start=1):
-        header = _TABLE.match(line)
-        if header:
-            table = header.group(1).strip('"')
-            if table == "expect":
-                lines[""] = number
-            continue
-        key = _KEY.match(line)
-        if key and table == "expect":
-            lines.setdefault(key.group(1), number)
+def _expect_lines(variant: Variant) -> dict[str, int]:
+    """Line numbers (1-based) of each key of the ``[expect]`` table; ``""``: the header
+    (the spec loader records them: ``Variant.lines``)."""
+    lines = {"": variant.lines.get("expect", 1)}
+    for key, number in variant.lines.items():
+        if key.startswith("expect."):
+            lines[key.removeprefix("expect.")] = number
     return lines

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import time
-import tomllib
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,17 +104,19 @@ class ConformRun:
         }
 
 
-def upstream_table(variant: Variant) -> dict[str, Any]:
-    """The variant's ``[upstream]`` table (``Variant.upstream`` once spec/ parses it)."""
-    parsed = getattr(variant, "upstream", None)
-    if parsed is not None:
-        return {
-            "engine": parsed.engine,
-            "env": dict(parsed.env),
-            "server_args": dict(parsed.server_args),
-        }
-    data = tomllib.loads(variant.path.read_text(encoding="utf-8"))
-    return dict(data.get("upstream", {}))
+def default_release(variant: Variant) -> str:
+    """The newest release the variant's ``[upstream]`` table says it conforms to."""
+    if variant.engine != "sglang":
+        raise KvproofInputError(f"not an SGLang variant (engine {variant.engine!r})", variant.name)
+    latest = variant.upstream.latest if variant.upstream else None
+    if latest is None:
+        why = "is exempt" if variant.upstream else "has no [upstream] table"
+        raise KvproofInputError(
+            f"no --sglang given and the variant {why}, so it names no release: pass "
+            "--sglang VERSION|PATH",
+            variant.name,
+        )
+    return latest
 
 
 def conform(
@@ -133,10 +134,10 @@ def conform(
     this setting?"); its keys are checked like the table's."""
     if variant.engine != "sglang":
         raise KvproofInputError(f"not an SGLang variant (engine {variant.engine!r})", variant.name)
-    table = upstream_table(variant)
+    table = variant.upstream
     tree, label = fetch.resolve(sglang)
-    env_table = {**dict(table.get("env", {})), **(env or {})}
-    server_args = dict(table.get("server_args", {}))
+    env_table = {**(dict(table.env) if table else {}), **(env or {})}
+    server_args = dict(table.server_args) if table else {}
     defaults = settings.server_arg_defaults(tree)
     settings.check_server_args(server_args, defaults, str(variant.path))
     args = {**defaults, **server_args}

@@ -326,16 +326,20 @@ def test_json_adds_fields_only(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(old_finding | {"variant", "assumption"} <= set(f) for f in report["findings"])
 
 
-def test_window_on_v0520_rejects_cleanly(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("version", "leaks"), [("0.5.20", True), ("0.5.21", False)])
+def test_window_from_v0521_rejects_cleanly(
+    version: str, leaks: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # The incident's pools on v0.5.20: #38935 retires the pending reject, no leak (medium).
+    # The incident's pools: from v0.5.21 prefill's intake retires the pending reject, no
+    # leak (medium); v0.5.20 still queues the 1-token stub (the wheel's
+    # PrefillBootstrapQueue.add), so it leaks like v0.5.19 (critical).
     shutil.copytree(FIX / "incident", tmp_path / "incident")
     shutil.copy(FIX / "incident.toml", tmp_path / "incident.toml")
     for path in (tmp_path / "incident").iterdir():
-        path.write_text(path.read_text().replace("0.5.19", "0.5.20"))
+        path.write_text(path.read_text().replace("0.5.19", version))
     code, report = run_json([str(tmp_path / "incident.toml")], capsys)
     (window,) = report["windows"]
-    assert window["variant"] == "sglang-0.5.22-pd" and window["leaks"] is False
+    want = "sglang-0.5.19-pd" if leaks else "sglang-0.5.22-pd"
+    assert window["variant"] == want and window["leaks"] is leaks
     (finding,) = by_id(report, "prefill-rejects-decode-admits")
-    assert finding["severity"] == "medium" and code == 1
+    assert finding["severity"] == ("critical" if leaks else "medium") and code == 1

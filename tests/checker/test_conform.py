@@ -21,6 +21,8 @@ from kvproof.checker.upstream.run import REAL, conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
+DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
+
 
 def tree(version: str) -> Path:
     try:
@@ -65,12 +67,15 @@ def test_the_wrong_release_names_the_switch(tmp_path: Path) -> None:
 
 
 def test_an_early_free_on_abort_is_what_0_5_19_does_not_0_5_22() -> None:
-    """The prefill sides agree (both retire the reject); decode's free on abort decides."""
+    """The prefill sides agree (both retire the reject); decode's free on abort decides.
+    The variant's [upstream.env] turns deferred release off; the release's default is on."""
     variant = load_variant("sglang-pd-early-free-abort")
     tree("0.5.22")
-    assert conform(variant, "0.5.22", traces=200).switch == "release"
-    off = {"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": False}
-    assert conform(variant, "0.5.22", traces=200, faults=True, env=off).exit_code == 0
+    run = conform(variant, "0.5.22", traces=200, faults=True)
+    assert run.exit_code == 0 and run.env_source[DEFERRED] == "variant"
+    assert run.env[DEFERRED] is False
+    on = conform(variant, "0.5.22", traces=200, env={DEFERRED: True})  # the default, back
+    assert on.switch == "release"
 
 
 def test_a_model_without_timeout_meets_the_code_s_deadline(tmp_path: Path) -> None:
@@ -163,17 +168,23 @@ def test_bad_input_is_one_line(
 def test_an_env_key_sglang_does_not_have_is_refused(tmp_path: Path) -> None:
     tree("0.5.19")
     src = Path(load_variant("sglang-0.5.19-pd").path).read_text()
+    table = 'releases = ["0.5.19", "0.5.20"]\n'
+    assert table in src
     bad = tmp_path / "sglang-0.5.19-pd.toml"
-    bad.write_text(
-        src + '\n[upstream]\nengine = "sglang"\nrelease = "0.5.19"\n\n'
-        "[upstream.env]\nSGLANG_NO_SUCH_SWITCH = true\n"
-    )
-    try:
-        variant = load_variant(str(bad))
-    except KvproofInputError:
-        pytest.skip("this checkout's spec/ does not parse [upstream] yet")
+    bad.write_text(src.replace(table, table + "\n[upstream.env]\nSGLANG_NO_SUCH_SWITCH = true\n"))
+    variant = load_variant(str(bad))  # the shape is fine: only the release knows its names
+    assert variant.upstream is not None and "SGLANG_NO_SUCH_SWITCH" in variant.upstream.env
     with pytest.raises(KvproofInputError, match="SGLANG_NO_SUCH_SWITCH"):
         conform(variant, "0.5.19", traces=1)
+    assert main(["conform", str(bad), "--sglang", "0.5.19"]) == 2
+
+
+def test_conform_defaults_to_the_newest_listed_release(capsys: pytest.CaptureFixture[str]) -> None:
+    tree("0.5.20")
+    assert main(["conform", "sglang-0.5.19-pd", "--traces", "5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["sglang"] == "0.5.20"
+    assert main(["conform", "sglang-pd-decode-radix-fixed"]) == 2  # exempt: names none
+    assert "pass --sglang" in capsys.readouterr().err
 
 
 def test_an_unreachable_index_says_to_pass_a_path(
