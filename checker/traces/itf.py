@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
+from kvproof.checker.traces.lasso import check_loop_closes, check_loop_index
 from kvproof.checker.traces.tracefile import param_names
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance, Instance
@@ -76,6 +77,11 @@ def write_itf(trace: Trace, path: Path, protocol: Any) -> None:
         "vars": [v.name for v in protocol.vars],
         "states": rows,
     }
+    if trace.loop is not None:
+        # ITF counts states (states[0] is the initial one), kvproof counts steps: the state
+        # reached after ``steps[:loop]`` is ``states[loop]``, the one the last state loops
+        # back to (ADR-015). The last state equals it; it is kept so every step has a row.
+        doc["loop"] = trace.loop
     write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
@@ -169,7 +175,9 @@ def read_itf(path: Path, protocol: Any) -> Trace:
         steps=tuple(steps),
         violated=meta.get("violated"),
         meta={"source": str(meta.get("source", "itf"))},
+        loop=check_loop_index(doc.get("loop"), len(steps), f"{path}: loop"),
     )
+    check_loop_closes(trace, protocol, f"{path}: loop")
     try:
         replay(trace, concrete)
     except ReplayError as exc:  # pragma: no cover - steps were checked one by one above

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
+from kvproof.checker.traces.lasso import check_loop_closes, check_loop_index
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import Trace, replay
@@ -38,9 +39,11 @@ HEADER_KEYS = {
     "init",
     "violated",
     "steps",
+    "loop",
 }
-OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version"}
-STEP_KEYS = {"step", "action", "args", "state"}
+# ``loop`` only for a lasso: safety traces (and every file written before it) omit it.
+OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version", "loop"}
+STEP_KEYS = {"step", "action", "args", "state", "in_loop"}
 
 
 def param_names(params: tuple[str, ...]) -> tuple[str, ...]:
@@ -106,6 +109,8 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
         "violated": trace.violated,
         "steps": len(trace.steps),
     }
+    if trace.loop is not None:
+        header["loop"] = trace.loop
     meta = {k: v for k, v in trace.meta.items() if k != "seed"}
     if meta:
         header["meta"] = meta
@@ -118,6 +123,8 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
             "action": inst.action,
             "args": dict(zip(names, inst.args, strict=True)),
         }
+        if trace.loop is not None and i > trace.loop:
+            row["in_loop"] = True  # informative: the header's ``loop`` is what counts
         if state_rows:
             row["state"] = state_rows[i]
         lines.append(json.dumps(row))
@@ -222,6 +229,17 @@ def read_jsonl(path: Path) -> Trace:
             + (" (truncated?)" if len(steps) < count else ""),
             str(path),
         )
+    loop = check_loop_index(header.get("loop"), len(steps), f"{path}:{rows[0][0]}")
+    # Without the protocol only the informative states can show an open loop here;
+    # ``check_against`` replays the model and checks it for every lasso.
+    first, last = (rows[loop][1], rows[-1][1]) if loop else ({}, {})
+    if "state" in first and "state" in last and first["state"] != last["state"]:
+        raise _fail(
+            path,
+            rows[-1][0],
+            f"the loop does not close: the state after step {len(steps)} differs from "
+            f"the state after step {loop} (line {rows[loop][0]})",
+        )
     return Trace(
         variant=variant,
         sizes=dict(sizes),
@@ -229,6 +247,7 @@ def read_jsonl(path: Path) -> Trace:
         steps=tuple(steps),
         violated=violated,
         meta=meta,
+        loop=loop,
     )
 
 
@@ -263,3 +282,4 @@ def check_against(trace: Trace, protocol: Any, where: str) -> None:
                 raise KvproofInputError(
                     f"step {i}: {inst} has {sort} {a} >= size {trace.sizes[sort]}", where
                 )
+    check_loop_closes(trace, protocol, where)
