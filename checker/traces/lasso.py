@@ -15,15 +15,18 @@ from kvproof.model.lang.trace import Trace, replay
 from kvproof.spec.errors import KvproofInputError
 
 
-def check_loop_index(loop: Any, steps: int, where: str) -> int | None:
-    """``loop`` as read from a file: None, or an int with ``0 <= loop < steps``."""
+def check_loop_index(loop: Any, count: int, where: str, unit: str = "steps") -> int | None:
+    """``loop`` as read from a file: None, or an int with ``0 <= loop < count``.
+
+    ``count`` is the trace's number of ``unit``: kvproof's files count steps, ITF counts
+    states (``itf.py`` converts)."""
     if loop is None:
         return None
     if not isinstance(loop, int) or isinstance(loop, bool):
         raise KvproofInputError(f"'loop' must be an integer, got {loop!r}", where)
-    if not 0 <= loop < steps:
+    if not 0 <= loop < count:
         raise KvproofInputError(
-            f"'loop' {loop} is out of range: the trace has {steps} steps (want 0..{steps - 1})",
+            f"'loop' {loop} is out of range: the trace has {count} {unit} (want 0..{count - 1})",
             where,
         )
     return loop

@@ -11,6 +11,11 @@ Arguments are named by their parameter's sort (its initial: ``r`` for the handof
 ``state`` are the argument tuple joined by commas. ``state`` is optional
 and informative (kvproof re-derives every state by replaying the model). Parsing is
 strict: every error is a ``KvproofInputError`` naming ``path:line``.
+
+A lasso (a liveness counterexample, issue #29) adds ``"loop": i`` to the header: steps
+``i+1..n`` repeat forever, back to the state after step ``i``; each of them is marked
+``"in_loop": true``. Safety traces have neither, so files written before lassos load as
+before; a loop out of range, or one that does not close, is bad input (``lasso.py``).
 """
 
 from __future__ import annotations
@@ -230,16 +235,19 @@ def read_jsonl(path: Path) -> Trace:
             str(path),
         )
     loop = check_loop_index(header.get("loop"), len(steps), f"{path}:{rows[0][0]}")
-    # Without the protocol only the informative states can show an open loop here;
-    # ``check_against`` replays the model and checks it for every lasso.
-    first, last = (rows[loop][1], rows[-1][1]) if loop else ({}, {})
-    if "state" in first and "state" in last and first["state"] != last["state"]:
-        raise _fail(
-            path,
-            rows[-1][0],
-            f"the loop does not close: the state after step {len(steps)} differs from "
-            f"the state after step {loop} (line {rows[loop][0]})",
-        )
+    _check_marks(path, rows, loop)
+    # Without the protocol only the informative states can show an open loop here (the
+    # initial state has no row: a loop from step 0 waits for the model); ``check_against``
+    # replays the model and checks it for every lasso.
+    if loop is not None and loop > 0:
+        first, last = rows[loop][1], rows[-1][1]
+        if "state" in first and "state" in last and first["state"] != last["state"]:
+            raise _fail(
+                path,
+                rows[-1][0],
+                f"the loop does not close: the state after step {len(steps)} differs from "
+                f"the state after step {loop} (line {rows[loop][0]})",
+            )
     return Trace(
         variant=variant,
         sizes=dict(sizes),
@@ -249,6 +257,20 @@ def read_jsonl(path: Path) -> Trace:
         meta=meta,
         loop=loop,
     )
+
+
+def _check_marks(path: Path, rows: list[tuple[int, Any]], loop: int | None) -> None:
+    """``in_loop`` marks, where a file has them, agree with the header's ``loop``: marks
+    without a ``loop`` are a lasso whose loop was dropped (it would read as a safety trace)."""
+    for i, (n, row) in enumerate(rows[1:], start=1):
+        if "in_loop" not in row:
+            continue
+        if row["in_loop"] is not True:
+            raise _fail(path, n, "'in_loop' must be true (or absent)")
+        if loop is None:
+            raise _fail(path, n, "step is marked 'in_loop' but the header has no 'loop'")
+        if i <= loop:
+            raise _fail(path, n, f"step {i} is marked 'in_loop' but the loop starts at {loop + 1}")
 
 
 def check_against(trace: Trace, protocol: Any, where: str) -> None:

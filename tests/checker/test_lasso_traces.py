@@ -1,0 +1,216 @@
+"""Lassos (issue #29 items 3 and 6): the loop kept in JSONL and ITF, checked to close on read.
+
+The lassos are found here, in the concrete interpreter, not by the liveness search: a BFS to
+the shortest stem after which a given loop of steps returns to the state it started from
+(in the handoff, a running request's decode ``step`` reads its pages and changes nothing).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from pathlib import Path
+
+import pytest
+
+from kvproof.checker.cli import main
+from kvproof.checker.traces.itf import read_itf, write_itf
+from kvproof.checker.traces.tracefile import check_against, read_jsonl, write_jsonl
+from kvproof.model.handoff import build_handoff
+from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.trace import Trace, initial_assignment, replay
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.variant import load_variant
+
+VARIANT = "sglang-pd-deferred-timeout"
+
+
+def protocol():  # type: ignore[no-untyped-def]
+    return build_handoff(load_variant(VARIANT).switches)
+
+
+# The happy path's events: the BFS for a stem takes only these (two requests' whole graph
+# takes seconds, and the stem is the same).
+HAPPY = frozenset({"arrive", "alloc", "send", "post", "land", "done", "commit"})
+
+
+def find_lasso(loop: tuple[ActionInstance, ...], sizes: dict[str, int]) -> Trace:
+    """The shortest stem (of ``HAPPY`` events) from an initial state to one that ``loop``
+    brings back to itself."""
+    concrete = Concrete(Instance(protocol(), sizes))
+    starts = list(concrete.initial_states())
+    queue = deque((s, s, ()) for s in starts)
+    seen = {concrete.as_dict(s).__repr__() for s in starts}
+    while queue:
+        init, state, stem = queue.popleft()
+        end = state
+        for inst in loop:
+            end = end and concrete.step(end, inst)
+        if end is not None and concrete.as_dict(end) == concrete.as_dict(state):
+            steps = (*stem, *loop)
+            init_values = initial_assignment(concrete, init)
+            return Trace(VARIANT, dict(sizes), init_values, steps, "answered", loop=len(stem))
+        for inst, nxt in concrete.successors(state):
+            if inst.action not in HAPPY:
+                continue
+            key = repr(concrete.as_dict(nxt))
+            if key not in seen:
+                seen.add(key)
+                queue.append((init, nxt, (*stem, inst)))
+    raise AssertionError(f"no state where {loop} is a loop")
+
+
+ONE = {"Req": 1, "Page": 1}
+TWO = {"Req": 2, "Page": 2}
+
+
+@pytest.fixture(scope="module")
+def lasso() -> Trace:
+    """arrive .. commit(r0), then r0's decode step forever: r0 is never answered."""
+    return find_lasso((ActionInstance("step", (0,)),), ONE)
+
+
+@pytest.fixture(scope="module")
+def lasso2() -> Trace:
+    """Two requests running, their decode steps taking turns: a loop of two steps."""
+    return find_lasso((ActionInstance("step", (0,)), ActionInstance("step", (1,))), TWO)
+
+
+def test_the_test_lassos_are_lassos(lasso: Trace, lasso2: Trace) -> None:
+    for trace in (lasso, lasso2):
+        assert trace.loop is not None and 0 < trace.loop < len(trace.steps)
+        concrete = Concrete(Instance(protocol(), trace.sizes))
+        states = replay(trace, concrete)
+        assert concrete.as_dict(states[-1]) == concrete.as_dict(states[trace.loop])
+    assert lasso.steps[-1] == ActionInstance("step", (0,)) and len(lasso2.steps) - lasso2.loop == 2
+
+
+# -- JSONL -----------------------------------------------------------------------------------
+
+
+def test_jsonl_keeps_the_loop(tmp_path: Path, lasso2: Trace) -> None:
+    out = tmp_path / "l.jsonl"
+    write_jsonl(lasso2, out, protocol=protocol())
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines[0]["loop"] == lasso2.loop
+    marked = [row["step"] for row in lines[1:] if row.get("in_loop")]
+    assert marked == list(range(lasso2.loop + 1, len(lasso2.steps) + 1))
+    again = read_jsonl(out)
+    assert again.loop == lasso2.loop and again.steps == lasso2.steps
+    assert again.violated == "answered"
+    check_against(again, protocol(), str(out))
+
+
+def test_a_safety_trace_has_no_loop_key(tmp_path: Path, lasso: Trace) -> None:
+    safety = Trace(VARIANT, lasso.sizes, lasso.init, lasso.steps[:3], "isolation")
+    out = tmp_path / "s.jsonl"
+    write_jsonl(safety, out, protocol=protocol())
+    text = out.read_text()
+    assert '"loop"' not in text and "in_loop" not in text
+    assert read_jsonl(out).loop is None
+
+
+def _rewrite(path: Path, edit) -> None:  # type: ignore[no-untyped-def]
+    rows = [json.loads(x) for x in path.read_text().splitlines()]
+    edit(rows)
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("edit", "line", "message"),
+    [
+        (lambda rows: rows[0].update(loop=9), 1, "'loop' 9 is out of range"),
+        (lambda rows: rows[0].update(loop=-1), 1, "out of range"),
+        (lambda rows: rows[0].update(loop="7"), 1, "'loop' must be an integer"),
+        # the loop dropped from the header, its marks still on the steps
+        (lambda rows: rows[0].pop("loop"), 9, "the header has no 'loop'"),
+        (lambda rows: rows[3].update(in_loop=True), 4, "the loop starts at 8"),
+        # starts one step early: the state after commit is not the state after done
+        (lambda rows: rows[0].update(loop=6), 9, "the loop does not close"),
+    ],
+)
+def test_bad_loop_in_jsonl_names_file_and_line(  # type: ignore[no-untyped-def]
+    tmp_path: Path, lasso: Trace, edit, line: int, message: str
+) -> None:
+    out = tmp_path / "bad.jsonl"
+    write_jsonl(lasso, out, protocol=protocol())
+    _rewrite(out, edit)
+    with pytest.raises(KvproofInputError) as exc:
+        read_jsonl(out)
+    assert exc.value.where == f"{out}:{line}" and message in exc.value.message
+
+
+def test_an_open_loop_without_states_is_caught_against_the_model(
+    tmp_path: Path, lasso: Trace
+) -> None:
+    out = tmp_path / "bare.jsonl"
+    write_jsonl(lasso, out)  # no protocol: no informative states to compare
+    _rewrite(out, lambda rows: rows[0].update(loop=6))
+    trace = read_jsonl(out)
+    with pytest.raises(KvproofInputError, match="the loop does not close"):
+        check_against(trace, protocol(), str(out))
+
+
+def test_bad_loop_is_exit_2_with_one_line(
+    tmp_path: Path, lasso: Trace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "bad.jsonl"
+    write_jsonl(lasso, out, protocol=protocol())
+    _rewrite(out, lambda rows: rows[0].update(loop=len(lasso.steps)))
+    assert main(["replay", str(out), "--no-drain"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(out) in err[0] and "out of range" in err[0]
+
+
+# -- ITF -------------------------------------------------------------------------------------
+
+
+def test_itf_loop_counts_states(tmp_path: Path, lasso2: Trace) -> None:
+    out = tmp_path / "l.itf.json"
+    write_itf(lasso2, out, protocol())
+    doc = json.loads(out.read_text())
+    # ITF's loop starts at the first state a loop step reaches, one past kvproof's: the last
+    # state equals states[loop] (kvproof), and is followed by states[loop + 1] (ADR-015)
+    assert doc["loop"] == lasso2.loop + 1
+    assert len(doc["states"]) == len(lasso2.steps) + 1
+    looped = [s["mbt::actionTaken"] for s in doc["states"][doc["loop"] :]]
+    assert looped == [s.action for s in lasso2.steps[lasso2.loop :]]
+    again = read_itf(out, protocol())
+    assert again.loop == lasso2.loop and again.steps == lasso2.steps
+
+
+def test_itf_from_another_tool_without_the_repeated_state(tmp_path: Path, lasso2: Trace) -> None:
+    """Apalache writes a lasso's states once: the last state is followed by states[loop], and
+    the step back is not in the file. kvproof infers it and ends the loop with it."""
+    out = tmp_path / "apalache.itf.json"
+    write_itf(lasso2, out, protocol())
+    doc = json.loads(out.read_text())
+    doc["states"].pop()  # the repeated state (equal to states[lasso2.loop])
+    doc["loop"] = lasso2.loop
+    for st in doc["states"]:
+        st.pop("mbt::actionTaken")
+        st.pop("mbt::nondetPicks")
+    out.write_text(json.dumps(doc))
+    again = read_itf(out, protocol())
+    assert again.loop == lasso2.loop and len(again.steps) == len(lasso2.steps)
+    assert again.steps[-1].action == "step"
+
+
+@pytest.mark.parametrize(
+    ("loop", "message"),
+    [
+        (99, "'loop' 99 is out of range: the trace has 9 states"),
+        (True, "'loop' must be an integer"),
+        (2, "the loop does not close"),  # no step leads from the last state to states[2]
+    ],
+)
+def test_bad_loop_in_itf(tmp_path: Path, lasso: Trace, loop: object, message: str) -> None:
+    out = tmp_path / "bad.itf.json"
+    write_itf(lasso, out, protocol())
+    doc = json.loads(out.read_text())
+    doc["loop"] = loop
+    out.write_text(json.dumps(doc))
+    with pytest.raises(KvproofInputError) as exc:
+        read_itf(out, protocol())
+    assert exc.value.where == f"{out}: loop" and message in exc.value.message
