@@ -35,9 +35,14 @@ def protocol():  # type: ignore[no-untyped-def]
 HAPPY = frozenset({"arrive", "alloc", "send", "post", "land", "done", "commit"})
 
 
-def find_lasso(loop: tuple[ActionInstance, ...], sizes: dict[str, int]) -> Trace:
+def find_lasso(
+    loop: tuple[ActionInstance, ...],
+    sizes: dict[str, int],
+    violated: str = "pages_return",
+    need: dict[tuple[str, tuple[int, ...]], object] | None = None,
+) -> Trace:
     """The shortest stem (of ``HAPPY`` events) from an initial state to one that ``loop``
-    brings back to itself."""
+    brings back to itself, where the cells ``need`` names have those values."""
     concrete = Concrete(Instance(protocol(), sizes))
     starts = list(concrete.initial_states())
     queue = deque((s, s, ()) for s in starts)
@@ -47,10 +52,11 @@ def find_lasso(loop: tuple[ActionInstance, ...], sizes: dict[str, int]) -> Trace
         end = state
         for inst in loop:
             end = end and concrete.step(end, inst)
-        if end is not None and concrete.as_dict(end) == concrete.as_dict(state):
+        wanted = all(concrete.value(state, v, a) == x for (v, a), x in (need or {}).items())
+        if end is not None and wanted and concrete.as_dict(end) == concrete.as_dict(state):
             steps = (*stem, *loop)
             init_values = initial_assignment(concrete, init)
-            return Trace(VARIANT, dict(sizes), init_values, steps, "answered", loop=len(stem))
+            return Trace(VARIANT, dict(sizes), init_values, steps, violated, loop=len(stem))
         for inst, nxt in concrete.successors(state):
             if inst.action not in HAPPY:
                 continue
@@ -67,7 +73,7 @@ TWO = {"Req": 2, "Page": 2}
 
 @pytest.fixture(scope="module")
 def lasso() -> Trace:
-    """arrive .. commit(r0), then r0's decode step forever: r0 is never answered."""
+    """arrive .. commit(r0), then r0's decode step forever: page p0 is never returned."""
     return find_lasso((ActionInstance("step", (0,)),), ONE)
 
 
@@ -75,6 +81,13 @@ def lasso() -> Trace:
 def lasso2() -> Trace:
     """Two requests running, their decode steps taking turns: a loop of two steps."""
     return find_lasso((ActionInstance("step", (0,)), ActionInstance("step", (1,))), TWO)
+
+
+@pytest.fixture(scope="module")
+def starved() -> Trace:
+    """r0 holds the one page and decodes forever; r1 waits for a page: never answered."""
+    need = {("dphase", (1,)): "queued"}
+    return find_lasso((ActionInstance("step", (0,)),), {"Req": 2, "Page": 1}, "answered", need)
 
 
 def test_the_test_lassos_are_lassos(lasso: Trace, lasso2: Trace) -> None:
@@ -98,7 +111,7 @@ def test_jsonl_keeps_the_loop(tmp_path: Path, lasso2: Trace) -> None:
     assert marked == list(range(lasso2.loop + 1, len(lasso2.steps) + 1))
     again = read_jsonl(out)
     assert again.loop == lasso2.loop and again.steps == lasso2.steps
-    assert again.violated == "answered"
+    assert again.violated == "pages_return"
     check_against(again, protocol(), str(out))
 
 
@@ -214,3 +227,72 @@ def test_bad_loop_in_itf(tmp_path: Path, lasso: Trace, loop: object, message: st
     with pytest.raises(KvproofInputError) as exc:
         read_itf(out, protocol())
     assert exc.value.where == f"{out}: loop" and message in exc.value.message
+
+
+# -- printing --------------------------------------------------------------------------------
+
+
+def lasso_check(trace: Trace):  # type: ignore[no-untyped-def]
+    """A ``VariantCheck`` whose one result is ``trace`` (as the liveness search will give)."""
+    from kvproof.checker.verify.checking import VariantCheck
+    from kvproof.model.search.bmc import BmcResult, InvariantResult
+
+    found = InvariantResult("answered", False, len(trace), trace, shortest=len(trace))
+    bmc = BmcResult(VARIANT, trace.sizes, len(trace), (found,), 0.0)
+    return VariantCheck(load_variant(VARIANT), protocol(), bmc)
+
+
+def test_json_of_a_lasso_has_the_loop(lasso2: Trace) -> None:
+    from kvproof.checker.verify.checking import to_json
+
+    (entry,) = to_json(lasso_check(lasso2))["invariants"]
+    assert entry["loop"] == lasso2.loop
+    flags = [bool(row.get("in_loop")) for row in entry["trace"]]
+    assert flags == [i >= lasso2.loop for i in range(len(lasso2.steps))]
+
+
+def test_the_printed_trace_marks_the_loop(lasso2: Trace) -> None:
+    from rich.console import Console
+
+    from kvproof.checker.report.check_report import render_check
+
+    console = Console(record=True, width=200, color_system=None)
+    render_check(console, lasso_check(lasso2))
+    text = console.export_text()
+    # the table's rows as (step, action) cells
+    rows = [[c.strip() for c in x.split("│")[1:3]] for x in text.splitlines() if "│" in x]
+    start = rows.index(["", "-- loop: the following steps repeat forever --"])
+    back = rows.index(["", f"-- back to step {lasso2.loop + 1} --"])
+    assert rows[start - 1][0] == str(lasso2.loop)  # the stem's last step just before
+    # the two loop steps, and only they, between the marks, and nothing after
+    assert rows[start + 1 : back] == [["15", "step(r0)"], ["16", "step(r1)"]]
+    assert back == len(rows) - 1 or not rows[back + 1][0].isdigit()
+    assert "page p0 is never returned (r0 holds it)" in text
+
+
+def test_junit_text_marks_the_loop(lasso: Trace) -> None:
+    from kvproof.checker.report.gate import trace_short, trace_text
+    from kvproof.checker.verify.checking import to_json
+
+    (entry,) = to_json(lasso_check(lasso))["invariants"]
+    lines = trace_text(entry).splitlines()
+    steps = [i for i, x in enumerate(lines) if x.strip()[:1].isdigit()]
+    assert lines[steps[-1] - 1] == "-- loop: the following steps repeat forever --"
+    assert lines[steps[-1] + 1] == f"-- back to step {lasso.loop + 1} --"
+    assert trace_short(entry).endswith("commit(r0) -> (step(r0))forever")
+
+
+# -- what the loop never resolves ------------------------------------------------------------
+
+
+def test_forever_names_what_the_whole_loop_leaves_unresolved(
+    lasso: Trace, lasso2: Trace, starved: Trace
+) -> None:
+    from kvproof.checker.verify.forever import forever
+
+    assert [f.text() for f in forever(lasso, protocol())] == [
+        "page p0 is never returned (r0 holds it)"
+    ]
+    assert [f.target for f in forever(lasso2, protocol())] == ["p0", "p1"]
+    # answered: r1 (queued, no page) only; r0 got its 200 at commit
+    assert [f.text() for f in forever(starved, protocol())] == ["request r1 is never answered"]
