@@ -296,3 +296,80 @@ def test_forever_names_what_the_whole_loop_leaves_unresolved(
     assert [f.target for f in forever(lasso2, protocol())] == ["p0", "p1"]
     # answered: r1 (queued, no page) only; r0 got its 200 at commit
     assert [f.text() for f in forever(starved, protocol())] == ["request r1 is never answered"]
+
+
+# -- replay on the engine --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loops", [1, 4])
+def test_replay_runs_the_stem_once_then_the_loop_k_times(lasso2: Trace, loops: int) -> None:
+    from kvproof.checker.conformance.replay import replay_trace
+
+    report = replay_trace(lasso2, load_variant(VARIANT), loops=loops, max_new_tokens=8)
+    assert report.divergence is None and report.crash is None
+    loop_len = len(lasso2.steps) - lasso2.loop
+    assert report.steps_applied == lasso2.loop + loops * loop_len
+    assert report.lasso.rounds == loops and report.lasso.repeats
+    assert report.lasso.forever == (
+        "page p0 is never returned (r0 holds it)",
+        "page p1 is never returned (r1 holds it)",
+    )
+    assert report.drained == ()  # a lasso never leaves its loop: no drain
+    assert report.exit_code == 1  # the liveness counterexample shows on the engine
+
+
+def test_replay_of_a_starving_lasso_says_who_is_never_answered(
+    tmp_path: Path, starved: Trace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "starved.jsonl"
+    write_jsonl(starved, out, protocol=protocol())
+    assert main(["replay", str(out), "--loops", "2", "--max-new-tokens", "8"]) == 1
+    text = capsys.readouterr().out
+    assert "the loop repeats on the engine (2 rounds): request r1 is never answered" in text
+    assert main(["replay", str(out), "--loops", "2", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["lasso"] == {
+        "loop": starved.loop,
+        "loops": 2,
+        "rounds": 2,
+        "repeats": True,
+        "forever": ["request r1 is never answered"],
+        "resolved": None,
+    }
+
+
+def frees_on_second_step(variant, **kw):  # type: ignore[no-untyped-def]
+    """An engine whose decode returns a running request's pages after its second step."""
+    import types
+
+    from kvproof.refimpl.cluster import Cluster
+
+    c = Cluster(variant, **kw)
+    original = type(c.handoff)._do_step
+    seen: dict[int, int] = {}
+
+    def step(self, ev):  # type: ignore[no-untyped-def]
+        original(self, ev)
+        seen[ev.rid] = seen.get(ev.rid, 0) + 1
+        if seen[ev.rid] == 2:
+            self._free_decode(ev.rid)
+
+    c.handoff._do_step = types.MethodType(step, c.handoff)  # type: ignore[method-assign]
+    return c
+
+
+def test_an_engine_that_leaves_the_loop_is_a_divergence_in_its_round(
+    lasso: Trace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kvproof.checker.cli.replay import print_report
+    from kvproof.checker.conformance.replay import replay_trace
+
+    variant = load_variant(VARIANT)
+    report = replay_trace(lasso, variant, loops=3, engine=frees_on_second_step)
+    assert report.lasso.rounds == 1 and not report.lasso.repeats
+    assert report.divergence is not None and report.divergence.step == lasso.loop + 2
+    assert report.exit_code == 1
+    print_report(report)
+    text = capsys.readouterr().out
+    assert f"at step {lasso.loop + 2} (loop round 2, trace step {lasso.loop + 1})" in text
+    assert "the loop repeats on the engine" not in text
