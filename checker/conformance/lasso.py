@@ -11,16 +11,19 @@ Both read ``Cluster.view()`` and the allocator, the engine's own face, never the
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
 from kvproof.checker.conformance.verdict import Divergence
-from kvproof.checker.verify.forever import WAITING, Forever
+from kvproof.checker.verify.forever import WAITING, Forever, forever
 
 if TYPE_CHECKING:  # replay imports this module
     from kvproof.checker.conformance.replay import Lockstep
+    from kvproof.checker.conformance.verdict import ReplayReport
     from kvproof.model.lang.concrete import State
+    from kvproof.model.lang.trace import Trace
 
 DEFAULT_LOOPS = 3
 
@@ -91,3 +94,30 @@ def loop_step(lasso_start: int, loop_len: int, step_no: int) -> int:
     if step_no <= lasso_start:
         return step_no
     return lasso_start + 1 + (step_no - lasso_start - 1) % loop_len
+
+
+# Replay's lockstep run of some steps (``replay._run``): False once the replay stopped.
+RunSteps = Callable[..., bool]
+
+
+def run_lasso(ls: Lockstep, trace: Trace, report: ReplayReport, loops: int, run: RunSteps) -> None:
+    """The stem once, then ``loops`` rounds of the loop, each checked to come back to the
+    loop's start with what the loop never resolves still unresolved on the engine."""
+    loop = trace.loop if trace.loop is not None else len(trace.steps)
+    found = forever(trace, ls.protocol)
+    rounds, resolved = 0, None
+    if run(ls, trace.steps[:loop], report):
+        start = ls.state
+        for k in range(1, loops + 1):
+            if not run(ls, trace.steps[loop:], report, initial=False):
+                break
+            report.divergence = back_at_start(ls, start, k)
+            if report.divergence is not None:
+                break
+            gone = [f for f in found if not unresolved_on_engine(ls, f)]
+            if gone:
+                resolved = f"{gone[0].text()} in the model, but the engine resolved it"
+                report.divergence = Divergence(ls.step_no, f"loop round {k}", resolved)
+                break
+            rounds = k
+    report.lasso = LassoRun(loop, loops, rounds, tuple(f.text() for f in found), resolved)

@@ -33,13 +33,7 @@ from kvproof.checker.conformance.canaries import (
     tenant,
 )
 from kvproof.checker.conformance.drain import drain as drain_to_answers
-from kvproof.checker.conformance.lasso import (
-    DEFAULT_LOOPS,
-    LassoRun,
-    back_at_start,
-    loop_step,
-    unresolved_on_engine,
-)
+from kvproof.checker.conformance.lasso import DEFAULT_LOOPS, loop_step, run_lasso
 from kvproof.checker.conformance.mapping import (
     PAGE_SIZE,
     WARMUP_CANARY,
@@ -51,7 +45,6 @@ from kvproof.checker.conformance.mapping import (
 )
 from kvproof.checker.conformance.responses import client_responses
 from kvproof.checker.conformance.verdict import Divergence, ReplayReport
-from kvproof.checker.verify.forever import forever
 from kvproof.model.handoff import build_handoff
 from kvproof.model.handoff.assumptions import handoff_for
 from kvproof.model.lang.concrete import Concrete, State
@@ -324,7 +317,7 @@ def replay_trace(
         if trace.loop is None:
             _run(ls, trace.steps, report)
         else:  # a lasso: no drain, the run never leaves its loop
-            _run_lasso(ls, trace, report, loops)
+            run_lasso(ls, trace, report, loops, _run)
             drain = False
         if drain and report.divergence is None and report.crash is None:
             report.drained, report.divergence = drain_to_answers(ls)
@@ -379,29 +372,6 @@ def _run(
         report.steps_applied = ls.step_no
         _note_violations(ls, report)
     return True
-
-
-def _run_lasso(ls: Lockstep, trace: Trace, report: ReplayReport, loops: int) -> None:
-    """The stem once, then ``loops`` rounds of the loop, each checked to come back to the
-    loop's start with what the loop never resolves still unresolved on the engine."""
-    loop = trace.loop if trace.loop is not None else len(trace.steps)
-    found = forever(trace, ls.protocol)
-    rounds, resolved = 0, None
-    if _run(ls, trace.steps[:loop], report):
-        start = ls.state
-        for k in range(1, loops + 1):
-            if not _run(ls, trace.steps[loop:], report, initial=False):
-                break
-            report.divergence = back_at_start(ls, start, k)
-            if report.divergence is not None:
-                break
-            gone = [f for f in found if not unresolved_on_engine(ls, f)]
-            if gone:
-                resolved = f"{gone[0].text()} in the model, but the engine resolved it"
-                report.divergence = Divergence(ls.step_no, f"loop round {k}", resolved)
-                break
-            rounds = k
-    report.lasso = LassoRun(loop, loops, rounds, tuple(f.text() for f in found), resolved)
 
 
 def _note_violations(ls: Lockstep, report: ReplayReport) -> None:

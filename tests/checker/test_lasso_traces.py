@@ -8,6 +8,7 @@ the shortest stem after which a given loop of steps returns to the state it star
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from pathlib import Path
 
@@ -373,3 +374,57 @@ def test_an_engine_that_leaves_the_loop_is_a_divergence_in_its_round(
     text = capsys.readouterr().out
     assert f"at step {lasso.loop + 2} (loop round 2, trace step {lasso.loop + 1})" in text
     assert "the loop repeats on the engine" not in text
+
+
+# -- the HTML report -------------------------------------------------------------------------
+
+
+def _group(html: str, cls: str) -> str:
+    """The first ``<g class="cls" ...>...</g>`` of the chart (no nested groups in it)."""
+    start = html.index(f'<g class="{cls}"')
+    return html[start : html.index("</g>", start)]
+
+
+def test_html_draws_the_loop_and_marks_the_page_held_forever(lasso2: Trace) -> None:
+    from kvproof.checker.report.html_page import trace_page
+
+    html = trace_page(lasso2, protocol(), variant=load_variant(VARIANT))
+    n, start = len(lasso2.steps), lasso2.loop + 1
+    loop = _group(html, "loop")
+    # one arrow from the last step back up to the loop's first, said in words as well
+    assert f'data-loop-from="{n}" data-loop-to="{start}"' in loop
+    assert 'class="loop-arrow"' in loop and 'marker-end="url(#arrow)"' in loop
+    assert f"after step {n}, back to step {start}: the loop repeats forever" in loop
+    # the loop's steps, and only they, are drawn in the loop
+    in_loop = re.findall(r'<g class="msg[^"]* in-loop" data-step="(\d+)"', html)
+    assert in_loop == [str(k) for k in range(start, n + 1)]
+    # the pages never returned: "forever" on their rows and in the column back to the start
+    for p in ("p0", "p1"):
+        row = html[html.index(f'<tr data-page="{p}" class="forever">') :]
+        row = row[: row.index("</tr>")]
+        assert "∞ forever" in row and f"page {p} is never returned" in row
+    assert f"back to step {start}, forever" in html
+    assert "steps 15–16 repeat forever" in html
+
+
+def test_html_marks_the_request_never_answered(starved: Trace) -> None:
+    from kvproof.checker.report.html_page import trace_page
+
+    html = trace_page(starved, protocol())
+    listed = '<li data-forever="r1"><span class="forever-mark">∞ forever</span> request r1 is'
+    assert listed + " never answered" in html
+    # on r1's arrival in the chart, not r0's: r0 was answered at commit
+    marks = re.findall(r'<text class="forever-mark" data-forever="(r\d)"', html)
+    assert marks == ["r1"]
+    assert '<tr data-page="p0" class="forever">' not in html  # answered is about requests
+    assert "⚠ VIOLATED after step" not in html  # no step breaks it: the loop does
+
+
+def test_html_of_a_safety_trace_has_no_loop(lasso: Trace) -> None:
+    from kvproof.checker.report.html_page import trace_page
+
+    safety = Trace(VARIANT, lasso.sizes, lasso.init, lasso.steps, None)
+    html = trace_page(safety, protocol())
+    body = html[html.index("<body>") :]  # the stylesheet names every mark
+    assert 'class="loop"' not in body and "forever" not in body and "in-loop" not in body
+    assert 'class="msg"' in body  # (the chart is there)
