@@ -23,6 +23,9 @@ ROW_H = 42
 TOP = 46
 LEFT = 60
 FOLD_LIMIT = 200  # steps; over this the chart is folded around the violating step
+# A lasso's bracket, right of the last lane: clear of decode's self-arrow labels ("alloc(r0,
+# p0)", "frees without ACK" reach ~130 px past the lane; the browser test measures it).
+LOOP_GAP = 110
 
 
 def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
@@ -91,7 +94,7 @@ def render(view: TraceView) -> str:
     """The chart as inline SVG."""
     focus = view.violated_step if view.loop is None else view.loop + 1
     rows = visible_steps(len(view.steps), focus)
-    width = LEFT + LANE_W * len(LANES) + 170
+    width = LEFT + LANE_W * len(LANES) + 170 + (LOOP_GAP if view.loop is not None else 0)
     # a lasso's closing row (back to, forever) below the last step needs a second line
     height = TOP + ROW_H * (len(rows) + 1) + (ROW_H // 2 if view.loop is not None else 0)
     parts = [
@@ -195,7 +198,7 @@ def _loop(view: TraceView, rows: list[int | None], width: int) -> str:
     first, last = inside[0], inside[-1]
     y1 = TOP + ROW_H * first + ROW_H // 2 - 6
     y2 = TOP + ROW_H * last + ROW_H // 2 + 6
-    x = LEFT + LANE_W * len(LANES) + 56  # clear of decode's self-arrows and their labels
+    x = LEFT + LANE_W * len(LANES) + LOOP_GAP
     tip = f"steps {loop + 1}–{n} repeat forever: after step {n}, back to step {loop + 1}"
     out = [
         f'<g class="loop" data-loop-from="{n}" data-loop-to="{loop + 1}">',

@@ -428,3 +428,21 @@ def test_html_of_a_safety_trace_has_no_loop(lasso: Trace) -> None:
     body = html[html.index("<body>") :]  # the stylesheet names every mark
     assert 'class="loop"' not in body and "forever" not in body and "in-loop" not in body
     assert 'class="msg"' in body  # (the chart is there)
+
+
+STORED = Path(__file__).parent / "fixtures" / "lasso" / "starved.answered.jsonl"
+
+
+def test_the_stored_lasso_file_still_reads_as_written(starved: Trace) -> None:
+    """A lasso file written once (``fixtures/lasso``) keeps loading as the same lasso."""
+    stored = read_jsonl(STORED)
+    assert (stored.steps, stored.loop, stored.init) == (starved.steps, starved.loop, starved.init)
+    check_against(stored, protocol(), str(STORED))
+
+
+def test_report_of_a_lasso_replays_and_draws_it(tmp_path: Path) -> None:
+    out = tmp_path / "lasso.html"
+    assert main(["report", str(STORED), "--html", str(out), "--max-new-tokens", "8"]) == 0
+    html = out.read_text()
+    assert 'class="loop"' in html and "∞ forever" in html
+    assert "the loop repeats on the engine (3 rounds): request r1 is never answered" in html
