@@ -1,6 +1,9 @@
 """Replay a trace on the reference engine and compare it with the model after every step.
 
 ``kvproof replay TRACE [--variant V]``: TRACE is a ``.jsonl`` trace or an ``.itf.json`` file.
+A lasso (a liveness counterexample) replays its stem once, then its loop ``--loops K`` times
+(``conformance/lasso.py``): the loop must bring the engine back to where it started, with
+what the loop never resolves still unresolved (exit 1 when it is: the lasso shows).
 Each model action is forced on the engine (which page the allocator picks, when a write
 lands); after each step the abstraction of the engine's state (page owners, page contents,
 phases, statuses) must equal the model's. The first divergence is shown side by side.
@@ -35,6 +38,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="decode length for the oracle (32)",
     )
     parser.add_argument("--no-drain", action="store_true", help="stop at the trace's last step")
+    parser.add_argument(
+        "--loops",
+        type=int_at_least(1, 1000),
+        default=3,
+        metavar="K",
+        help="a lasso: run its loop K times after the stem (3)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -112,6 +122,7 @@ def report_json(report: Any) -> dict[str, Any]:
         "leak": report.leak,
         "shows": report.shows,
         "crash": report.crash,
+        "lasso": None if report.lasso is None else report.lasso.to_json(),
         "exit_code": report.exit_code,
     }
 
@@ -127,6 +138,14 @@ def print_report(report: Any, console: Any = None) -> None:
         + (" (alloc pages put in the sender's order)" if tr.meta.get("normalized") else "")
     )
     console.print(f"steps applied on model and engine: {report.steps_applied}")
+    if report.lasso is not None:
+        lr = report.lasso
+        n = len(tr.steps)
+        steps = f"step {n} is" if lr.loop + 1 == n else f"steps {lr.loop + 1}..{n} are"
+        console.print(
+            f"a lasso: {steps} its loop, run {lr.loops} times after the stem; "
+            f"{lr.rounds} of {lr.loops} rounds done"
+        )
     if report.not_enabled:
         console.print(
             f"[yellow]not enabled[/]: {report.not_enabled} is not a step of {report.variant} "
@@ -139,7 +158,10 @@ def print_report(report: Any, console: Any = None) -> None:
         console.print(f"engine: invariant [bold red]{name}[/] violated after step {step}")
     d = report.divergence
     if d is not None:
-        console.print(f"[bold red]DIVERGENCE[/] at step {d.step} ({d.action}): {d.reason}")
+        console.print(
+            f"[bold red]DIVERGENCE[/] at step {d.step}{_in_loop(report, d.step)} "
+            f"({d.action}): {d.reason}"
+        )
         if d.rows:
             table = Table(title="model vs engine")
             for col in ("cell", "model", "engine"):
@@ -171,6 +193,8 @@ def print_report(report: Any, console: Any = None) -> None:
         if f.wrong:
             for sp in f.stale_pages:
                 console.print(f"  table[{sp.index}] page {sp.page}: {sp.describe()}")
+    if report.lasso is not None and report.lasso.repeats:
+        console.print(f"[bold red]{report.lasso.summary()}[/]")
     console.print("what clients saw: " + SHOWS[report.shows])
     if report.crash:
         console.print(f"[bold red]CRASH[/]: {report.crash}")
@@ -188,6 +212,18 @@ SHOWS = {
 }
 
 
+def _in_loop(report: Any, step: int) -> str:
+    """`` (loop round 2, trace step 8)`` for a step past a lasso's stem."""
+    lr, n = report.lasso, len(report.trace.steps)
+    if lr is None or step <= lr.loop:
+        return ""
+    from kvproof.checker.conformance.lasso import loop_step
+
+    size = n - lr.loop
+    round_no = (step - lr.loop - 1) // size + 1
+    return f" (loop round {round_no}, trace step {loop_step(lr.loop, size, step)})"
+
+
 def failure_summary(report: Any) -> str:
     """What failed, by name: "leak" only when a response carried another tenant's canary."""
     parts = []
@@ -195,6 +231,8 @@ def failure_summary(report: Any) -> str:
         parts.append("the engine crashed")
     if report.divergence is not None:
         parts.append(f"divergence at step {report.divergence.step}")
+    if report.lasso is not None and report.lasso.repeats:
+        parts.append(report.lasso.summary())
     if report.leak:
         parts.append("leak: a response carried another tenant's canary")
     elif report.failing_answers:
@@ -222,7 +260,11 @@ def run(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(1)  # tiny models: threads only add wake-up latency
     report = replay_trace(
-        trace, variant, drain=not args.no_drain, max_new_tokens=args.max_new_tokens
+        trace,
+        variant,
+        drain=not args.no_drain,
+        max_new_tokens=args.max_new_tokens,
+        loops=args.loops,
     )
     if args.json:
         print(json.dumps(report_json(report), indent=2))

@@ -42,6 +42,8 @@ def replay_rows(trace: Any, variant: Any, max_new_tokens: int = 32) -> tuple[lis
         line = f"not enabled on {variant.name}: {rep.not_enabled} ({rep.why_not})"
     elif rep.leak:
         line = f"LEAK on the engine ({variant.name}): {rep.steps_applied} steps applied"
+    elif rep.lasso is not None and rep.lasso.repeats:
+        line = f"{rep.lasso.summary()} ({variant.name})"
     elif rep.exit_code:
         line = f"{SHOWS[rep.shows]} ({variant.name}, {rep.steps_applied} steps applied)"
     else:

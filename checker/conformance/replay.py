@@ -33,6 +33,7 @@ from kvproof.checker.conformance.canaries import (
     tenant,
 )
 from kvproof.checker.conformance.drain import drain as drain_to_answers
+from kvproof.checker.conformance.lasso import DEFAULT_LOOPS, loop_step, run_lasso
 from kvproof.checker.conformance.mapping import (
     PAGE_SIZE,
     WARMUP_CANARY,
@@ -294,8 +295,10 @@ def replay_trace(
     max_new_tokens: int = 32,
     warmup: bool = True,
     reference: Any = None,
+    loops: int = DEFAULT_LOOPS,
 ) -> ReplayReport:
-    """Replay ``trace`` on the reference engine configured by ``variant``."""
+    """Replay ``trace`` on the reference engine configured by ``variant``; a lasso's loop
+    ``loops`` times after its stem (``lasso.py``)."""
     protocol = handoff_for(variant)
     trace = normalize(trace, protocol)
     report = ReplayReport(variant.name, trace)
@@ -311,13 +314,19 @@ def replay_trace(
             shared_head=_shared_head(trace),
         )
         report.offset = ls.rids.offset
-        _run(ls, trace.steps, report)
+        if trace.loop is None:
+            _run(ls, trace.steps, report)
+        else:  # a lasso: no drain, the run never leaves its loop
+            run_lasso(ls, trace, report, loops, _run)
+            drain = False
         if drain and report.divergence is None and report.crash is None:
             report.drained, report.divergence = drain_to_answers(ls)
         report.findings = ls.oracle(reference)
         report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
     except Exception as exc:
         at = report.steps_applied + 1
+        if trace.loop is not None:  # rounds of the loop go on counting
+            at = loop_step(trace.loop, len(trace.steps) - trace.loop, at)
         where = f"step {at}: {trace.steps[at - 1]}" if at <= len(trace.steps) else "drain"
         report.crash = f"the engine raised {type(exc).__name__}: {exc} (at {where})"
     return report
@@ -343,22 +352,26 @@ def _reserve(trace: Trace, variant: Variant) -> tuple[int, ...]:
     return derived
 
 
-def _run(ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport) -> None:
-    div = ls.check_initial()
+def _run(
+    ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport, *, initial: bool = True
+) -> bool:
+    """Apply ``steps`` in lockstep (after checking the initial state); False once stopped."""
+    div = ls.check_initial() if initial else None
     if div is not None:
         report.divergence = div
-        return
+        return False
     for inst in steps:
         status, div = ls.apply(inst)
         if status == "not_enabled":
             report.not_enabled = f"step {ls.step_no + 1}: {inst}"
             report.why_not = ls.describe_request(inst.args[0])
-            return
+            return False
         if status == "divergence":
             report.divergence = div
-            return
+            return False
         report.steps_applied = ls.step_no
         _note_violations(ls, report)
+    return True
 
 
 def _note_violations(ls: Lockstep, report: ReplayReport) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kvproof.checker.conformance.abstraction import Mismatch
 from kvproof.checker.conformance.responses import ClientResponse
@@ -64,6 +65,8 @@ class ReplayReport:
     responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
     crash: str | None = None  # the engine raised: what, and at which step
     drained: tuple[str, ...] = ()  # the steps the drain took after the trace
+    # A lasso's loop on the engine (``lasso.py``: LassoRun); None for a finite trace.
+    lasso: Any = None
 
     @property
     def failing_answers(self) -> list[AnswerFinding]:
@@ -103,6 +106,8 @@ class ReplayReport:
             self.divergence is not None
             or bool(self.failing_answers or self.engine_violations or self.canary_leaks)
             or self.crash is not None
+            # the liveness counterexample shows on the engine, as a safety one does
+            or (self.lasso is not None and self.lasso.repeats)
         )
 
     @property

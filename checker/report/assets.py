@@ -58,6 +58,20 @@ CSS = """
 .kvproof-report svg .violation-mark { fill: var(--bad); }
 .kvproof-report svg .stale-read .msg-label { text-decoration: underline wavy; }
 .kvproof-report svg .fold text { fill: var(--muted); font-style: italic; }
+/* a lasso's loop (issue #29): a dashed band, an arrow back up, "forever" in words too */
+.kvproof-report svg .loop-band { fill: none; stroke: var(--accent); stroke-width: 1.4;
+  stroke-dasharray: 6 4; }
+.kvproof-report svg .loop-arrow { stroke: var(--accent); stroke-width: 2.2; }
+.kvproof-report svg .loop-mark, .kvproof-report svg .loop-back { fill: var(--accent);
+  font-weight: 700; }
+.kvproof-report svg .forever-mark { fill: var(--bad); font-weight: 700; }
+.kvproof-report .forever-mark { color: var(--bad); font-weight: 700; white-space: nowrap; }
+.kvproof-report ul.forever-list { list-style: none; padding-left: 6px; }
+.kvproof-report table.pool th.in-loop { border-top: 4px solid var(--accent); }
+.kvproof-report table.pool th.loop-back { border-top: 4px solid var(--accent);
+  color: var(--accent); }
+.kvproof-report table.pool td.loop-back { color: var(--accent); font-weight: 700; }
+.kvproof-report td.loop-back.forever { background: var(--bad-bg); }
 /* page pool grid */
 .kvproof-report table.pool td, .kvproof-report table.pool th { font-size: 11.5px;
   min-width: 64px; }

@@ -7,6 +7,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from kvproof.checker.report.loop_marks import LOOP_START, back_to
 from kvproof.checker.report.tables import print_table
 from kvproof.checker.verify.checking import VariantCheck, to_json
 from kvproof.model.lang.explain import change_text
@@ -31,14 +32,7 @@ def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | N
             + ("" if inv["primary"] else ", runs through an earlier violation")
             + ")"
         )
-        table = Table(title=title, title_justify="left", show_lines=False)
-        table.add_column("#", justify="right")
-        table.add_column("action")
-        table.add_column("what changed")
-        for row in inv["trace"]:
-            shown = [c for c in row["changes"] if c["var"] not in ("posted",)]
-            table.add_row(str(row["step"]), row["label"], "; ".join(map(change_text, shown)))
-        print_table(console, table)
+        print_table(console, trace_table(title, inv["trace"], inv.get("loop")))
         if inv.get("initial"):
             console.print("  initially: " + "; ".join(inv["initial"]))
         console.print(f"  [bold]why:[/] {inv['explanation']}")
@@ -46,6 +40,22 @@ def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | N
     proof = data.get("proof")
     if proof:
         render_proof_summary(console, proof)
+
+
+def trace_table(title: str, rows: list[dict[str, Any]], loop: int | None = None) -> Table:
+    """A trace's steps (``trace_rows``), a lasso's loop between its two marks."""
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column("action")
+    table.add_column("what changed")
+    for i, row in enumerate(rows):
+        if i == loop:
+            table.add_row("", f"[bold]{LOOP_START}[/]", "")
+        shown = [c for c in row["changes"] if c["var"] not in ("posted",)]
+        table.add_row(str(row["step"]), row["label"], "; ".join(map(change_text, shown)))
+    if loop is not None:
+        table.add_row("", f"[bold]{back_to(loop)}[/]", "")
+    return table
 
 
 def verdict_table(data: dict[str, Any]) -> Table:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
+from kvproof.checker.report.loop_marks import marked_lines
 from kvproof.checker.verify.checking import VariantCheck, to_json
 from kvproof.model.lang.explain import change_text
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
@@ -39,17 +40,24 @@ def trace_text(entry: dict[str, Any]) -> str:
     lines = []
     if entry.get("initial"):
         lines.append("initially: " + "; ".join(entry["initial"]))
+    steps = []
     for row in entry.get("trace", []):
         shown = [c for c in row["changes"] if c["var"] != "posted"]
-        lines.append(f"{row['step']:>3}. {row['label']:<18} " + "; ".join(map(change_text, shown)))
+        steps.append(f"{row['step']:>3}. {row['label']:<18} " + "; ".join(map(change_text, shown)))
+    lines += marked_lines(steps, entry.get("loop"))
     if entry.get("explanation"):
         lines.append(f"why: {entry['explanation']}")
     return "\n".join(lines)
 
 
 def trace_short(entry: dict[str, Any]) -> str:
-    """The short form: ``arrive(r0) -> alloc(r0, p0) -> ...``."""
-    return " -> ".join(row["label"] for row in entry.get("trace", []))
+    """The short form: ``arrive(r0) -> alloc(r0, p0) -> ...``; a lasso's loop in
+    ``(...)forever``."""
+    labels = [row["label"] for row in entry.get("trace", [])]
+    loop = entry.get("loop")
+    if loop is None:
+        return " -> ".join(labels)
+    return " -> ".join([*labels[:loop], "(" + " -> ".join(labels[loop:]) + ")forever"])
 
 
 def _verdict_line(data: dict[str, Any], entry: dict[str, Any]) -> str:

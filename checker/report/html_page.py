@@ -66,11 +66,16 @@ def trace_body(
     """The report's markup for one trace (``<div class="kvproof-report">``)."""
     inv = view.violated
     what = f"counterexample to <strong>{escape(inv)}</strong>" if inv else "trace"
+    if view.loop is not None:
+        never = f" (a run that never satisfies <strong>{escape(inv)}</strong>)" if inv else ""
+        what = "lasso" + never
     head = (
         f"<h1>{escape(view.variant)}: {len(view.steps)}-step {what}</h1>"
         f'<p class="subtitle">{_sizes(view.sizes)}; kvproof {escape(__version__)}</p>'
     )
-    if inv:
+    if view.loop is not None:
+        head += lasso_head(view)
+    elif inv:
         step = f" after step {view.violated_step}" if view.violated_step else ""
         statement = f": {escape(view.invariant_statement)}" if view.invariant_statement else ""
         head += f'<p class="verdict">⚠ VIOLATED{step}: <code>{escape(inv)}</code>{statement}</p>'
@@ -101,7 +106,7 @@ def trace_body(
                 "engine-section",
             )
         )
-    parts.append(section("Legend", legend(view.violated_step), "legend-section"))
+    parts.append(section("Legend", legend(view.violated_step, loop=view.loop), "legend-section"))
     if variant is not None:
         parts.append(section(f"Variant {variant.name}", variant_box(variant), "variant-section"))
     return f'<div class="kvproof-report">{"".join(parts)}</div>'
@@ -203,9 +208,26 @@ def _sizes(sizes: Mapping[str, int]) -> str:
     return ", ".join(f"{n} {names.get(s, s)}" for s, n in sizes.items())
 
 
-def legend(violated_step: int | None = None) -> str:
+def lasso_head(view: TraceView) -> str:
+    """A lasso's verdict: which steps repeat, and each thing the loop never resolves."""
+    loop, n = view.loop or 0, len(view.steps)
+    name = f": <code>{escape(view.violated)}</code>" if view.violated else ""
+    statement = f": {escape(view.invariant_statement)}" if view.invariant_statement else ""
+    steps = f"step {n} repeats" if loop + 1 == n else f"steps {loop + 1}–{n} repeat"
+    out = f'<p class="verdict">⚠ VIOLATED{name}{statement}; {steps} forever</p>'
+    if view.forever:
+        items = "".join(
+            f'<li data-forever="{escape(t)}"><span class="forever-mark">∞ forever</span> '
+            f"{escape(text)}</li>"
+            for t, text in view.forever
+        )
+        out += f'<ul class="forever-list">{items}</ul>'
+    return out
+
+
+def legend(violated_step: int | None = None, *, loop: int | None = None) -> str:
     """The marks of the chart; the violation badge shows this trace's own step (it said
-    "8" on every report, a 7-step trace's too)."""
+    "8" on every report, a 7-step trace's too); a lasso's two marks when ``loop``."""
     badge = f"⚠ {violated_step}" if violated_step else "⚠ N"
     items = [
         (f'<span class="swatch">{badge}</span>', "the step after which the invariant is false"),
@@ -232,6 +254,14 @@ def legend(violated_step: int | None = None) -> str:
             "another tenant's canary in a client's response",
         ),
     ]
+    if loop is not None:  # a lasso breaks no invariant at a step: its marks, no ⚠ badge
+        items[:1] = [
+            (
+                f'<span class="swatch">↺ {loop + 1}</span>',
+                f"the loop: steps from {loop + 1} to the last repeat forever",
+            ),
+            ('<span class="swatch">∞ forever</span>', "what the loop never resolves"),
+        ]
     rows = "".join(f"<dt>{a}</dt><dd>{escape(b)}</dd>" for a, b in items)
     return f'<dl class="legend">{rows}</dl>'
 

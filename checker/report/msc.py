@@ -5,6 +5,8 @@ told whom what, in which order. Lanes are the actors of ``spec/handoff.md``; eac
 of the handoff is an arrow between two of them (a self-arrow for local decisions). The
 step that breaks the invariant is drawn on a marked band with a warning sign and the
 invariant's name, so no colour alone carries it. Long traces are folded around that step.
+A lasso's loop (issue #29) is a band with an arrow from its last step back to its first,
+and the closing row says "∞ forever" of what the loop never resolves.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ ROW_H = 42
 TOP = 46
 LEFT = 60
 FOLD_LIMIT = 200  # steps; over this the chart is folded around the violating step
+# A lasso's bracket, right of the last lane: clear of decode's self-arrow labels ("alloc(r0,
+# p0)", "frees without ACK" reach ~130 px past the lane; the browser test measures it).
+LOOP_GAP = 110
 
 
 def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
@@ -87,9 +92,11 @@ def lane_x(lane: str) -> int:
 
 def render(view: TraceView) -> str:
     """The chart as inline SVG."""
-    rows = visible_steps(len(view.steps), view.violated_step)
-    width = LEFT + LANE_W * len(LANES) + 170
-    height = TOP + ROW_H * (len(rows) + 1)
+    focus = view.violated_step if view.loop is None else view.loop + 1
+    rows = visible_steps(len(view.steps), focus)
+    width = LEFT + LANE_W * len(LANES) + 170 + (LOOP_GAP if view.loop is not None else 0)
+    # a lasso's closing row (back to, forever) below the last step needs a second line
+    height = TOP + ROW_H * (len(rows) + 1) + (ROW_H // 2 if view.loop is not None else 0)
     parts = [
         f'<svg class="msc" role="img" xmlns="http://www.w3.org/2000/svg" '
         f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
@@ -119,6 +126,8 @@ def render(view: TraceView) -> str:
             )
             continue
         parts.append(_arrow(view, view.steps[number - 1], y, width))
+    if view.loop is not None:
+        parts.append(_loop(view, rows, width))
     parts.append("</svg>")
     note = f'<p class="note">{folded} steps folded around the violating step.</p>' if folded else ""
     return "".join(parts) + note
@@ -129,6 +138,7 @@ def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
     bad = view.violated_step == step.number
     stale = any(s for _, s in reads(view, step))
     cls = "msg" + (" violation" if bad else "") + (" stale-read" if stale else "")
+    cls += " in-loop" if view.in_loop(step.number) else ""
     label = step.label
     out = [f'<g class="{cls}" data-step="{step.number}" data-action="{escape(step.action)}">']
     tip = f"step {step.number}: {label}" + (f" ({extra})" if extra else "")
@@ -163,10 +173,49 @@ def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
             f'<text class="msg-extra{status}" x="{tx}" y="{y + 16}" text-anchor="{anchor}">'
             f"{escape(extra)}</text>"
         )
+    r = step.arg("Req")
+    never = view.forever_of(f"r{r}") if step.action == "arrive" and r is not None else None
+    if never:  # the request the loop never resolves, marked where it enters
+        out.append(
+            f'<text class="forever-mark" data-forever="r{r}" x="{max(x1, x2) + 10}" '
+            f'y="{y + 6}">∞ forever: {escape(never.removeprefix(f"request r{r} is "))}</text>'
+        )
     if bad:
         out.append(
             f'<text class="violation-mark" x="{width - 10}" y="{y + 4}" text-anchor="end">'
             f"⚠ violates {escape(view.violated or '')}</text>"
+        )
+    out.append("</g>")
+    return "".join(out)
+
+
+def _loop(view: TraceView, rows: list[int | None], width: int) -> str:
+    """A lasso's loop, drawn as one: a bracket right of the loop's rows with an arrow from
+    its last step back up to its first, and, below the last step, where the run goes back
+    to and what stays unresolved forever (TLC's "Back to state N", SPIN's cycle mark)."""
+    loop, n = view.loop or 0, len(view.steps)
+    inside = [i for i, number in enumerate(rows) if number is not None and number > loop]
+    first, last = inside[0], inside[-1]
+    y1 = TOP + ROW_H * first + ROW_H // 2 - 6
+    y2 = TOP + ROW_H * last + ROW_H // 2 + 6
+    x = LEFT + LANE_W * len(LANES) + LOOP_GAP
+    tip = f"steps {loop + 1}–{n} repeat forever: after step {n}, back to step {loop + 1}"
+    out = [
+        f'<g class="loop" data-loop-from="{n}" data-loop-to="{loop + 1}">',
+        f"<title>{escape(tip)}</title>",
+        f'<rect class="loop-band" x="4" y="{y1 - ROW_H // 2 + 8}" width="{x - 8}" '
+        f'height="{y2 - y1 + ROW_H - 16}" rx="4"/>',
+        f'<path class="loop-arrow" d="M{x - 14},{y2} h26 V{y1} h-24" '
+        'marker-end="url(#arrow)" fill="none"/>',
+        f'<text class="loop-mark" x="{x + 18}" y="{(y1 + y2) // 2 + 4}">↺ repeats</text>',
+    ]
+    y = TOP + ROW_H * len(rows) + ROW_H // 2
+    said = "; ".join(text for _, text in view.forever)
+    back = f"↺ after step {n}, back to step {loop + 1}: the loop repeats forever"
+    out.append(f'<text class="loop-back" x="{LEFT}" y="{y - 4}">{escape(back)}</text>')
+    if said:
+        out.append(
+            f'<text class="forever-mark" x="{LEFT}" y="{y + 14}">∞ forever: {escape(said)}</text>'
         )
     out.append("</g>")
     return "".join(out)

@@ -27,7 +27,8 @@ def render(view: TraceView) -> str:
     pages = view.sizes.get("Page", 0)
     if not pages or not view.has("owns"):
         return '<p class="note">This protocol has no decode page pool to draw.</p>'
-    cols: list[int | None] = [0, *visible_steps(len(view.steps), view.violated_step)]
+    focus = view.violated_step if view.loop is None else view.loop + 1
+    cols: list[int | None] = [0, *visible_steps(len(view.steps), focus)]
     read_at = {s.number: dict(reads(view, s)) for s in view.steps}
     head = ['<tr><th scope="col">page</th>']
     for k in cols:
@@ -38,29 +39,42 @@ def render(view: TraceView) -> str:
         else:
             step = view.steps[k - 1]
             cls = ' class="violation"' if k == view.violated_step else ""
+            cls = ' class="in-loop"' if view.in_loop(k) else cls
             mark = "⚠ " if k == view.violated_step else ""
+            mark = "↺ " if view.loop is not None and k == view.loop + 1 else mark
             head.append(
                 f'<th scope="col"{cls} data-step="{k}"><span class="col-no">{mark}{k}</span>'
                 f"{escape(step.label)}</th>"
             )
+    if view.loop is not None:
+        head.append(
+            f'<th class="loop-back" scope="col"><span class="col-no">↺ {view.loop + 1}</span>'
+            f"back to step {view.loop + 1}, forever</th>"
+        )
     head.append("</tr>")
     idle = [p for p in range(pages) if _untouched(view, p)]
     body = []
     for p in range(pages):
         if p in idle:
             continue
-        row = [f'<tr data-page="p{p}"><th scope="row">p{p}</th>']
+        never = view.forever_of(f"p{p}")
+        mark = '<br><span class="forever-mark">∞ forever</span>' if never else ""
+        cls = ' class="forever"' if never else ""
+        row = [f'<tr data-page="p{p}"{cls}><th scope="row">p{p}{mark}</th>']
         for k in cols:
             if k is None:
                 row.append('<td class="fold">⋯</td>')
                 continue
             row.append(_cell(view, k, p, read_at.get(k, {})))
+        if view.loop is not None:
+            row.append(_back_cell(never))
         row.append("</tr>")
         body.append("".join(row))
     if idle:
         names = ", ".join(f"p{p}" for p in idle)
         body.append(
-            f'<tr class="untouched"><th scope="row">{names}</th><td colspan="{len(cols)}">'
+            f'<tr class="untouched"><th scope="row">{names}</th>'
+            f'<td colspan="{len(cols) + (view.loop is not None)}">'
             "free, old KV at every step: no request allocated, wrote or read them</td></tr>"
         )
     table = (
@@ -68,6 +82,17 @@ def render(view: TraceView) -> str:
         f"<thead>{''.join(head)}</thead><tbody>{''.join(body)}</tbody></table></div>"
     )
     return table + _callout(view, read_at)
+
+
+def _back_cell(never: str | None) -> str:
+    """The column after a lasso's last step: the run goes back to the loop's start; a page
+    the loop never returns is marked "forever" (a symbol and words, not colour alone)."""
+    if never is None:
+        return '<td class="loop-back">↺</td>'
+    return (
+        f'<td class="loop-back forever" title="{escape(never)}">'
+        f'<span class="forever-mark">∞ forever</span><br>{escape(never)}</td>'
+    )
 
 
 def _untouched(view: TraceView, p: int) -> bool:
@@ -120,6 +145,8 @@ def _cell(view: TraceView, k: int, p: int, read: dict[int, bool]) -> str:
             lines.append('<span class="read">◉ read</span>')
     if k == view.violated_step:
         classes.append("violation-col")
+    if view.in_loop(k):
+        classes.append("in-loop")
     title = f"p{p} after step {k}" if k else f"p{p} initially"
     return (
         f'<td class="{" ".join(classes)}" data-step="{k}" title="{escape(title)}">'

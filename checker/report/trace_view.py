@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kvproof.checker.verify.forever import forever, lasso_explanation
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.explain import change_text, changes, explain, step_label
@@ -57,6 +58,18 @@ class TraceView:
     push: bool = True
     placeholders: tuple[int, ...] = ()  # requests prefilled as a 1-token placeholder
     meta: dict[str, Any] = field(default_factory=dict)
+    # A lasso (issue #29): steps ``loop + 1..`` repeat forever; ``forever`` names what the
+    # loop never resolves, as (target, text): ("p0", "page p0 is never returned ...").
+    loop: int | None = None
+    forever: tuple[tuple[str, str], ...] = ()
+
+    def in_loop(self, number: int) -> bool:
+        """Step ``number`` (1-based) is one of the loop's."""
+        return self.loop is not None and number > self.loop
+
+    def forever_of(self, target: str) -> str | None:
+        """What the loop never resolves about ``target`` ("p0", "r1"), or None."""
+        return next((text for t, text in self.forever if t == target), None)
 
     def value(self, k: int, var: str, args: tuple[int, ...], default: Any = None) -> Any:
         return self.states[k].get(var, {}).get(args, default)
@@ -99,6 +112,12 @@ def build(trace: Trace, protocol: Protocol) -> TraceView:
         except KeyError:
             statement = ""
     sw = protocol.switches
+    if trace.loop is not None:  # a liveness property: model/lang/explain.py is for invariants
+        found = forever(trace, protocol)
+        why = lasso_explanation(trace, protocol)
+    else:
+        found = ()
+        why = explain(concrete, states, trace.violated) if trace.violated else ""
     return TraceView(
         variant=trace.variant,
         sizes=dict(trace.sizes),
@@ -107,12 +126,14 @@ def build(trace: Trace, protocol: Protocol) -> TraceView:
         var_sorts={v.name: v.args for v in protocol.vars},
         violated=trace.violated,
         violated_step=violated_step,
-        explanation=explain(concrete, states, trace.violated) if trace.violated else "",
+        explanation=why,
         invariant_statement=statement,
         initial=tuple(_initial(protocol, trace)),
         push=getattr(sw, "transfer_mode", "push") != "pull",
         placeholders=_placeholders(sw, trace),
         meta=dict(trace.meta),
+        loop=trace.loop,
+        forever=tuple((f.target, f.text()) for f in found),
     )
 
 

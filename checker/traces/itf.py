@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
+from kvproof.checker.traces.lasso import check_loop_closes, check_loop_index
 from kvproof.checker.traces.tracefile import param_names
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance, Instance
@@ -76,7 +77,20 @@ def write_itf(trace: Trace, path: Path, protocol: Any) -> None:
         "vars": [v.name for v in protocol.vars],
         "states": rows,
     }
+    if trace.loop is not None:
+        doc["loop"] = itf_loop(trace.loop)
     write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
+
+
+def itf_loop(loop: int) -> int:
+    """ITF's ``loop`` for kvproof's: ADR-015's is "the index of the state that starts the
+    loop"; "the loop ends in the last state", which is followed by ``states[loop]`` again.
+    kvproof writes a row per step, so its last state *equals* ``states[loop]`` (the state
+    after ``steps[:loop]``) and is followed by ``states[loop + 1]``: ITF's loop is the first
+    state a loop step reaches, and ``states[loop + 1:]`` are exactly the loop's steps' rows.
+    Writing ``loop`` itself would put a stutter (the last state, then itself) in every round.
+    """
+    return loop + 1
 
 
 # -- import --------------------------------------------------------------------------------
@@ -151,6 +165,7 @@ def read_itf(path: Path, protocol: Any) -> Trace:
     state = concrete.make_state(decoded[0])
     init = initial_assignment(concrete, state)
     steps: list[ActionInstance] = []
+    states = [state]
     for i, row in enumerate(doc["states"][1:], start=1):
         where = f"{path}: states[{i}]"
         if ACTION_KEY in row:
@@ -161,7 +176,9 @@ def read_itf(path: Path, protocol: Any) -> Trace:
         else:
             inst, nxt = _infer(concrete, state, decoded[i], where)
         steps.append(inst)
+        states.append(nxt)
         state = nxt
+    loop = _loop(concrete, states, decoded, steps, doc.get("loop"), path)
     trace = Trace(
         variant=str(meta.get("variant") or ""),
         sizes=dict(sizes),
@@ -169,12 +186,48 @@ def read_itf(path: Path, protocol: Any) -> Trace:
         steps=tuple(steps),
         violated=meta.get("violated"),
         meta={"source": str(meta.get("source", "itf"))},
+        loop=loop,
     )
+    check_loop_closes(trace, protocol, f"{path}: loop")
     try:
         replay(trace, concrete)
     except ReplayError as exc:  # pragma: no cover - steps were checked one by one above
         raise KvproofInputError(str(exc), str(path)) from None
     return trace
+
+
+def _loop(
+    concrete: Concrete,
+    states: list[State],
+    decoded: list[dict[str, dict[tuple[int, ...], Any]]],
+    steps: list[ActionInstance],
+    raw: Any,
+    path: Path,
+) -> int | None:
+    """kvproof's loop for ITF's ``raw`` (see ``itf_loop``); a missing closing step is added.
+
+    The last state is followed by ``states[raw]``. In kvproof's files the last state equals
+    ``states[raw - 1]``, so that successor is step ``raw`` already in the file: the loop is
+    ``steps[raw - 1:]``. Another tool's lasso need not repeat a state: the step from the last
+    state back to ``states[raw]`` is then inferred and appended, and the loop is
+    ``steps[raw:]``. Neither: the loop does not close, which is bad input."""
+    where = f"{path}: loop"
+    raw = check_loop_index(raw, len(states), where, unit="states")
+    if raw is None:
+        return None
+    last = concrete.as_dict(states[-1])
+    if raw >= 1 and last == concrete.as_dict(states[raw - 1]):
+        return raw - 1
+    try:
+        inst, _ = _infer(concrete, states[-1], decoded[raw], where)
+    except KvproofInputError:
+        raise KvproofInputError(
+            f"the loop does not close: no step of the model leads from the last state "
+            f"(states[{len(states) - 1}]) back to states[{raw}], where 'loop' {raw} starts it",
+            where,
+        ) from None
+    steps.append(inst)
+    return raw
 
 
 def _picked(protocol: Any, row: dict[str, Any], where: str) -> ActionInstance:

@@ -11,6 +11,11 @@ Arguments are named by their parameter's sort (its initial: ``r`` for the handof
 ``state`` are the argument tuple joined by commas. ``state`` is optional
 and informative (kvproof re-derives every state by replaying the model). Parsing is
 strict: every error is a ``KvproofInputError`` naming ``path:line``.
+
+A lasso (a liveness counterexample, issue #29) adds ``"loop": i`` to the header: steps
+``i+1..n`` repeat forever, back to the state after step ``i``; each of them is marked
+``"in_loop": true``. Safety traces have neither, so files written before lassos load as
+before; a loop out of range, or one that does not close, is bad input (``lasso.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
+from kvproof.checker.traces.lasso import check_loop_closes, check_loop_index
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import Trace, replay
@@ -38,9 +44,11 @@ HEADER_KEYS = {
     "init",
     "violated",
     "steps",
+    "loop",
 }
-OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version"}
-STEP_KEYS = {"step", "action", "args", "state"}
+# ``loop`` only for a lasso: safety traces (and every file written before it) omit it.
+OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version", "loop"}
+STEP_KEYS = {"step", "action", "args", "state", "in_loop"}
 
 
 def param_names(params: tuple[str, ...]) -> tuple[str, ...]:
@@ -106,6 +114,8 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
         "violated": trace.violated,
         "steps": len(trace.steps),
     }
+    if trace.loop is not None:
+        header["loop"] = trace.loop
     meta = {k: v for k, v in trace.meta.items() if k != "seed"}
     if meta:
         header["meta"] = meta
@@ -118,6 +128,8 @@ def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
             "action": inst.action,
             "args": dict(zip(names, inst.args, strict=True)),
         }
+        if trace.loop is not None and i > trace.loop:
+            row["in_loop"] = True  # informative: the header's ``loop`` is what counts
         if state_rows:
             row["state"] = state_rows[i]
         lines.append(json.dumps(row))
@@ -222,6 +234,20 @@ def read_jsonl(path: Path) -> Trace:
             + (" (truncated?)" if len(steps) < count else ""),
             str(path),
         )
+    loop = check_loop_index(header.get("loop"), len(steps), f"{path}:{rows[0][0]}")
+    _check_marks(path, rows, loop)
+    # Without the protocol only the informative states can show an open loop here (the
+    # initial state has no row: a loop from step 0 waits for the model); ``check_against``
+    # replays the model and checks it for every lasso.
+    if loop is not None and loop > 0:
+        first, last = rows[loop][1], rows[-1][1]
+        if "state" in first and "state" in last and first["state"] != last["state"]:
+            raise _fail(
+                path,
+                rows[-1][0],
+                f"the loop does not close: the state after step {len(steps)} differs from "
+                f"the state after step {loop} (line {rows[loop][0]})",
+            )
     return Trace(
         variant=variant,
         sizes=dict(sizes),
@@ -229,7 +255,22 @@ def read_jsonl(path: Path) -> Trace:
         steps=tuple(steps),
         violated=violated,
         meta=meta,
+        loop=loop,
     )
+
+
+def _check_marks(path: Path, rows: list[tuple[int, Any]], loop: int | None) -> None:
+    """``in_loop`` marks, where a file has them, agree with the header's ``loop``: marks
+    without a ``loop`` are a lasso whose loop was dropped (it would read as a safety trace)."""
+    for i, (n, row) in enumerate(rows[1:], start=1):
+        if "in_loop" not in row:
+            continue
+        if row["in_loop"] is not True:
+            raise _fail(path, n, "'in_loop' must be true (or absent)")
+        if loop is None:
+            raise _fail(path, n, "step is marked 'in_loop' but the header has no 'loop'")
+        if i <= loop:
+            raise _fail(path, n, f"step {i} is marked 'in_loop' but the loop starts at {loop + 1}")
 
 
 def check_against(trace: Trace, protocol: Any, where: str) -> None:
@@ -263,3 +304,4 @@ def check_against(trace: Trace, protocol: Any, where: str) -> None:
                 raise KvproofInputError(
                     f"step {i}: {inst} has {sort} {a} >= size {trace.sizes[sort]}", where
                 )
+    check_loop_closes(trace, protocol, where)

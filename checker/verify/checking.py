@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvproof import __version__
+from kvproof.checker.verify.forever import lasso_explanation
 from kvproof.model.handoff.assumptions import active, apply, handoff_for
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Protocol
@@ -156,10 +157,14 @@ def trace_rows(protocol: Protocol, trace: Trace) -> list[dict[str, Any]]:
                 "changes": changes(concrete, states[i], states[i + 1]),
             }
         )
+        if trace.loop is not None and i >= trace.loop:
+            rows[-1]["in_loop"] = True  # a lasso's loop (issue #29): these steps repeat
     return rows
 
 
 def trace_explanation(protocol: Protocol, trace: Trace) -> str:
+    if trace.loop is not None:  # a lasso: what its loop never resolves (issue #29)
+        return lasso_explanation(trace, protocol)
     concrete = Concrete(Instance(protocol, trace.sizes))
     return explain(concrete, replay(trace, concrete), trace.violated or "")
 
@@ -214,6 +219,8 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
             entry["explanation"] = trace_explanation(check.protocol, r.trace)
             entry["initial"] = initial_facts(check.protocol, r.trace)
             entry["trace"] = trace_rows(check.protocol, r.trace)
+            if r.trace.loop is not None:
+                entry["loop"] = r.trace.loop
         out["invariants"].append(entry)
     if check.proof is not None:
         out["proof"] = check.proof.to_json()

@@ -149,3 +149,25 @@ def test_proof_and_graph_reports_open(browser: Any, tmp_path: Path) -> None:
     assert page.locator("svg.graph g.node.violated").count() >= 1
     assert pixel_spread(page.screenshot()) > 10
     page.context.close()
+
+
+def test_lasso_report_draws_the_loop_in_chromium(browser: Any, tmp_path: Path) -> None:
+    """The loop's arrow spans its steps, right of every label, and "forever" is visible."""
+    lasso = Path(__file__).parent / "fixtures" / "lasso" / "starved.answered.jsonl"
+    out = tmp_path / "lasso.html"
+    assert main(["report", str(lasso), "--html", str(out), "--no-replay"]) == 0
+    page, fetched = open_offline(browser, out)
+    assert fetched == []
+    arrow = page.locator("svg.msc g.loop path.loop-arrow").bounding_box()
+    steps = page.locator("svg.msc g.msg.in-loop")
+    assert steps.count() == 1 and steps.get_attribute("data-step") == "9"
+    row = steps.first.bounding_box()
+    assert arrow["y"] <= row["y"] + row["height"] and arrow["y"] + arrow["height"] >= row["y"]
+    labels = page.locator("svg.msc text.msg-label, svg.msc text.msg-extra").evaluate_all(
+        "els => els.map(e => e.getBoundingClientRect().right)"
+    )
+    assert arrow["x"] > max(labels), "the loop's arrow overlaps a step's label"
+    forever = page.locator("svg.msc text.forever-mark[data-forever='r1']")
+    assert forever.is_visible() and "never answered" in forever.text_content()
+    assert page.locator("ul.forever-list li[data-forever='r1']").is_visible()
+    page.context.close()

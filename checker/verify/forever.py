@@ -1,0 +1,103 @@
+"""What a lasso's loop leaves unresolved forever: the request never answered, the page never
+returned (issue #29 items 3 and 6).
+
+A liveness property says "always, trigger -> eventually goal"; its lasso's loop is where the
+goal never comes. This reads the loop's states of kvproof's handoff vocabulary (``resp``,
+``dphase``, ``owns``) and names what stays unresolved through *every* state of the loop: the
+printer says it, replay checks it on the engine, the HTML report marks it "forever". A
+protocol without those variables has nothing named (its lassos still print and replay).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.trace import Trace, replay
+
+# Which unresolved things each of the handoff's properties is about; any other name (a user
+# protocol's property, or none) gets every kind found.
+ABOUT = {
+    "answered": ("unanswered",),
+    "no_starvation": ("unscheduled",),
+    "pages_return": ("held",),
+}
+# Decode phases of an admitted request not yet scheduled (``model/handoff/protocol.py``).
+WAITING = ("queued", "transfer")
+
+
+@dataclass(frozen=True)
+class Forever:
+    """One thing a loop never resolves: ``kind`` is unanswered / unscheduled (a request
+    ``r``) or held (page ``p``, owned by request ``r`` through the whole loop)."""
+
+    kind: str
+    r: int
+    p: int | None = None
+
+    @property
+    def target(self) -> str:
+        """The name the report marks: ``r1`` or ``p0``."""
+        return f"p{self.p}" if self.p is not None else f"r{self.r}"
+
+    def text(self) -> str:
+        if self.kind == "held":
+            return f"page p{self.p} is never returned (r{self.r} holds it)"
+        if self.kind == "unscheduled":
+            return f"request r{self.r} is never scheduled"
+        return f"request r{self.r} is never answered"
+
+
+def loop_states(trace: Trace, protocol: Any) -> tuple[Concrete, list[State]]:
+    """The interpreter and the loop's states: after ``steps[:loop]`` up to the last loop
+    step's pre-state (the state after the last step is the first again)."""
+    if trace.loop is None:
+        raise ValueError("not a lasso: the trace has no loop")
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    states = replay(trace, concrete)
+    return concrete, states[trace.loop : -1]
+
+
+def forever(trace: Trace, protocol: Any) -> tuple[Forever, ...]:
+    """What stays unresolved in every state of ``trace``'s loop, for ``trace.violated``."""
+    concrete, states = loop_states(trace, protocol)
+    names = {v.name for v in protocol.vars}
+    kinds = ABOUT.get(trace.violated or "", ("unanswered", "unscheduled", "held"))
+    found: list[Forever] = []
+
+    def always(fn: Any) -> bool:
+        return all(fn(st) for st in states)
+
+    def val(st: State, var: str, args: tuple[int, ...]) -> Any:
+        return concrete.value(st, var, args)
+
+    reqs = range(trace.sizes.get("Req", 0))
+    if {"resp", "dphase"} <= names:
+        for r in reqs:
+            if "unanswered" in kinds and always(
+                lambda st, r=r: (
+                    val(st, "dphase", (r,)) != "idle" and val(st, "resp", (r,)) == "none"
+                )
+            ):
+                found.append(Forever("unanswered", r))
+            if "unscheduled" in kinds and always(
+                lambda st, r=r: val(st, "dphase", (r,)) in WAITING
+            ):
+                found.append(Forever("unscheduled", r))
+    if "owns" in names and "held" in kinds:
+        for p in range(trace.sizes.get("Page", 0)):
+            for r in reqs:
+                if always(lambda st, r=r, p=p: val(st, "owns", (r, p)) is True):
+                    found.append(Forever("held", r, p))
+    return tuple(found)
+
+
+def lasso_explanation(trace: Trace, protocol: Any) -> str:
+    """One sentence for a lasso: what its loop never resolves."""
+    n = len(trace.steps) - (trace.loop or 0)
+    found = forever(trace, protocol)
+    what = "; ".join(f.text() for f in found) if found else "nothing it waits for ever comes"
+    steps = "step repeats" if n == 1 else f"{n} steps repeat"
+    return f"the loop's {steps} forever: {what}"
