@@ -184,9 +184,11 @@ def explore(
         moved = False
         for action, nxt in succ(data):
             transitions += 1
-            if not same(data, nxt):
-                nxt = canon(nxt)
+            # A successor already stored as a representative needs no canonical form.
             nid = ids.get(nxt)
+            if nid is None and not same(data, nxt):
+                nxt = canon(nxt)
+                nid = ids.get(nxt)
             if nid is None:
                 nid = add(nxt, sid, action)
                 if until_found and nid in bad and len(first) == len(names):

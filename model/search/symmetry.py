@@ -160,56 +160,62 @@ def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
     inner = _Sort(concrete, inner_sort)
     inner_canon = _one_sort(concrete, inner_sort)
     n, m = outer.n, inner.n
-    # Signature of outer element e: its cells in variables without an inner argument, and
-    # the sorted tuple, over inner elements q, of (q's cells without an outer argument,
-    # the (e, q) cells): invariant under inner permutations, moved by outer ones.
-    own: list[list[str]] = [[] for _ in range(n)]
-    pair: list[list[list[str]]] = [[[] for _ in range(m)] for _ in range(n)]
-    inner_only: list[list[str]] = [[] for _ in range(m)]
+    # Signature of outer element e: its cells in variables without an inner argument and,
+    # per variable over both sorts, how many of its (e, q) cells are set: blind to inner
+    # order, moved by outer permutations. ``zip`` over the one-argument rows builds every
+    # element's tuple at C speed; ties are enumerated, so a weak signature costs time only.
+    own: list[str] = []
+    counts: list[str] = []
     for i, v in enumerate(protocol.vars):
         has_o, has_i = outer_sort in v.args, inner_sort in v.args
-        cells = concrete.inst.cells(v)
-        if has_o and has_i:
-            ko, ki = v.args.index(outer_sort), v.args.index(inner_sort)
-            if len(v.args) != 2:
-                raise ValueError(f"{v.name}: two-sort symmetry needs exactly two arguments")
-            for j, args in enumerate(cells):
-                pair[args[ko]][args[ki]].append(f"d[{i}][{j}]")
-        elif has_o:
-            ko = v.args.index(outer_sort)
-            for j, args in enumerate(cells):
-                own[args[ko]].append(f"d[{i}][{j}]")
-        elif has_i:
-            ki = v.args.index(inner_sort)
-            for j, args in enumerate(cells):
-                inner_only[args[ki]].append(f"d[{i}][{j}]")
-    sigs = []
-    for e in range(n):
-        rows = ["(" + "".join(f"{c}, " for c in inner_only[q] + pair[e][q]) + ")" for q in range(m)]
-        mine = "".join(f"{c}, " for c in own[e])
-        sigs.append(f"(({mine}), tuple(sorted(({', '.join(rows)},))))")
+        if has_o and len(v.args) > (2 if has_i else 1):
+            raise ValueError(f"{v.name}: two-sort symmetry needs at most one other argument")
+        if not has_o:
+            continue
+        if not has_i:
+            own.append(f"d[{i}]")
+            continue
+        ko = v.args.index(outer_sort)
+        rows = [
+            f"d[{i}][{e * m}:{(e + 1) * m}]" if ko == 0 else f"d[{i}][{e}::{n}]" for e in range(n)
+        ]
+        counts.append("(" + "".join(f"{r}.count({v.default!r}), " for r in rows) + ")")
     signature = _exec(
-        ["def signature(d):", f"    return [{', '.join(sigs)}]"], "signature", "signature"
+        ["def signature(d):", f"    return list(zip({', '.join(own)}))"],
+        "signature",
+        "signature",
     )
     identity = tuple(range(n))
     mover = outer.mover
 
-    def canon(d: Any) -> Any:
-        sig = signature(d)
-        order = sorted(identity, key=sig.__getitem__)
+    # (order, which neighbours in it tie) -> the moves of every order that sorts the
+    # signatures: computed once per pattern, so a state costs a sort and a lookup.
+    plans: dict[tuple[tuple[int, ...], tuple[bool, ...]], list[Callable[[Any], Any] | None]] = {}
+
+    def plan(order: tuple[int, ...], ties: tuple[bool, ...]) -> list[Callable[[Any], Any] | None]:
         groups: list[list[int]] = [[order[0]]]
-        for a, b in itertools.pairwise(order):
-            if sig[a] == sig[b]:
-                groups[-1].append(b)
+        for e, tied in zip(order[1:], ties, strict=True):
+            if tied:
+                groups[-1].append(e)
             else:
-                groups.append([b])
-        if len(groups) == n:  # no ties: one order
-            perm = tuple(order)
-            return inner_canon(d if perm == identity else mover(perm)(d))
-        best = None
+                groups.append([e])
+        moves: list[Callable[[Any], Any] | None] = []
         for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
             perm = tuple(e for g in choice for e in g)
-            cand = inner_canon(d if perm == identity else mover(perm)(d))
+            moves.append(None if perm == identity else mover(perm))
+        plans[order, ties] = moves
+        return moves
+
+    def canon(d: Any) -> Any:
+        sig = signature(d)
+        order = tuple(sorted(identity, key=sig.__getitem__))
+        if len(set(sig)) == n:  # no ties: one order
+            return inner_canon(d if order == identity else mover(order)(d))
+        ties = tuple(sig[a] == sig[b] for a, b in itertools.pairwise(order))
+        moves = plans.get((order, ties)) or plan(order, ties)
+        best = None
+        for move in moves:
+            cand = inner_canon(d if move is None else move(d))
             if best is None or cand < best:
                 best = cand
         return best
