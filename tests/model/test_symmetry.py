@@ -48,7 +48,7 @@ def _permute(concrete: Concrete, data, req: tuple[int, ...], page: tuple[int, ..
         cells = concrete.cells[v.name]
         row = list(data[i])
         for j, args in enumerate(cells):
-            moved = tuple(perm[s][a] if s in perm else a for s, a in zip(v.args, args))
+            moved = tuple(perm[s][a] if s in perm else a for s, a in zip(v.args, args, strict=True))
             row[concrete.inst.flat(v.name, moved)] = data[i][j]
         out.append(tuple(row))
     return tuple(out)
@@ -63,9 +63,7 @@ def test_two_sort_representative_is_exact(name: str) -> None:
     states = explore(protocol, sizes, symmetry=(), graph=True, max_states=3000).graph
     sample = random.Random(0).sample([d["state"].data for _, d in states.nodes(data=True)], 40)
     perms = [
-        (r, p)
-        for r in itertools.permutations(range(3))
-        for p in itertools.permutations(range(3))
+        (r, p) for r in itertools.permutations(range(3)) for p in itertools.permutations(range(3))
     ]
     reps = {}
     for data in sample:
