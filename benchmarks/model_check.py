@@ -9,7 +9,17 @@
   alone (no proof), and the time to a shortest counterexample that needs depth 14 (BMC with
   and without the settled-depth lemmas, in one run so the ratio is fair).
 
+- ``--spin``: SPIN against kvproof in one run, alternated over ``--rounds`` rounds (SPIN
+  first in odd rounds): SPIN's BFS pipeline on ``promela/incident_3x4.pml`` against
+  ``kvproof check sglang-0.5.19-pd``, SPIN's exhaustive DFS on ``promela/fixed_3x4.pml``
+  (capped at ``--spin-cap`` s) against ``kvproof check vllm-nixl-push-fixed --complete
+  --requests 3 --pages 4 --no-prove``, both whole processes; ratios are kvproof / SPIN
+  (for a capped SPIN run a lower bound of SPIN's time, so the ratio is an upper bound);
+- ``--witness``: the radix witness search of the corpus (``checker/traces/witness.py``) in
+  a fresh process: seconds and peak resident memory.
+
 Usage: python benchmarks/model_check.py [--quick] [--complete [--explore-cap S]]
+       python benchmarks/model_check.py --quick --spin [--rounds 3] [--spin-cap S] --witness
 """
 
 from __future__ import annotations
@@ -58,9 +68,21 @@ def main() -> None:
     parser.add_argument(
         "--explore-cap", type=float, default=60.0, help="seconds for explore's comparison run"
     )
+    parser.add_argument("--spin", action="store_true", help="SPIN against kvproof (3x4)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternated rounds for --spin")
+    parser.add_argument("--spin-cap", type=float, default=120.0, help="cap of SPIN's DFS (s)")
+    parser.add_argument("--witness", action="store_true", help="the radix witness search")
+    parser.add_argument("--only", action="store_true", help="only --spin/--witness figures")
     args = parser.parse_args()
     result: dict[str, object] = {"benchmark": "model_check"}
     result["python_startup_s"] = round(_python_startup(), 3)
+    if args.witness:  # first: its peak RSS is the largest child's so far
+        result["radix_witness"] = _witness()
+    if args.spin:
+        result["spin"] = _spin(args.rounds, args.spin_cap)
+    if args.only:
+        print(json.dumps(result, indent=2))
+        return
     result["incident_counterexample"] = whole_process(
         "check", "sglang-0.5.19-pd", "--invariant", "isolation", "--json"
     )
@@ -94,6 +116,101 @@ def main() -> None:
         result["complete"] = _complete(args.explore_cap)
         result["deep_counterexample"] = _deep_counterexample()
     print(json.dumps(result, indent=2))
+
+
+def _spin(rounds: int, cap_s: float) -> object:
+    """SPIN and kvproof on the same 3x4 models, alternated; medians and ratios."""
+    import os
+    import statistics
+
+    from spin_run import run_spin, spin_available
+
+    if not spin_available():
+        return "spin or gcc not on PATH"
+    incident = ["check", "sglang-0.5.19-pd", "--json"]
+    fixed = "vllm-nixl-push-fixed"
+    complete = [
+        *("check", fixed, "--complete", "--requests", "3", "--pages", "4", "--no-prove"),
+        "--json",
+    ]
+    runs: dict[str, list[dict[str, object]]] = {k: [] for k in ("si", "ki", "sf", "kf")}
+    for n in range(rounds):
+        jobs = [
+            ("si", lambda: run_spin("incident_3x4.pml", bfs=True, cap_s=cap_s)),
+            ("ki", lambda: whole_process(*incident)),
+            ("sf", lambda: run_spin("fixed_3x4.pml", bfs=False, cap_s=cap_s)),
+            ("kf", lambda: _timed_json(complete, _complete_part)),
+        ]
+        order = jobs if n % 2 == 0 else [jobs[1], jobs[0], jobs[3], jobs[2]]
+        for key, job in order:
+            runs[key].append(job())
+
+    def median(key: str) -> float:
+        return statistics.median(float(r["seconds"]) for r in runs[key])  # type: ignore[arg-type]
+
+    return {
+        "cpus": os.cpu_count(),
+        "load_avg": os.getloadavg()[0],
+        "rounds": rounds,
+        "incident": {
+            "spin_bfs": runs["si"][-1],
+            "kvproof": runs["ki"][-1],
+            "spin_s": [r["seconds"] for r in runs["si"]],
+            "kvproof_s": [r["seconds"] for r in runs["ki"]],
+            "ratio_kvproof_over_spin": round(median("ki") / median("si"), 2),
+        },
+        "fixed_complete": {
+            "spin_dfs": runs["sf"][-1],
+            "kvproof": runs["kf"][-1],
+            "spin_s": [r["seconds"] for r in runs["sf"]],
+            "kvproof_s": [r["seconds"] for r in runs["kf"]],
+            "ratio_kvproof_over_spin": round(median("kf") / median("sf"), 2),
+            "spin_finished": all(r["finished"] for r in runs["sf"]),
+        },
+    }
+
+
+def _complete_part(data: dict) -> object:
+    """What settled the complete search, and its own seconds (BMC runs before it)."""
+    done = data.get("complete", {})
+    return {
+        "verdict": done.get("verdict"),
+        "method": done.get("method"),
+        "complete_s": done.get("seconds"),
+        "bmc_s": data.get("seconds"),
+        "states": done.get("states"),
+    }
+
+
+def _witness() -> object:
+    """The corpus's radix witness search in a fresh process: seconds, peak RSS."""
+    import resource
+
+    code = (
+        "from kvproof.checker.traces.witness import WITNESSES as W\n"
+        "from kvproof.model.handoff.assumptions import handoff_for\n"
+        "from kvproof.spec.variant import load_variant\n"
+        "import time\n"
+        "w = W[0]\n"
+        "t = time.perf_counter()\n"
+        "trace = w.find(handoff_for(load_variant(w.variant)))\n"
+        "print(len(trace.steps), round(time.perf_counter() - t, 3))\n"
+    )
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB, largest child
+    try:
+        steps, search_s = proc.stdout.split()
+    except ValueError:
+        return {"error": proc.stderr[-300:]}
+    return {
+        "variant": "sglang-pd-decode-radix-race",
+        "steps": int(steps),
+        "search_s": float(search_s),
+        "process_s": round(seconds, 3),
+        "peak_rss_mb": round(peak / 1024, 1),
+    }
 
 
 def _inference(budget: float) -> object:

@@ -44,6 +44,8 @@ class CompleteResult:
     method: str  # "proof" | "explore" | "invariant" | "bmc" | "" (unknown)
     seconds: float
     states: int | None = None  # explicit states (explore), when it finished
+    # the sorts explore quotiented by: ``states`` then counts one state per orbit
+    symmetry: tuple[str, ...] | None = None
     depth: int | None = None  # the shortest counterexample's length, or BMC's last depth
     trace: Trace | None = None
     conjuncts: int | None = None  # size of the invariant of this instance
@@ -79,6 +81,8 @@ class CompleteResult:
         for key in ("states", "depth", "conjuncts"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
+        if self.symmetry is not None:
+            out["symmetry"] = list(self.symmetry)
         if self.note:
             out["note"] = self.note
         return out
@@ -119,15 +123,17 @@ def check_complete(
             return done("holds", "proof", conjuncts=len(unbounded.conjuncts))
 
     # 1. explicit state, briefly
-    # the protocol names the sorts whose permutations explore may quotient by (its own
-    # vocabulary: generic code knows no sort by name)
-    sym = tuple(s for s in base.explore_symmetry if s in base.symmetric and sizes.get(s, 0) > 1)
+    # every sort the protocol declares symmetric (its own vocabulary: generic code knows
+    # no sort by name); the quotient keeps verdicts and shortest lengths (symmetry.py)
+    sym = tuple(s for s in base.symmetric if sizes.get(s, 0) > 1)[:2]
     ex = explore(base, sizes, variant=variant, symmetry=sym, max_seconds=min(explore_s, budget_s))
     if ex.counterexamples:
         trace = min(ex.counterexamples.values(), key=len)
-        return done("violated", "explore", depth=len(trace), trace=trace, states=ex.states)
+        return done(
+            "violated", "explore", depth=len(trace), trace=trace, states=ex.states, symmetry=sym
+        )
     if not ex.truncated:
-        return done("holds", "explore", states=ex.states)
+        return done("holds", "explore", states=ex.states, symmetry=sym)
     # 2. an inductive invariant of this instance, from the templates
     small = {s: min(n, templates.per_sort) for s, n in sizes.items()}
     datas = sample_states(base, small)

@@ -47,6 +47,7 @@ from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import ReplayError, Trace, initial_assignment, replay
+from kvproof.model.search.symmetry import canonicaliser
 
 Progress = Callable[[int, int, int], None]  # (states, depth, states left at this depth)
 
@@ -91,6 +92,7 @@ def explore(
     variant: str = "",
     symmetry: Sequence[str] | None = None,
     stop_at_violation: bool = False,
+    until_found: bool = False,
     max_states: int | None = None,
     max_seconds: float | None = None,
     graph: bool = False,
@@ -102,6 +104,9 @@ def explore(
     ``graph``: also build the state graph (networkx ``DiGraph``: nodes are state ids in
     discovery order with attributes ``state``, ``depth``, ``violated``, ``deadlock``;
     edges carry ``actions``, the instances leading there), for ``--dot``/``--graphml``.
+    ``until_found``: stop as soon as every invariant has a counterexample (a witness
+    search: the traces are the ones the whole search reports, since states are numbered
+    in the same order; the counts are then lower bounds, ``truncated`` is true).
     Ids rather than ``State`` nodes keep exports readable. The result is plain data, graph
     included (it pickles across worker processes): it holds no protocol, so a renderer that
     names cells takes the protocol as an argument (``checker/cli/explore.py``).
@@ -115,7 +120,7 @@ def explore(
     for s in sym:
         if s not in protocol.symmetric:
             raise ValueError(f"sort {s!r} is not symmetric in {protocol.name}")
-    canon = _canonicaliser(concrete, sym)
+    canon = canonicaliser(concrete, sym)
     same = getattr(canon, "same", _always)
     succ = concrete.successor_data
     violated_fn = concrete.violated
@@ -159,7 +164,8 @@ def explore(
     depth = 0
     truncated = False
     sid = 0
-    while sid < len(datas):
+    found_all = until_found and len(first) == len(names)
+    while sid < len(datas) and not found_all:
         if sid == level_end:
             depth += 1
             level_end = len(datas)
@@ -178,15 +184,21 @@ def explore(
         moved = False
         for action, nxt in succ(data):
             transitions += 1
-            if not same(data, nxt):
-                nxt = canon(nxt)
+            # A successor already stored as a representative needs no canonical form.
             nid = ids.get(nxt)
+            if nid is None and not same(data, nxt):
+                nxt = canon(nxt)
+                nid = ids.get(nxt)
             if nid is None:
                 nid = add(nxt, sid, action)
+                if until_found and nid in bad and len(first) == len(names):
+                    found_all = truncated = True
             if nid != sid:
                 moved = True
             if graph:
                 edges.append((sid, nid, action))
+            if found_all:
+                break
         if not moved:
             terminal += 1
             if any(any(data[i]) for i in holders):
@@ -223,99 +235,6 @@ def explore(
         seconds=time.perf_counter() - start,
         graph=g,
     )
-
-
-# -- symmetry --------------------------------------------------------------------------------
-
-
-def _canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Callable[[Any], Any]:
-    """The function mapping ``State.data`` to its orbit's representative."""
-    if not sorts:
-        return _identity
-    if len(sorts) > 1:
-        raise ValueError("symmetry reduction supports one sort at a time")
-    (sort,) = sorts
-    inst = concrete.inst
-    n = inst.sizes[sort]
-    # For each variable with an argument of the sort: per element, its cells (flat indices).
-    columns: list[tuple[int, list[list[int]]]] = []
-    for i, v in enumerate(concrete.protocol.vars):
-        positions = [k for k, s in enumerate(v.args) if s == sort]
-        if not positions:
-            continue
-        if len(positions) > 1:
-            raise ValueError(f"{v.name} has two {sort} arguments: no exact canonical form")
-        (k,) = positions
-        cells = inst.cells(v)
-        per = [[j for j, args in enumerate(cells) if args[k] == e] for e in range(n)]
-        columns.append((i, per))
-    # Each element's key: its cells, in the same order for every element; slices where
-    # the sort's argument comes first or last (C speed), single reads otherwise.
-    parts: list[list[str]] = [[] for _ in range(n)]
-    for i, v in enumerate(concrete.protocol.vars):
-        if sort not in v.args:
-            continue
-        k = v.args.index(sort)
-        width = len(concrete.cells[v.name]) // n
-        for e in range(n):
-            if len(v.args) == 1:
-                parts[e].append(f"d[{i}][{e}]")
-            elif k == len(v.args) - 1:
-                parts[e].append(f"d[{i}][{e}::{n}]")
-            elif k == 0:
-                parts[e].append(f"d[{i}][{e * width}:{(e + 1) * width}]")
-            else:
-                cells = dict(columns)[i][e]
-                parts[e].append("(" + "".join(f"d[{i}][{j}], " for j in cells) + ")")
-    src = ["def key(d):", f"    return [{', '.join('(' + ', '.join(p) + ',)' for p in parts)}]"]
-    scope: dict[str, Any] = {}
-    exec(compile("\n".join(src), f"<kvproof:key:{sort}>", "exec"), scope)
-    keys = scope["key"]
-    identity = tuple(range(n))
-    movers: dict[tuple[int, ...], Callable[[Any], Any]] = {}
-    nvars = len(concrete.protocol.vars)
-
-    def mover(perm: tuple[int, ...]) -> Callable[[Any], Any]:
-        """New element ``e`` takes old element ``perm[e]``'s cells (generated code)."""
-        getters = {}
-        for i, per in columns:
-            index = list(range(len(concrete.cells[concrete.protocol.vars[i].name])))
-            for e in range(n):
-                for j_new, j_old in zip(per[e], per[perm[e]], strict=True):
-                    index[j_new] = j_old
-            getters[i] = index
-        parts = []
-        for i in range(nvars):
-            if i in getters:
-                parts.append("(" + "".join(f"r{i}[{j}], " for j in getters[i]) + ")")
-            else:
-                parts.append(f"d[{i}]")
-        unpack = [f"    r{i} = d[{i}]" for i in getters]
-        src = ["def move(d):", *unpack, f"    return ({', '.join(parts)},)"]
-        scope: dict[str, Any] = {}
-        exec(compile("\n".join(src), f"<kvproof:move:{sort}>", "exec"), scope)
-        return scope["move"]  # type: ignore[no-any-return]
-
-    def canon(d: Any) -> Any:
-        k = keys(d)
-        perm = tuple(sorted(identity, key=k.__getitem__))
-        if perm == identity:
-            return d
-        move = movers.get(perm)
-        if move is None:
-            move = movers[perm] = mover(perm)
-        return move(d)
-
-    # The key reads only the sort's rows: a successor that left them equal to those of a
-    # canonical parent is canonical already (most steps touch few rows).
-    same = " and ".join(f"d[{i}] == p[{i}]" for i, _ in columns)
-    exec(compile(f"def same(p, d):\n    return {same}", "<kvproof:same>", "exec"), scope)
-    canon.same = scope["same"]  # type: ignore[attr-defined]
-    return canon
-
-
-def _identity(d: Any) -> Any:
-    return d
 
 
 def _always(p: Any, d: Any) -> bool:
