@@ -341,21 +341,22 @@ def test_replay_of_a_starving_lasso_says_who_is_never_answered(
 
 def frees_on_second_step(variant, **kw):  # type: ignore[no-untyped-def]
     """An engine whose decode returns a running request's pages after its second step."""
-    import types
+    import dataclasses
 
     from kvproof.refimpl.cluster import Cluster
 
     c = Cluster(variant, **kw)
-    original = type(c.handoff)._do_step
+    rules = c.handoff.rules  # a copy per engine, so that a test can plant a bug in one
+    original = rules["step"].effect
     seen: dict[int, int] = {}
 
-    def step(self, ev):  # type: ignore[no-untyped-def]
-        original(self, ev)
+    def step(ctx, f, ev):  # type: ignore[no-untyped-def]
+        original(ctx, f, ev)
         seen[ev.rid] = seen.get(ev.rid, 0) + 1
         if seen[ev.rid] == 2:
-            self._free_decode(ev.rid)
+            ctx.free_decode(f)
 
-    c.handoff._do_step = types.MethodType(step, c.handoff)  # type: ignore[method-assign]
+    rules["step"] = dataclasses.replace(rules["step"], effect=step)
     return c
 
 
