@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from kvproof.checker.verify.checking import VariantCheck
 
@@ -14,9 +15,7 @@ def write_traces(out: Path, check: VariantCheck) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     files = []
-    for r in check.bmc.results:
-        if r.trace is None:
-            continue
+    for r in _violated(check):
         stem = out / f"{check.variant.name}.{r.invariant}"
         write_jsonl(r.trace, Path(f"{stem}.jsonl"), protocol=check.protocol)
         write_itf(r.trace, Path(f"{stem}.itf.json"), check.protocol)
@@ -30,10 +29,13 @@ def write_html(out: Path, check: VariantCheck) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     files = []
-    for r in check.bmc.results:
-        if r.trace is None:
-            continue
+    for r in _violated(check):
         path = out / f"{check.variant.name}.{r.invariant}.html"
         write(path, trace_page(r.trace, check.protocol, variant=check.variant))
         files.append(path)
     return files
+
+
+def _violated(check: VariantCheck) -> list[Any]:
+    """The BMC results with a counterexample, in the check's order."""
+    return [r for r in check.bmc.results if r.trace is not None]

@@ -78,26 +78,3 @@ def _runs(pages: Any) -> list[tuple[Any, Any, str]]:
         else:
             out.append((sp, sp, what))
     return out
-
-
-def _ranges(ids: list[int]) -> str:
-    """``[1, 2, 3, 7]`` -> ``1-3,7``."""
-    parts: list[list[int]] = []
-    for i in ids:
-        if parts and parts[-1][1] + 1 == i:
-            parts[-1][1] = i
-        else:
-            parts.append([i, i])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
-
-
-def _runs(pages: Any) -> list[tuple[Any, Any, str]]:
-    """Group consecutive stale pages with the same description into one line."""
-    out: list[tuple[Any, Any, str]] = []
-    for sp in pages:
-        what = sp.describe()
-        if out and out[-1][2] == what and out[-1][1].index + 1 == sp.index:
-            out[-1] = (out[-1][0], sp, what)
-        else:
-            out.append((sp, sp, what))
-    return out
