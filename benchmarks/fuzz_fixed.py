@@ -55,7 +55,7 @@ def main() -> None:
     parser.add_argument("--no-ray", action="store_true", help="the local pool only")
     parser.add_argument("--write", action="store_true", help=f"also write {OUT.name}")
     args = parser.parse_args()
-    torch.set_num_threads(1)  # as `kvproof fuzz` (cli/fuzz.py) does; see benchmarks/scale.py
+    torch.set_num_threads(1)  # as `kvproof fuzz` (runs/fuzz_run.py) does; see benchmarks/scale.py
     fixed = [v for v in list_variants() if not v.buggy]
     out: dict[str, Any] = {
         "benchmark": "fuzz_fixed",

@@ -6,8 +6,8 @@ Prints one JSON object. Every executor does the same work: the same warm-up camp
 walks: the pool forks its workers, Ray starts its own), then in each round the same
 campaign (same variant, seed and budget, so the same batches and walks), the executors'
 order rotating from round to round so load drifting over the run hits each alike. Torch
-runs with one intra-op thread everywhere, as ``kvproof fuzz`` (``cli/fuzz.py``) and the
-executors' workers (``distrib/executor.one_thread``) do.
+runs with one intra-op thread everywhere, as ``kvproof fuzz`` (``checker/runs/fuzz_run.py``)
+and the executors' workers (``distrib/executor.one_thread``) do.
 
 Figures per executor, median and range over the rounds: traces per second (wall), per
 worker (wall rate / workers), and per CPU-second: each batch's own CPU time

@@ -43,6 +43,18 @@ ALLOWED: dict[str, set[str]] = {
     "checker.audit": {"spec"},
     "checker.probe": {"spec"},
     "checker.serve": {"spec", "kernels", "refimpl"},
+    # One run object per command (issue #26): strings the rooms' phases into one library call.
+    "checker.runs": {
+        "spec",
+        "model",
+        "kernels",
+        "refimpl",
+        "checker.traces",
+        "checker.verify",
+        "checker.report",
+        "checker.conformance",
+        "checker.distrib",
+    },
     "checker.cli": {"*"},
 }
 

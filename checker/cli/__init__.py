@@ -11,82 +11,18 @@ error into an exit code and one line.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import errno
-import importlib
-import importlib.util
 import os
 import sys
 import traceback
 from collections.abc import Sequence
 
-from kvproof import __version__
 from kvproof.checker.cli import exits
-from kvproof.checker.cli.helptext import HelpFormatter, plain
+from kvproof.checker.cli.parser import COMMANDS, UsageError, build_parser
 from kvproof.spec.errors import KvproofInputError
 
-# Order is the order of ``kvproof --help``. A command whose module is absent is skipped,
-# so a partial checkout still runs the commands it has.
-COMMANDS: tuple[str, ...] = (
-    "variants",
-    "check",
-    "prove",
-    "explore",
-    "replay",
-    "validate",
-    "fuzz",
-    "conform",
-    "audit",
-    "demo",
-    "serve",
-    "probe",
-    "report",
-)
-
-
-class _UsageError(Exception):
-    """argparse's usage error, caught by ``main`` instead of exiting the process."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage errors become one line and exit 2, through ``main`` (so a library call returns)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        # Every error line starts "kvproof: error:", usage errors too (scripts grep for it).
-        raise _UsageError(f"kvproof: error: {message} (see '{self.prog} --help')")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    fmt = HelpFormatter
-    parser = _Parser(
-        prog="kvproof",
-        description="KV-cache isolation, provable and testable.",
-        epilog=exits.CONTRACT,
-        formatter_class=fmt,
-    )
-    parser.add_argument("--version", action="version", version=f"kvproof {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        modname = f"kvproof.checker.cli.{name}"
-        if importlib.util.find_spec(modname) is None:
-            continue
-        module = importlib.import_module(modname)
-        doc = (module.__doc__ or "").strip().splitlines()
-        p = sub.add_parser(
-            name,
-            help=plain(doc[0]) if doc else None,
-            description=plain(module.__doc__ or None),
-            epilog=exits.CONTRACT,
-            formatter_class=fmt,
-        )
-        module.configure(p)
-        p.set_defaults(_run=module.run)
-    return parser
+__all__ = ["COMMANDS", "build_parser", "entry", "main"]
 
 
 def _say(message: str, prefix: str = "kvproof: error: ") -> None:
@@ -99,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except _UsageError as exc:
+    except UsageError as exc:
         _say(exc.message, prefix="")
         return exits.BAD_INPUT
     except SystemExit as exc:  # --help, --version
@@ -112,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KvproofInputError as exc:
         _say(str(exc))
         return exits.BAD_INPUT
-    except _UsageError as exc:  # a command's own parser.error (mutually exclusive flags)
+    except UsageError as exc:  # a command's own parser.error (mutually exclusive flags)
         _say(exc.message, prefix="")
         return exits.BAD_INPUT
     except KeyboardInterrupt:

@@ -10,11 +10,8 @@ engine's, no foreign canary), else 0.
 from __future__ import annotations
 
 import argparse
-import json
-from typing import Any
 
 from kvproof.checker.cli.consoles import console_for
-from kvproof.checker.report.tables import print_table
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -41,153 +38,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def _as_json(report: Any) -> dict[str, Any]:
-    def finding(f: Any) -> dict[str, Any] | None:
-        if f is None:
-            return None
-        return {
-            "leak": f.leak,
-            "wrong": f.wrong,
-            "foreign_canaries": list(f.foreign_canaries),
-            "tokens_match_single_node": f.tokens_match,
-            "stale_pages": [
-                {
-                    "index": s.index,
-                    "page": s.page,
-                    "writer_rid": s.writer,
-                    "writer_tenant": s.writer_tenant,
-                    "filled": s.filled,
-                    "valid_slots": s.valid,
-                    "read_slots": s.read,
-                }
-                for s in f.stale_pages
-            ],
-        }
-
-    return {
-        "variant": report.variant,
-        "deployment_from": report.deployment_from,
-        "sizes": vars(report.sizes),
-        "prefill_max_input": report.prefill_max_input,
-        "decode_max_input": report.decode_max_input,
-        "danger_window": list(report.danger_window) if report.danger_window else None,
-        "responses": [
-            {
-                "rid": r.rid,
-                "tenant": r.tenant,
-                "prompt_tokens": r.prompt_tokens,
-                "status": r.status,
-                "text": r.text,
-                "reason": r.reason,
-                "oracle": finding(r.finding),
-            }
-            for r in report.rows
-        ],
-        "leak": bool(report.leaks),
-        "wrong_answers": len(report.wrong) - len(report.leaks),
-        "exit_code": report.exit_code,
-    }
-
-
-def _print_rich(report: Any) -> None:
-    from rich.table import Table
-
-    console = console_for()
-    s = report.sizes
-    console.print(
-        f"[bold]{report.variant}[/bold] on the deployment of {report.deployment_from}: "
-        f"context {s.context_len}, prefill pool {s.prefill_pool_tokens} "
-        f"({100 * s.prefill_pool_tokens / s.context_len:.0f}% of context), "
-        f"decode pool {s.decode_pool_tokens}, page {s.page_size}"
-    )
-    window = report.danger_window
-    console.print(
-        f"max input: prefill {report.prefill_max_input}, decode {report.decode_max_input}; "
-        + (f"danger window {window[0]}..{window[1]} tokens" if window else "no danger window")
-    )
-    table = Table(title="responses")
-    for col in ("rid", "tenant", "prompt", "status", "response text", "oracle"):
-        table.add_column(col)
-    for r in report.rows:
-        f = r.finding
-        if f is None:
-            verdict = r.reason or "-"
-        elif f.leak:
-            verdict = f"[bold red]LEAK[/] (canary of {', '.join(f.foreign_canaries)})"
-            verdict += "" if f.tokens_match else "; tokens differ from single node"
-        elif f.wrong:
-            verdict = "[bold yellow]WRONG ANSWER[/] (tokens differ from single node)"
-        else:
-            verdict = "[green]ok[/] (= single node)"
-        text = r.text.replace("[", "\\[") if r.text else ""
-        table.add_row(str(r.rid), r.tenant, str(r.prompt_tokens), str(r.status), text, verdict)
-    print_table(console, table)
-    for f in report.wrong:
-        mark = "[bold red]LEAK[/]" if f.leak else "[bold yellow]WRONG ANSWER[/]"
-        console.print(f"{mark} request {f.rid} (tenant {f.tenant}) read stale pages:")
-        for first, last, what in _runs(f.stale_pages):
-            where = (
-                f"table[{first.index}]" if first is last else f"table[{first.index}..{last.index}]"
-            )
-            ids = [sp.page for sp in f.stale_pages if first.index <= sp.index <= last.index]
-            label = "page" if len(ids) == 1 else "pages"
-            console.print(f"  {where} ({label} {_ranges(ids)}): {what}")
-    if not report.wrong:
-        console.print(
-            f"[green]no leak[/]: every 200 matches the single-node engine; "
-            f"{report.stale_reads} stale page reads"
-        )
-
-
-def _ranges(ids: list[int]) -> str:
-    """``[1, 2, 3, 7]`` -> ``1-3,7``."""
-    parts: list[list[int]] = []
-    for i in ids:
-        if parts and parts[-1][1] + 1 == i:
-            parts[-1][1] = i
-        else:
-            parts.append([i, i])
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
-
-
-def _runs(pages: Any) -> list[tuple[Any, Any, str]]:
-    """Group consecutive stale pages with the same description into one line."""
-    out: list[tuple[Any, Any, str]] = []
-    for sp in pages:
-        what = sp.describe()
-        if out and out[-1][2] == what and out[-1][1].index + 1 == sp.index:
-            out[-1] = (out[-1][0], sp, what)
-        else:
-            out.append((sp, sp, what))
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
-    from kvproof.refimpl.incident import run_incident
-    from kvproof.spec.errors import KvproofInputError
-    from kvproof.spec.variant import load_variant
+    from kvproof.checker.runs.demo_run import demo
 
-    variant = load_variant(args.variant)
-    if args.device not in ("cpu", "cuda") and not args.device.startswith("cuda:"):
-        raise KvproofInputError(f"unknown device {args.device!r} (cpu, cuda)", "--device")
-    if args.device.startswith("cuda"):
-        import torch
-
-        if not torch.cuda.is_available():
-            raise KvproofInputError("no CUDA device available", "--device")
-    import torch
-
-    # Tiny models: intra-op threads only add wake-up latency (35x on a 2-core box).
-    torch.set_num_threads(1)
-    report = run_incident(
-        variant,
-        sizes=variant.engine_sizes if args.own_sizes else None,
+    done = demo(
+        args.variant,
+        own_sizes=args.own_sizes,
         model=args.model,
         device=args.device,
         seed=args.seed,
     )
     if args.json:
-        print(json.dumps(_as_json(report), indent=2))
+        import json
+
+        print(json.dumps(done.to_json(), indent=2))
     else:
-        _print_rich(report)
-    return report.exit_code
+        from kvproof.checker.runs.render_demo import render
+
+        render(console_for(), done.report)
+    return done.exit_code

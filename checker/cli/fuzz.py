@@ -20,13 +20,11 @@ the state, no response shows it). ``--json`` counts each kind (``divergences``, 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
 from kvproof.checker.cli.consoles import console_for
 from kvproof.checker.distrib.options import add_ray_option
-from kvproof.checker.report.tables import print_table
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -73,139 +71,43 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
-    from kvproof.checker.cli.fuzz_first import model_first
     from kvproof.checker.cli.paths import check_output_dir
-    from kvproof.checker.cli.written import wrote
-    from kvproof.spec.errors import KvproofInputError
+    from kvproof.checker.cli.progress import progress_bar
+    from kvproof.checker.runs import render_fuzz
+    from kvproof.checker.runs.fuzz_run import FuzzOptions, fuzz_variant
+    from kvproof.checker.runs.progress import QUIET, Progress
     from kvproof.spec.variant import load_variant
 
     # Before the work: a finding that cannot be saved is a finding lost.
     check_output_dir(args.out, "--out")
     check_output_dir(args.html, "--html")
     variant = load_variant(args.variant)
-    sizes = {"Req": args.requests, "Page": args.pages}
+    options = FuzzOptions(
+        traces=args.traces,
+        seed=args.seed,
+        faults=args.faults,
+        workers=args.workers,
+        requests=args.requests,
+        pages=args.pages,
+        out=Path(args.out),
+        html=Path(args.html) if args.html else None,
+        engine_only=args.engine_only,
+        device=args.device,
+        resume=args.resume,
+        ray=args.ray,
+    )
     console = console_for(stderr=args.json)
-    if args.device == "cuda" and args.ray is None:
-        import torch
-
-        if not torch.cuda.is_available():
-            raise KvproofInputError("no CUDA device here (a Ray cluster's: add --ray)", "--device")
-    # A campaign on a cluster or resumed from its folder is the engine's: no model-first pass.
-    if not args.engine_only and args.ray is None and args.resume is None:
-        code = model_first(args, variant, sizes, console)
-        if code is not None:
-            return code
-    # Nothing in the model: the engine campaign (loads torch), where engine-only bugs show.
-    import torch
-    from rich.table import Table
-
-    from kvproof.checker.cli.progress import progress_bar
-    from kvproof.checker.conformance.fuzz import COUNTERS, default_workers, fuzz
-    from kvproof.checker.distrib.options import executor_for
-    from kvproof.checker.traces.tracefile import write_jsonl
-    from kvproof.model.handoff.assumptions import handoff_for
-    from kvproof.model.lang.explain import action_label
-
-    torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
-    workers = args.workers if args.workers is not None else default_workers()
-    with progress_bar(console, f"fuzz {variant.name}", args.traces, enabled=not args.json) as adv:
-        ray = executor_for(args.ray, workers)
-        try:
-            result = fuzz(
-                variant,
-                traces=args.traces,
-                seed=args.seed,
-                faults=args.faults,
-                workers=workers,
-                sizes=sizes,
-                on_batch=lambda st: adv(st.traces),
-                device=args.device,
-                executor=ray,
-                resume=args.resume,
-            )
-        finally:
-            if ray is not None:
-                workers = ray.slots
-                ray.close()
-    s = result.stats
-    saved = None
-    if result.finding is not None:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        saved = out / f"{variant.name}.fuzz-{args.seed}.jsonl"
-        write_jsonl(result.finding.trace, saved, protocol=handoff_for(variant))
-    html = None
-    if result.finding is not None and args.html:
-        html = write_fuzz_html(Path(args.html), variant, result.finding.trace, args.seed)
-    row = {
-        "variant": variant.name,
-        "traces": s.traces,
-        "steps": s.steps,
-        "faults_injected": s.faults,
-        **{key: getattr(s, key) for key in COUNTERS.values()},
-        "seconds": round(s.seconds, 2),
-        "seconds_to_first_finding": None
-        if s.first_finding_s is None
-        else round(s.first_finding_s, 2),
-        "workers": workers,
-        "seed": args.seed,
-        "faults": args.faults,
-        "ray": args.ray,
-    }
+    bar = Progress(bar=lambda what, n: progress_bar(console, what, n))
+    done = fuzz_variant(
+        variant,
+        options,
+        progress=QUIET if args.json else bar,
+        on_model_finding=None
+        if args.json
+        else lambda found, saved: render_fuzz.model_finding(console, variant, found, saved),
+    )
     if args.json:
-        f = result.finding
-        row["finding"] = (
-            None
-            if f is None
-            else {
-                "kind": f.kind,
-                "shows": f.shows,
-                "detail": f.detail,
-                "steps": [str(x) for x in f.trace.steps],
-                "trace": str(saved),
-                "replay": f"kvproof replay {saved}",
-                "html": None if html is None else str(html),
-            }
-        )
-        print(json.dumps(row, indent=2))
-        return result.exit_code
-    table = Table(title=f"fuzz {variant.name}" + (" with faults" if args.faults else ""))
-    cols = ("traces", "steps", "faults_injected", *COUNTERS.values(), "seconds")
-    for c in cols:
-        table.add_column(c.replace("_", " "), justify="right")
-    table.add_row(*(str(row[c]) for c in cols))
-    print_table(console, table)
-    f = result.finding
-    if f is None:
-        console.print(f"[green]no finding[/] in {s.traces} traces")
-        return 0
-    kind = f.kind.replace("_", " ").upper()  # type: ignore[union-attr]
-    console.print(f"[bold red]{kind}[/]: {f.detail}")
-    console.print(
-        f"shrunk trace ({len(f.trace.steps)} steps): "
-        + ", ".join(action_label(handoff_for(variant), x) for x in f.trace.steps)
-    )
-    wrote(console, [saved] + ([html] if html is not None else []))
-    console.print(f"replay: kvproof replay {saved}", highlight=False, soft_wrap=True)
-    return 1
-
-
-def write_fuzz_html(out: Path, variant, trace, seed: int) -> Path:  # type: ignore[no-untyped-def]
-    """The finding's report, with the shrunk trace replayed for the engine's answers."""
-    from kvproof.checker.cli.report import replay_rows
-    from kvproof.checker.report.html_page import trace_page, write
-    from kvproof.model.handoff.assumptions import handoff_for
-
-    out.mkdir(parents=True, exist_ok=True)
-    rows, summary = replay_rows(trace, variant)
-    path = out / f"{variant.name}.fuzz-{seed}.html"
-    page = trace_page(
-        trace,
-        handoff_for(variant),
-        variant=variant,
-        responses=rows,
-        replay_summary=summary,
-    )
-    write(path, page)
-    return path
+        render_fuzz.render_json(done)
+    else:
+        render_fuzz.render(console, done)
+    return done.exit_code

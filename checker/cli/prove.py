@@ -6,8 +6,6 @@ Exit codes: 0 proved, 1 not proved (a counterexample to induction is printed), 2
 from __future__ import annotations
 
 import argparse
-import json
-import os
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import positive_float, positive_int
@@ -72,172 +70,32 @@ def run(args: argparse.Namespace) -> int:
     check_names(args.variants, args.variants_dir, args.protocol, without=args.without)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
-    from kvproof.checker.cli.written import wrote
-    from kvproof.checker.report.check_report import render_assumptions
-    from kvproof.checker.report.proof_report import render_proof
-    from kvproof.checker.verify.checking import assumptions_json, protocol_for
-    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.handoff.assumptions import active
-    from kvproof.model.search.induction import prove
-    from kvproof.spec.errors import KvproofInputError
+    from kvproof.checker.runs.progress import Progress
+    from kvproof.checker.runs.prove_run import ProveOptions, prove_variants
+    from kvproof.checker.runs.render_prove import render
 
-    templates = _templates(args)
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
-    user = load_protocol(args.protocol) if args.protocol else None
-    variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
-    if args.all:
-        variants = [v for v in variants if not v.buggy]
-        if not variants:
-            raise KvproofInputError("no fixed variant to prove", str(args.variants_dir or "--all"))
-    console = console_for(stderr=args.json)
-    out = []
-    ok = True
-    pages = []
-    without = tuple(args.without)
-    for variant in variants:
-        active(variant, without)  # each dropped one must be listed by the variant
-    factory = user.factory if user else None
-    timeout_ms = args.timeout * 1000
-    results = None
-    if args.ray is not None:
-        if without:
-            raise KvproofInputError("--without runs locally: drop --ray", "--without")
-        results = _on_ray(args, variants, factory, console)
-    if args.save and len(variants) != 1:
-        raise KvproofInputError("--save needs exactly one VARIANT", "--save")
-    for i, variant in enumerate(variants):
-        protocol = protocol_for(variant, factory, without)
-        if args.strengthening:
-            from dataclasses import replace
-
-            from kvproof.model.search.infer import load
-
-            protocol = replace(protocol, strengthening=load(args.strengthening, protocol))
-        elif results is None and (args.infer or not protocol.strengthening):
-            ok = _infer(args, console, variant.name, protocol, out, templates) and ok
-            continue
-        if results is not None and not args.strengthening:
-            result = results[i]
-        else:
-            with console.status(f"proving {variant.name} ..."):
-                result = prove(protocol, timeout_ms=timeout_ms)
-        found = () if user else _necessity(variant, without, result.proved, timeout_ms)
-        pages.append((variant, protocol, result))
-        ok = ok and result.proved
-        data = {
-            "variant": variant.name,
-            **result.to_json(),
-            "assumptions": assumptions_json(variant, without, found),
-            "without": list(without),
-        }
-        out.append(data)
-        if not args.json:
-            render_proof(console, variant.name, result, cores=args.cores)
-            render_assumptions(console, data["assumptions"])
-    if args.json:
-        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
-    if args.html:
-        from kvproof.checker.report.html_page import proof_page, write
-
-        write(Path(args.html), proof_page(pages))
-        wrote(console, [args.html])  # stderr under --json
-    return 0 if ok else 1
-
-
-def _necessity(variant, without, proved, timeout_ms):  # type: ignore[no-untyped-def]
-    """For a proof, an assumption is needed when the proof fails without it (the proof
-    alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
-    from kvproof.checker.verify.necessity import Necessity
-    from kvproof.model.handoff.assumptions import handoff_for
-    from kvproof.model.search.induction import prove
-
-    if not proved:
-        return ()
-    out = []
-    for name in variant.assume:
-        if name in without:
-            continue
-        again = prove(handoff_for(variant, (*without, name)), timeout_ms=timeout_ms)
-        if again.proved:
-            out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
-        else:
-            out.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
-    return tuple(out)
-
-
-def _on_ray(args, variants, factory, console):  # type: ignore[no-untyped-def]
-    """Every variant's proof as one Ray task; results in variant order."""
-    from kvproof.checker.distrib.options import executor_for
-    from kvproof.checker.verify.prove_pool import prove_variants
-
-    with (
-        executor_for(args.ray, min(os.cpu_count() or 1, len(variants) or 1)) as ray,
-        console.status(f"proving {len(variants)} variants on Ray ..."),
-    ):
-        return prove_variants(
-            variants, ray, protocol=args.protocol, factory=factory, timeout_ms=args.timeout * 1000
-        )
-
-
-def _templates(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The inference templates, checked before any work (bad sizes: exit 2)."""
-    from kvproof.model.search.candidates import Templates
-    from kvproof.spec.errors import KvproofInputError
-
-    if (args.infer_literals or args.infer_vars) and args.strengthening:
-        raise KvproofInputError(
-            "--infer-literals/--infer-vars tune inference: drop them with --strengthening",
-            "--strengthening",
-        )
-    return Templates.sized(args.infer_literals, args.infer_vars)
-
-
-def _infer(args: argparse.Namespace, console, name: str, protocol, out: list, templates) -> bool:  # type: ignore[no-untyped-def]
-    """``prove --infer``: infer the strengthening (``model/search/infer.py``), then prove."""
-    from kvproof.checker.report.proof_report import render_proof
-    from kvproof.model.search.infer import infer, save
-
-    with console.status(f"inferring an invariant for {name} ..."):
-        result = infer(
-            protocol, templates=templates, budget_s=args.budget, timeout_ms=args.timeout * 1000
-        )
-    proof = result.proof
-    data = {"variant": name, **(proof.to_json() if proof else {"proved": False})}
-    data["proved"] = result.proved
-    data["summary"] = result.summary
-    data["inferred"] = [{"text": c.text, **c.to_json()} for c in result.inferred]
-    data["inference"] = result.to_json()
-    out.append(data)
-    if args.save and result.proved:
-        save(args.save, protocol, result.inferred)
-    if not args.json:
-        color = "green" if result.proved else "red"
-        console.print(f"[bold]{name}[/]: [{color}]{result.summary}[/]")
-        if result.proved:
-            console.print("  inferred invariant (with the safety invariants):")
-            for c in result.inferred:
-                console.print(f"    {c.text}", highlight=False, markup=False)
-            if args.save:
-                console.print(f"  saved to {args.save} (prove --strengthening {args.save})")
-        else:
-            _render_cti(console, result.cti)
-            if proof is not None:
-                render_proof(console, name, proof, cores=False)
-    return result.proved
-
-
-def _render_cti(console, cti) -> None:  # type: ignore[no-untyped-def]
-    """Inference's counterexample: its pre-state satisfies every surviving candidate."""
-    if not cti:
-        return
-    where = ", ".join(f"{n} {s}" for s, n in cti["sizes"].items())
-    console.print(
-        f"  {cti['conjunct']} broken by {cti['action']} from a state that satisfies every "
-        f"surviving candidate ({where}):",
-        highlight=False,
+    options = ProveOptions(
+        timeout=args.timeout,
+        without=tuple(args.without),
+        protocol=args.protocol,
+        infer=args.infer,
+        save=args.save,
+        strengthening=args.strengthening,
+        budget=args.budget,
+        infer_literals=args.infer_literals,
+        infer_vars=args.infer_vars,
+        html=Path(args.html) if args.html else None,
+        ray=args.ray,
     )
-    for line in cti["pre"]:
-        console.print(f"    pre  {line}", highlight=False, markup=False)
-    for line in cti["changes"]:
-        console.print(f"    then {line}", highlight=False, markup=False)
+    console = console_for(stderr=args.json)
+    done = prove_variants(
+        args.variants,
+        every=args.all,
+        variants_dir=args.variants_dir,
+        options=options,
+        progress=Progress(status=console.status),
+    )
+    render(console, done, as_json=args.json, cores=args.cores)
+    return done.exit_code

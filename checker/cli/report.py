@@ -12,7 +12,6 @@ only (no torch). Exit 0 when the report is written, 2 on bad input.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,35 +26,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def replay_rows(trace: Any, variant: Any, max_new_tokens: int = 32) -> tuple[list, dict]:
-    """Replay ``trace`` on the engine: (response rows, summary) as plain data."""
-    import torch
-
-    from kvproof.checker.cli.replay import SHOWS
-    from kvproof.checker.conformance.replay import replay_trace
-
-    torch.set_num_threads(1)  # tiny models: threads only add wake-up latency
-    rep = replay_trace(trace, variant, max_new_tokens=max_new_tokens)
-    if rep.divergence is not None:
-        line = f"DIVERGENCE at step {rep.divergence.step}: {rep.divergence.reason}"
-    elif rep.not_enabled:
-        line = f"not enabled on {variant.name}: {rep.not_enabled} ({rep.why_not})"
-    elif rep.leak:
-        line = f"LEAK on the engine ({variant.name}): {rep.steps_applied} steps applied"
-    elif rep.lasso is not None and rep.lasso.repeats:
-        line = f"{rep.lasso.summary()} ({variant.name})"
-    elif rep.exit_code:
-        line = f"{SHOWS[rep.shows]} ({variant.name}, {rep.steps_applied} steps applied)"
-    else:
-        line = f"no divergence, no leak on {variant.name} ({rep.steps_applied} steps applied)"
-    rows = [r.to_json() for r in rep.responses]
-    return rows, {"line": line, "exit_code": rep.exit_code, "variant": variant.name}
-
-
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.paths import check_output_file
-    from kvproof.checker.cli.replay import load_trace
     from kvproof.checker.report.html_page import trace_page, write
+    from kvproof.checker.runs.replay_run import load_trace, replay_rows
     from kvproof.checker.traces.tracefile import check_against
     from kvproof.model.handoff import build_handoff
     from kvproof.spec.errors import KvproofInputError

@@ -26,7 +26,7 @@ from types import ModuleType, SimpleNamespace
 from typing import Any
 
 from kvproof.checker.upstream import host, wire
-from kvproof.checker.upstream.adapters import Adapter
+from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
 from kvproof.model.lang.instance import ActionInstance

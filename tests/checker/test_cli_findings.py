@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.cli.replay import failure_summary
 from kvproof.checker.conformance.fuzz import COUNTERS
 from kvproof.checker.conformance.replay import ReplayReport, replay_trace
+from kvproof.checker.report.replay_text import failure_summary
 from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster

@@ -182,7 +182,7 @@ def test_report_replays_and_marks_the_foreign_canary(tmp_path: Path) -> None:
 
 
 def test_fuzz_html_writes_the_finding_with_the_engine_side(tmp_path: Path) -> None:
-    from kvproof.checker.cli.fuzz import write_fuzz_html
+    from kvproof.checker.runs.fuzz_run import write_fuzz_html
 
     trace = read_jsonl(ROOT / "traces" / "sglang-pd-early-free-abort.no_stray_write.jsonl")
     variant = load_variant(trace.variant)

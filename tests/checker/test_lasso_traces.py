@@ -363,7 +363,8 @@ def frees_on_second_step(variant, **kw):  # type: ignore[no-untyped-def]
 def test_an_engine_that_leaves_the_loop_is_a_divergence_in_its_round(
     lasso: Trace, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from kvproof.checker.cli.replay import print_report
+    from kvproof.checker.cli.consoles import console_for
+    from kvproof.checker.runs.render_replay import print_report
     from kvproof.checker.conformance.replay import replay_trace
 
     variant = load_variant(VARIANT)
@@ -371,7 +372,7 @@ def test_an_engine_that_leaves_the_loop_is_a_divergence_in_its_round(
     assert report.lasso.rounds == 1 and not report.lasso.repeats
     assert report.divergence is not None and report.divergence.step == lasso.loop + 2
     assert report.exit_code == 1
-    print_report(report)
+    print_report(report, console_for())
     text = capsys.readouterr().out
     assert f"at step {lasso.loop + 2} (loop round 2, trace step {lasso.loop + 1})" in text
     assert "the loop repeats on the engine" not in text

@@ -11,7 +11,7 @@ import networkx as nx
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.cli.explore import graphml_graph, to_dot
+from kvproof.checker.report.state_graph import graphml_graph, to_dot
 from kvproof.model.handoff import build_handoff
 from kvproof.model.handoff.assumptions import handoff_for
 from kvproof.model.lang.concrete import Concrete, State

@@ -8,8 +8,8 @@ import pickle
 
 import networkx as nx
 
-from kvproof.checker.cli.explore import graphml_graph, to_dot
 from kvproof.checker.report import graph_svg
+from kvproof.checker.report.state_graph import graphml_graph, to_dot
 from kvproof.model.handoff.assumptions import handoff_for
 from kvproof.model.search.bmc import bmc
 from kvproof.model.search.complete import check_complete

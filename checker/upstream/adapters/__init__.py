@@ -8,23 +8,14 @@ function that differs from the closest adapter.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+# The record lives in its own module: the adapters import it, and this package imports them.
+from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.spec.errors import KvproofInputError
 
-
-@dataclass(frozen=True)
-class Adapter:
-    name: str  # the release range, e.g. "0.5.19-0.5.20"
-    # "module:Class.function" -> the parameter names the adapter calls it with
-    signatures: tuple[tuple[str, tuple[str, ...]], ...]
-    make_queue: Callable[..., Any]  # (decode, allocator, buffers, scheduler, tree) -> queue
-    note_ack: Callable[[Any, Any], None]  # (manager, receiver): prefill's ABORT_ACK
-    # deferred release as the manager computes it from the env switch
-    deferred: Callable[[bool, type], bool]
+__all__ = ["Adapter", "select"]
 
 
 def _params(mods: dict[str, ModuleType], where: str) -> tuple[str, ...] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvproof.checker.upstream.adapters import Adapter
+from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.wire import PREFILL_RANK
 
 DECODE = "sglang.srt.disaggregation.decode"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvproof.checker.upstream.adapters import Adapter
+from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.adapters.r0519 import (
     ACK_WITHOUT_GENERATION,
     ALLOCATOR,

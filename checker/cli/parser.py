@@ -1,0 +1,77 @@
+"""The ``kvproof`` parser: one subcommand per module of ``COMMANDS``, usage errors as values.
+
+Each subcommand module exposes ``configure(parser)`` (arguments only, cheap imports) and
+``run(args) -> int``; its docstring is its help.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+
+from kvproof import __version__
+from kvproof.checker.cli import exits
+from kvproof.checker.cli.helptext import HelpFormatter, plain
+
+# Order is the order of ``kvproof --help``. A command whose module is absent is skipped,
+# so a partial checkout still runs the commands it has.
+COMMANDS: tuple[str, ...] = (
+    "variants",
+    "check",
+    "prove",
+    "explore",
+    "replay",
+    "validate",
+    "fuzz",
+    "conform",
+    "audit",
+    "demo",
+    "serve",
+    "probe",
+    "report",
+)
+
+
+class UsageError(Exception):
+    """argparse's usage error, caught by ``main`` instead of exiting the process."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors become one line and exit 2, through ``main`` (so a library call returns)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # Every error line starts "kvproof: error:", usage errors too (scripts grep for it).
+        raise UsageError(f"kvproof: error: {message} (see '{self.prog} --help')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    fmt = HelpFormatter
+    parser = _Parser(
+        prog="kvproof",
+        description="KV-cache isolation, provable and testable.",
+        epilog=exits.CONTRACT,
+        formatter_class=fmt,
+    )
+    parser.add_argument("--version", action="version", version=f"kvproof {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        modname = f"kvproof.checker.cli.{name}"
+        if importlib.util.find_spec(modname) is None:
+            continue
+        module = importlib.import_module(modname)
+        doc = (module.__doc__ or "").strip().splitlines()
+        p = sub.add_parser(
+            name,
+            help=plain(doc[0]) if doc else None,
+            description=plain(module.__doc__ or None),
+            epilog=exits.CONTRACT,
+            formatter_class=fmt,
+        )
+        module.configure(p)
+        p.set_defaults(_run=module.run)
+    return parser

@@ -1,0 +1,1 @@
+"""One run object per command: the library call a CLI module makes, and its renderers."""

@@ -1,0 +1,209 @@
+"""``kvproof prove`` as one library call: ``prove_variants(...)`` returns a ``ProveRun``.
+
+Per variant, one of two things: an inductive proof with the protocol's strengthening (or a
+saved one, ``--strengthening``), or, when the protocol brings none or ``--infer`` asks,
+inference of the strengthening first (``model/search/infer.py``). A proof also says which
+of the variant's assumptions it needs (the proof fails without it). ``--ray`` proves every
+variant as one Ray task each (``checker/verify/prove_pool.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from kvproof.checker.runs.progress import QUIET, Progress
+from kvproof.spec.errors import KvproofInputError
+
+
+@dataclass(frozen=True)
+class ProveOptions:
+    """What ``kvproof prove`` takes besides the variants (its flags, by the same names)."""
+
+    timeout: int = 60  # seconds per solver query
+    without: tuple[str, ...] = ()
+    protocol: str | None = None  # a user protocol's 'module:attr'
+    infer: bool = False
+    save: Path | None = None  # with infer: write the inferred invariant here
+    strengthening: Path | None = None  # prove with a saved strengthening
+    budget: float = 120.0  # seconds for inference
+    infer_literals: int | None = None
+    infer_vars: int | None = None
+    html: Path | None = None  # the proofs (or CTIs) as one HTML report
+    ray: str | None = None
+
+
+@dataclass(frozen=True)
+class VariantProof:
+    """One variant's ``--json`` object, with the proof or the inference it came from."""
+
+    name: str
+    data: dict[str, Any]
+    proof: Any = None  # kvproof.model.search.induction.ProofResult
+    inference: Any = None  # kvproof.model.search.infer's result (prove --infer)
+
+    @property
+    def proved(self) -> bool:
+        return bool(self.data["proved"])
+
+
+@dataclass(frozen=True)
+class ProveRun:
+    proofs: tuple[VariantProof, ...]
+    html: Path | None = None  # written
+    saved: Path | None = None  # the inferred invariant, written
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if all(p.proved for p in self.proofs) else 1
+
+    def to_json(self) -> Any:
+        docs = [p.data for p in self.proofs]
+        return docs if len(docs) > 1 else docs[0]
+
+
+def prove_variants(
+    names: Sequence[str] = (),
+    *,
+    every: bool = False,
+    variants_dir: Path | None = None,
+    options: ProveOptions = ProveOptions(),
+    progress: Progress = QUIET,
+) -> ProveRun:
+    """Prove the variants ``names`` (or ``every`` fixed one in ``variants_dir``)."""
+    from kvproof.checker.verify.checking import protocol_for
+    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
+    from kvproof.model.handoff.assumptions import active
+    from kvproof.model.search.candidates import Templates
+
+    if (options.infer_literals or options.infer_vars) and options.strengthening:
+        raise KvproofInputError(
+            "--infer-literals/--infer-vars tune inference: drop them with --strengthening",
+            "--strengthening",
+        )
+    templates = Templates.sized(options.infer_literals, options.infer_vars)
+    user = load_protocol(options.protocol) if options.protocol else None
+    variants = resolve_variants(names, every, variants_dir, user)
+    if every:
+        variants = [v for v in variants if not v.buggy]
+        if not variants:
+            raise KvproofInputError("no fixed variant to prove", str(variants_dir or "--all"))
+    for variant in variants:
+        active(variant, options.without)  # each dropped one must be listed by the variant
+    factory = user.factory if user else None
+    results = None
+    if options.ray is not None:
+        if options.without:
+            raise KvproofInputError("--without runs locally: drop --ray", "--without")
+        results = _on_ray(variants, factory, options, progress)
+    if options.save and len(variants) != 1:
+        raise KvproofInputError("--save needs exactly one VARIANT", "--save")
+    proofs: list[VariantProof] = []
+    pages = []
+    saved = None
+    for i, variant in enumerate(variants):
+        protocol = protocol_for(variant, factory, options.without)
+        if options.strengthening:
+            from kvproof.model.search.infer import load
+
+            protocol = replace(protocol, strengthening=load(options.strengthening, protocol))
+        elif results is None and (options.infer or not protocol.strengthening):
+            done = _infer(variant.name, protocol, templates, options, progress)
+            proofs.append(done)
+            if options.save and done.proved:
+                from kvproof.model.search.infer import save
+
+                save(options.save, protocol, done.inference.inferred)
+                saved = options.save
+            continue
+        result = results[i] if results is not None and not options.strengthening else None
+        if result is None:
+            from kvproof.model.search.induction import prove
+
+            with progress.status(f"proving {variant.name} ..."):
+                result = prove(protocol, timeout_ms=options.timeout * 1000)
+        proofs.append(_proof(variant, result, user is None, options))
+        pages.append((variant, protocol, result))
+    if options.html:
+        from kvproof.checker.report.html_page import proof_page, write
+
+        write(Path(options.html), proof_page(pages))
+    return ProveRun(tuple(proofs), html=options.html, saved=saved)
+
+
+def _proof(variant: Any, result: Any, own: bool, options: ProveOptions) -> VariantProof:
+    from kvproof.checker.verify.checking import assumptions_json
+
+    timeout_ms = options.timeout * 1000
+    found = _necessity(variant, options.without, result.proved, timeout_ms) if own else ()
+    data = {
+        "variant": variant.name,
+        **result.to_json(),
+        "assumptions": assumptions_json(variant, options.without, found),
+        "without": list(options.without),
+    }
+    return VariantProof(variant.name, data, proof=result)
+
+
+def _necessity(variant: Any, without: tuple[str, ...], proved: bool, timeout_ms: int) -> tuple:
+    """For a proof, an assumption is needed when the proof fails without it (the proof
+    alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
+    from kvproof.checker.verify.necessity import Necessity
+    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.search.induction import prove
+
+    if not proved:
+        return ()
+    out = []
+    for name in variant.assume:
+        if name in without:
+            continue
+        again = prove(handoff_for(variant, (*without, name)), timeout_ms=timeout_ms)
+        if again.proved:
+            out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
+        else:
+            out.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
+    return tuple(out)
+
+
+def _on_ray(variants: list, factory: Any, options: ProveOptions, progress: Progress) -> list:
+    """Every variant's proof as one Ray task; results in variant order."""
+    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.verify.prove_pool import prove_variants as on_pool
+
+    with (
+        executor_for(options.ray, min(os.cpu_count() or 1, len(variants) or 1)) as ray,
+        progress.status(f"proving {len(variants)} variants on Ray ..."),
+    ):
+        return on_pool(
+            variants,
+            ray,
+            protocol=options.protocol,
+            factory=factory,
+            timeout_ms=options.timeout * 1000,
+        )
+
+
+def _infer(
+    name: str, protocol: Any, templates: Any, options: ProveOptions, progress: Progress
+) -> VariantProof:
+    """``prove --infer``: infer the strengthening (``model/search/infer.py``), then prove."""
+    from kvproof.model.search.infer import infer
+
+    with progress.status(f"inferring an invariant for {name} ..."):
+        result = infer(
+            protocol,
+            templates=templates,
+            budget_s=options.budget,
+            timeout_ms=options.timeout * 1000,
+        )
+    proof = result.proof
+    data = {"variant": name, **(proof.to_json() if proof else {"proved": False})}
+    data["proved"] = result.proved
+    data["summary"] = result.summary
+    data["inferred"] = [{"text": c.text, **c.to_json()} for c in result.inferred]
+    data["inference"] = result.to_json()
+    return VariantProof(name, data, proof=proof, inference=result)

@@ -1,0 +1,80 @@
+"""``kvproof demo``'s run for people (``demo_run.py`` holds the run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvproof.checker.report.tables import print_table
+
+
+def render(console: Any, report: Any) -> None:
+    """The deployment's sizes and limits, every response with its verdict, stale pages."""
+    from rich.table import Table
+
+    s = report.sizes
+    console.print(
+        f"[bold]{report.variant}[/bold] on the deployment of {report.deployment_from}: "
+        f"context {s.context_len}, prefill pool {s.prefill_pool_tokens} "
+        f"({100 * s.prefill_pool_tokens / s.context_len:.0f}% of context), "
+        f"decode pool {s.decode_pool_tokens}, page {s.page_size}"
+    )
+    window = report.danger_window
+    console.print(
+        f"max input: prefill {report.prefill_max_input}, decode {report.decode_max_input}; "
+        + (f"danger window {window[0]}..{window[1]} tokens" if window else "no danger window")
+    )
+    table = Table(title="responses")
+    for col in ("rid", "tenant", "prompt", "status", "response text", "oracle"):
+        table.add_column(col)
+    for r in report.rows:
+        f = r.finding
+        if f is None:
+            verdict = r.reason or "-"
+        elif f.leak:
+            verdict = f"[bold red]LEAK[/] (canary of {', '.join(f.foreign_canaries)})"
+            verdict += "" if f.tokens_match else "; tokens differ from single node"
+        elif f.wrong:
+            verdict = "[bold yellow]WRONG ANSWER[/] (tokens differ from single node)"
+        else:
+            verdict = "[green]ok[/] (= single node)"
+        text = r.text.replace("[", "\\[") if r.text else ""
+        table.add_row(str(r.rid), r.tenant, str(r.prompt_tokens), str(r.status), text, verdict)
+    print_table(console, table)
+    for f in report.wrong:
+        mark = "[bold red]LEAK[/]" if f.leak else "[bold yellow]WRONG ANSWER[/]"
+        console.print(f"{mark} request {f.rid} (tenant {f.tenant}) read stale pages:")
+        for first, last, what in _runs(f.stale_pages):
+            where = (
+                f"table[{first.index}]" if first is last else f"table[{first.index}..{last.index}]"
+            )
+            ids = [sp.page for sp in f.stale_pages if first.index <= sp.index <= last.index]
+            label = "page" if len(ids) == 1 else "pages"
+            console.print(f"  {where} ({label} {_ranges(ids)}): {what}")
+    if not report.wrong:
+        console.print(
+            f"[green]no leak[/]: every 200 matches the single-node engine; "
+            f"{report.stale_reads} stale page reads"
+        )
+
+
+def _ranges(ids: list[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``1-3,7``."""
+    parts: list[list[int]] = []
+    for i in ids:
+        if parts and parts[-1][1] + 1 == i:
+            parts[-1][1] = i
+        else:
+            parts.append([i, i])
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in parts)
+
+
+def _runs(pages: Any) -> list[tuple[Any, Any, str]]:
+    """Group consecutive stale pages with the same description into one line."""
+    out: list[tuple[Any, Any, str]] = []
+    for sp in pages:
+        what = sp.describe()
+        if out and out[-1][2] == what and out[-1][1].index + 1 == sp.index:
+            out[-1] = (out[-1][0], sp, what)
+        else:
+            out.append((sp, sp, what))
+    return out

@@ -1,0 +1,98 @@
+"""``kvproof replay``'s report for people (``replay_run.py`` holds the run)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvproof.checker.report.replay_text import SHOWS, failure_summary
+from kvproof.checker.report.tables import print_table
+
+
+def print_report(report: Any, console: Any) -> None:
+    """The replay's report for people: the steps, a divergence side by side, every
+    answer a client got, and what the clients saw."""
+    from rich.table import Table
+
+    tr = report.trace
+    console.print(
+        f"replay of a [bold]{tr.variant}[/] trace ({len(tr.steps)} steps, "
+        f"{tr.sizes}) on [bold]{report.variant}[/]"
+        + (" (alloc pages put in the sender's order)" if tr.meta.get("normalized") else "")
+    )
+    console.print(f"steps applied on model and engine: {report.steps_applied}")
+    if report.lasso is not None:
+        lr = report.lasso
+        n = len(tr.steps)
+        steps = f"step {n} is" if lr.loop + 1 == n else f"steps {lr.loop + 1}..{n} are"
+        console.print(
+            f"a lasso: {steps} its loop, run {lr.loops} times after the stem; "
+            f"{lr.rounds} of {lr.loops} rounds done"
+        )
+    if report.not_enabled:
+        console.print(
+            f"[yellow]not enabled[/]: {report.not_enabled} is not a step of {report.variant} "
+            "(the engine refuses it too); the replay stops there"
+        )
+        console.print(f"  model state: {report.why_not}")
+    for step, name in report.model_violations:
+        console.print(f"model: invariant [bold]{name}[/] violated after step {step}")
+    for step, name in report.engine_violations:
+        console.print(f"engine: invariant [bold red]{name}[/] violated after step {step}")
+    d = report.divergence
+    if d is not None:
+        console.print(
+            f"[bold red]DIVERGENCE[/] at step {d.step}{_in_loop(report, d.step)} "
+            f"({d.action}): {d.reason}"
+        )
+        if d.rows:
+            table = Table(title="model vs engine")
+            for col in ("cell", "model", "engine"):
+                table.add_column(col)
+            for cell, m, e, differs in d.rows:
+                style = "bold red" if differs else ""
+                table.add_row(cell, m, e, style=style)
+            print_table(console, table)
+    if report.drained:
+        console.print(
+            f"drain: {len(report.drained)} more steps, no new fault, until every client "
+            "had its answer"
+        )
+    for f in report.findings:
+        who = f"request r{f.rid - report.offset} (tenant {f.tenant}, engine request {f.rid})"
+        text = f.text.replace("[", "\\[")
+        if f.foreign_canaries:
+            canaries = ", ".join(f.foreign_canaries)
+            console.print(
+                f"[bold red]LEAK[/] {who} got 200: {text!r} (canary of tenant {canaries})"
+            )
+        elif not f.tokens_match:
+            console.print(
+                f"[bold yellow]WRONG ANSWER[/] {who} got 200: {text!r} (tokens differ from the "
+                "single-node engine; no other tenant's canary in it)"
+            )
+        else:
+            console.print(f"[green]ok[/] {who} got 200, same tokens as single node")
+        if f.wrong:
+            for sp in f.stale_pages:
+                console.print(f"  table[{sp.index}] page {sp.page}: {sp.describe()}")
+    if report.lasso is not None and report.lasso.repeats:
+        console.print(f"[bold red]{report.lasso.summary()}[/]")
+    console.print("what clients saw: " + SHOWS[report.shows])
+    if report.crash:
+        console.print(f"[bold red]CRASH[/]: {report.crash}")
+    if report.exit_code:
+        console.print("[bold red]FAILED[/]: " + failure_summary(report))
+    else:
+        console.print("[green]no divergence, no leak, no invariant broken on the engine[/]")
+
+
+def _in_loop(report: Any, step: int) -> str:
+    """`` (loop round 2, trace step 8)`` for a step past a lasso's stem."""
+    lr, n = report.lasso, len(report.trace.steps)
+    if lr is None or step <= lr.loop:
+        return ""
+    from kvproof.checker.conformance.lasso import loop_step
+
+    size = n - lr.loop
+    round_no = (step - lr.loop - 1) // size + 1
+    return f" (loop round {round_no}, trace step {loop_step(lr.loop, size, step)})"

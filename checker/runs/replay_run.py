@@ -1,0 +1,158 @@
+"""``kvproof replay`` as one library call: ``replay(...)`` returns a ``ReplayRun``.
+
+A trace file (``.jsonl`` or ``.itf.json``) is read and checked against its own variant's
+protocol before the engine (and torch) is loaded; then it is forced on the reference engine
+(``checker/conformance/replay.py``). ``replay_rows`` is the same replay, kept as the plain
+rows an HTML page shows (``report``, ``fuzz --html``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kvproof.spec.errors import KvproofInputError
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    report: Any  # kvproof.checker.conformance.verdict.ReplayReport
+
+    @property
+    def exit_code(self) -> int:
+        return int(self.report.exit_code)
+
+    def to_json(self) -> dict[str, Any]:
+        report = self.report
+        d = report.divergence
+        return {
+            "variant": report.variant,
+            "trace_variant": report.trace.variant,
+            "steps": len(report.trace.steps),
+            "steps_applied": report.steps_applied,
+            "not_enabled": report.not_enabled,
+            "divergence": None
+            if d is None
+            else {
+                "step": d.step,
+                "action": d.action,
+                "reason": d.reason,
+                "cells": [
+                    {"cell": c, "model": m, "engine": e, "differs": x} for c, m, e, x in d.rows
+                ],
+            },
+            "model_violations": [{"step": s, "invariant": n} for s, n in report.model_violations],
+            "engine_violations": [{"step": s, "invariant": n} for s, n in report.engine_violations],
+            "responses_200": [
+                {
+                    "request": f.rid - report.offset,
+                    "tenant": f.tenant,
+                    "text": f.text,
+                    "leak": bool(f.foreign_canaries),
+                    "foreign_canaries": list(f.foreign_canaries),
+                    "tokens_match_single_node": f.tokens_match,
+                }
+                for f in report.findings
+            ],
+            "responses": [r.to_json() for r in report.responses],
+            "drained_steps": list(report.drained),
+            "leak": report.leak,
+            "shows": report.shows,
+            "crash": report.crash,
+            "lasso": None if report.lasso is None else report.lasso.to_json(),
+            "exit_code": report.exit_code,
+        }
+
+
+def replay(
+    path: str,
+    variant_name: str | None = None,
+    *,
+    drain: bool = True,
+    max_new_tokens: int = 32,
+    loops: int = 3,
+) -> ReplayRun:
+    """Replay the trace at ``path`` on ``variant_name``'s engine (default: the trace's own)."""
+    from kvproof.checker.traces.tracefile import check_against
+    from kvproof.model.handoff import build_handoff
+    from kvproof.spec.variant import load_variant
+
+    # Bad input is found before the engine (and torch) is loaded.
+    trace = load_trace(path, variant_name)
+    variant = load_variant(variant_name or trace.variant)
+    # Names and sizes must fit the trace's own protocol (a different variant may lack an
+    # action: that is "not enabled", not bad input).
+    check_against(trace, build_handoff(load_variant(trace.variant).switches), path)
+    import torch
+
+    from kvproof.checker.conformance.replay import replay_trace
+
+    torch.set_num_threads(1)  # tiny models: threads only add wake-up latency
+    return ReplayRun(
+        replay_trace(trace, variant, drain=drain, max_new_tokens=max_new_tokens, loops=loops)
+    )
+
+
+def load_trace(path: str, variant_name: str | None) -> Any:
+    """A trace from ``.jsonl`` or ``.itf.json`` (ITF needs the variant's protocol)."""
+    from kvproof.checker.traces.itf import read_itf
+    from kvproof.checker.traces.tracefile import read_jsonl
+    from kvproof.model.handoff import build_handoff
+    from kvproof.spec.variant import load_variant
+
+    p = Path(path)
+    if not p.exists():
+        raise KvproofInputError("no such trace file", path)
+    if p.name.endswith(".itf.json"):
+        if variant_name is None:
+            variant_name = _itf_variant(p)
+        if not variant_name:
+            raise KvproofInputError("an ITF trace needs --variant", path)
+        return read_itf(p, build_handoff(load_variant(variant_name).switches))
+    return read_jsonl(p)
+
+
+def _itf_variant(p: Path) -> str | None:
+    """The variant an ITF file names in ``#meta.variant``; malformed files are bad input."""
+    from kvproof.spec.files import read_text
+
+    try:
+        doc = json.loads(read_text(p, "trace"))
+    except json.JSONDecodeError as exc:
+        raise KvproofInputError(f"malformed JSON: {exc.msg}", f"{p}:{exc.lineno}") from None
+    if not isinstance(doc, dict):
+        raise KvproofInputError("not an ITF trace (expected a JSON object)", str(p))
+    meta = doc.get("#meta", {})
+    if not isinstance(meta, dict):
+        raise KvproofInputError("'#meta' must be an object", str(p))
+    name = meta.get("variant")
+    if name is not None and not (isinstance(name, str) and name):
+        raise KvproofInputError("'#meta.variant' must be a variant name", str(p))
+    return name
+
+
+def replay_rows(trace: Any, variant: Any, max_new_tokens: int = 32) -> tuple[list, dict]:
+    """Replay ``trace`` on the engine: (response rows, summary) as plain data."""
+    import torch
+
+    from kvproof.checker.conformance.replay import replay_trace
+    from kvproof.checker.report.replay_text import SHOWS
+
+    torch.set_num_threads(1)  # tiny models: threads only add wake-up latency
+    rep = replay_trace(trace, variant, max_new_tokens=max_new_tokens)
+    if rep.divergence is not None:
+        line = f"DIVERGENCE at step {rep.divergence.step}: {rep.divergence.reason}"
+    elif rep.not_enabled:
+        line = f"not enabled on {variant.name}: {rep.not_enabled} ({rep.why_not})"
+    elif rep.leak:
+        line = f"LEAK on the engine ({variant.name}): {rep.steps_applied} steps applied"
+    elif rep.lasso is not None and rep.lasso.repeats:
+        line = f"{rep.lasso.summary()} ({variant.name})"
+    elif rep.exit_code:
+        line = f"{SHOWS[rep.shows]} ({variant.name}, {rep.steps_applied} steps applied)"
+    else:
+        line = f"no divergence, no leak on {variant.name} ({rep.steps_applied} steps applied)"
+    rows = [r.to_json() for r in rep.responses]
+    return rows, {"line": line, "exit_code": rep.exit_code, "variant": variant.name}

@@ -1,0 +1,18 @@
+"""What one adapter says about its release range (``r0519.py``, ``r0521.py``, ...)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Adapter:
+    name: str  # the release range, e.g. "0.5.19-0.5.20"
+    # "module:Class.function" -> the parameter names the adapter calls it with
+    signatures: tuple[tuple[str, tuple[str, ...]], ...]
+    make_queue: Callable[..., Any]  # (decode, allocator, buffers, scheduler, tree) -> queue
+    note_ack: Callable[[Any, Any], None]  # (manager, receiver): prefill's ABORT_ACK
+    # deferred release as the manager computes it from the env switch
+    deferred: Callable[[bool, type], bool]

@@ -1,0 +1,82 @@
+"""The runs as library calls (issue #26 item 2): ``check()`` and ``fuzz_variant()`` return a
+run with its results, its files, ``to_json()`` and ``exit_code``; nothing here calls ``main``."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from kvproof.checker.runs.check_run import CheckOptions, CheckRun, VariantRun, check
+from kvproof.checker.runs.progress import Progress
+from kvproof.spec.variant import load_variant
+
+
+def _variant_run(*, matches: bool, violated: bool, complete: str | None, expect: str) -> Any:
+    """A VariantRun over a stand-in check: only what the exit-code rules read."""
+    check_ = SimpleNamespace(
+        all_match=matches, violated=violated, variant=SimpleNamespace(expect={"inv": expect})
+    )
+    done = None if complete is None else SimpleNamespace(result=SimpleNamespace(verdict=complete))
+    data = {} if complete is None else {"complete": {"violated": "inv"}}
+    return VariantRun(check_, data, done)  # type: ignore[arg-type]
+
+
+def test_the_all_rule_counts_a_complete_counterexample_to_an_expected_hold() -> None:
+    ok = _variant_run(matches=True, violated=False, complete=None, expect="holds")
+    expected_bug = _variant_run(matches=True, violated=True, complete="violated", expect="violated")
+    surprise = _variant_run(matches=True, violated=False, complete="violated", expect="holds")
+    assert CheckRun((ok, expected_bug), gate=True).exit_code == 0
+    assert CheckRun((ok, surprise), gate=True).exit_code == 1
+    # Without --all, any violation (BMC's, the proof's or the complete search's) is exit 1.
+    assert CheckRun((ok,)).exit_code == 0
+    assert CheckRun((surprise,)).exit_code == 1
+    assert CheckRun((expected_bug,)).exit_code == 1
+
+
+def test_the_json_is_one_object_for_one_variant_and_a_list_otherwise() -> None:
+    one = _variant_run(matches=True, violated=False, complete=None, expect="holds")
+    assert CheckRun((one,)).to_json() == {}
+    assert CheckRun((one,), gate=True).to_json() == [{}]
+    assert CheckRun((one, one)).to_json() == [{}, {}]
+
+
+@pytest.mark.slow  # BMC of one buggy variant
+def test_check_returns_the_run_with_its_files_and_progress(tmp_path: Path) -> None:
+    calls: list[tuple[str, Any]] = []
+
+    @contextlib.contextmanager
+    def bar(what: str, total: int) -> Iterator[Any]:
+        calls.append(("bar", (what, total)))
+        yield lambda n=1: calls.append(("advance", n))
+
+    options = CheckOptions(requests=2, pages=3, depth=6, prove="never", out=tmp_path)
+    run = check(["sglang-0.5.19-pd"], options=options, progress=Progress(bar=bar))
+    assert calls[0] == ("bar", ("checking variants", 1)) and ("advance", 1) in calls
+    assert run.exit_code == 1  # the buggy variant's violation
+    doc = run.to_json()
+    assert doc["variant"] == "sglang-0.5.19-pd" and doc["verdict"] == "violated"
+    assert doc["files"] == [str(f) for f in run.files] and run.files
+    assert all(f.exists() and f.parent == tmp_path for f in run.files)
+
+
+@pytest.mark.slow  # the engine confirms the model's finding (torch)
+def test_fuzz_hands_over_the_model_finding_before_the_engine_confirms(tmp_path: Path) -> None:
+    from kvproof.checker.runs.fuzz_run import FuzzOptions, fuzz_variant
+
+    seen: list[Path] = []
+    variant = load_variant("sglang-pd-early-free-abort")
+    run = fuzz_variant(
+        variant,
+        FuzzOptions(faults=True, out=tmp_path),
+        on_model_finding=lambda found, saved: seen.append(saved),
+    )
+    assert run.model is not None and seen == [run.trace_file] and run.files == (run.trace_file,)
+    doc = run.to_json()
+    assert doc["finding"]["source"] == "model" and "ray" not in doc
+    assert doc["finding"]["engine"]["confirmed"] is run.model.confirmed
+    assert run.exit_code == 1
