@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int
 from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.progress import add_quiet_option
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -80,6 +81,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "finds nothing and the proof fails)",
     )
     add_ray_option(parser)
+    add_quiet_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     check_names(args.variants, args.variants_dir, args.protocol, args.invariant or (), args.without)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
-    from kvproof.checker.cli.progress import progress_bar
+    from kvproof.checker.cli.progress import heartbeat_s, progress_for
     from kvproof.checker.cli.written import wrote
     from kvproof.checker.report import check_report
     from kvproof.checker.verify import checking
@@ -102,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.sarif, "--sarif")
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_dir(args.html, "--html")
+    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 now, not after the imports
     user = load_protocol(args.protocol) if args.protocol else None
     factory = user.factory if user else None
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
@@ -131,13 +134,16 @@ def run(args: argparse.Namespace) -> int:
 
     ray = executor_for(args.ray, workers)
     try:
-        with progress_bar(console, "checking variants", len(jobs)) as advance:
+        with progress_for(
+            "checking variants", len(jobs), quiet=args.quiet, console=console
+        ) as progress:
             checks = run_jobs(
                 jobs,
                 workers=workers,
                 factory=factory,
-                on_done=lambda c: advance(1),
+                on_done=lambda c: progress.done(c.variant.name, check_report.outcome(c)),
                 executor=ray,
+                progress=progress,
             )
     finally:
         if ray is not None:
@@ -186,6 +192,7 @@ def run(args: argparse.Namespace) -> int:
 def _complete(args: argparse.Namespace, check, data: dict, console) -> bool:  # type: ignore[no-untyped-def]
     """The complete search, when asked for (``--complete``, a variant's ``complete = true``)
     or when the check would end on unknown (``completing.py``); True on a violation."""
+    from kvproof.checker.cli.progress import progress_for
     from kvproof.checker.verify import checking
     from kvproof.checker.verify.completing import FALLBACK_BUDGET_S, reason_for, run_complete
 
@@ -193,7 +200,9 @@ def _complete(args: argparse.Namespace, check, data: dict, console) -> bool:  # 
     if reason is None:
         return False
     budget = args.budget or (FALLBACK_BUDGET_S if reason == "fallback" else 120.0)
-    with console.status(f"complete check of {check.variant.name} ..."):
+    name = check.variant.name
+    with progress_for(f"complete check of {name}", None, quiet=args.quiet, console=console) as p:
+        p.stage(name, "complete")
         done = run_complete(
             check,
             {"Req": args.requests, "Page": args.pages},
@@ -201,6 +210,7 @@ def _complete(args: argparse.Namespace, check, data: dict, console) -> bool:  # 
             budget_s=budget,
             protocol_spec=args.protocol,
         )
+        p.done(name, f"complete search: {done.result.verdict}")
     data["complete"] = done.to_json()
     if done.result.trace is not None:
         data["complete"]["trace"] = checking.trace_rows(check.protocol, done.result.trace)

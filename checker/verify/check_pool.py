@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.distrib.events import ProgressFn, forwarded, forwarding_kind
 from kvproof.checker.distrib.executor import Executor, PoolExecutor, Unit, ordered
 from kvproof.checker.verify.checking import (
     ProtocolFactory,
@@ -43,7 +44,16 @@ class CheckJob:
 _FACTORY: ProtocolFactory | None = None  # set before forking; inherited by the workers
 
 
-def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantCheck:
+def run_job(
+    job: CheckJob,
+    factory: ProtocolFactory | None = None,
+    progress: ProgressFn | None = None,
+) -> VariantCheck:
+    """One variant's check; ``progress(variant, stage, detail)`` hears each stage begin
+    ("start", "bmc" with the depth, "proof", "necessity" with the assumption)."""
+    name = job.variant.name
+    say = progress or _silent
+    say(name, "start", "")
     check = check_variant(
         job.variant,
         requests=job.requests,
@@ -52,6 +62,7 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
         factory=factory,
         invariants=list(job.invariants) if job.invariants else None,
         without=job.without,
+        on_depth=lambda k: say(name, "bmc", str(k)),
     )
     # A fixed variant is proved for all sizes too ("BMC + proof where available"):
     # "holds to depth 12" is not what an engine team needs to hear.
@@ -59,6 +70,7 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     if job.prove == "always" or (job.prove == "auto" and fixed):
         from kvproof.model.search.induction import prove
 
+        say(name, "proof", "")
         check = VariantCheck(
             check.variant, check.protocol, check.bmc, prove(check.protocol), without=job.without
         )
@@ -67,18 +79,22 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     if job.necessity and factory is None and job.variant.assume and not job.variant.buggy:
         from kvproof.checker.verify.checking import assess_assumptions
 
-        check = assess_assumptions(check, prove_it=check.proof is not None)
+        check = assess_assumptions(check, prove_it=check.proof is not None, progress=progress)
     return check
+
+
+def _silent(variant: str, stage: str, detail: str) -> None:
+    pass
 
 
 _ISOLATE = False  # set before forking a local pool: each unit then runs in a fresh fork
 
 
-def _work(job: CheckJob) -> tuple[Any, Any, Any]:
-    return _isolated(_work_here, job) if _ISOLATE else _work_here(job)
+def _work(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any]:
+    return _isolated(_work_here, job, progress) if _ISOLATE else _work_here(job, progress)
 
 
-def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
+def _isolated(fn: Callable[..., Any], job: CheckJob, progress: ProgressFn | None) -> Any:
     """``fn(job)`` in a fresh fork of this (Z3-clean) worker. Z3 has one global context per
     process that keeps growing, so a worker that already checked other variants checks the
     next one slower (dead-prefill-free's BMC: 16 s alone, 26 s after -guarded) and may pick
@@ -90,7 +106,7 @@ def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
         os.close(read)
         try:
             try:
-                data = pickle.dumps((True, fn(job)))
+                data = pickle.dumps((True, fn(job, progress)))
             except Exception as exc:  # handed to the parent, raised there (typed if it pickles)
                 try:
                     data = pickle.dumps((False, exc))
@@ -112,7 +128,7 @@ def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
     return value
 
 
-def _work_here(job: CheckJob) -> tuple[Any, Any, Any]:
+def _work_here(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any]:
     # A forked worker inherits the parent's factory; a Ray worker (a fresh process, maybe
     # on another node) loads the user's protocol from its 'module:attr' itself.
     factory = _FACTORY
@@ -120,7 +136,7 @@ def _work_here(job: CheckJob) -> tuple[Any, Any, Any]:
         from kvproof.checker.verify.protocols import load_protocol
 
         factory = load_protocol(job.protocol).factory
-    check = run_job(job, factory)
+    check = run_job(job, factory, progress)
     return check.bmc, check.proof, check.necessity
 
 
@@ -140,13 +156,16 @@ def run_jobs(
     factory: ProtocolFactory | None = None,
     on_done: Callable[[VariantCheck], None] | None = None,
     executor: Executor | None = None,
+    progress: ProgressFn | None = None,
 ) -> list[VariantCheck]:
     """Every job's check, in the order of ``jobs``: in this process, on a local pool of
-    ``workers``, or on ``executor`` (a Ray cluster: ``check --all --ray``)."""
+    ``workers``, or on ``executor`` (a Ray cluster: ``check --all --ray``). ``progress``
+    hears every stage of every job as it begins, forwarded from the workers while they run
+    (``distrib/events.py``); ``on_done`` sees each check as it arrives."""
     if executor is None and (workers <= 1 or len(jobs) <= 1):
         out = []
         for job in jobs:
-            check = run_job(job, factory)
+            check = run_job(job, factory, progress)
             if on_done:
                 on_done(check)
             out.append(check)
@@ -167,9 +186,10 @@ def run_jobs(
 
     pool = executor if executor is not None else PoolExecutor(min(workers, len(jobs)))
     try:
-        units = sorted((Unit(i, _work, (job,)) for i, job in enumerate(jobs)), key=_cost)
-        for _ in ordered(pool, units, on_arrival=arrived):
-            pass
+        with forwarded(progress, forwarding_kind(executor)) as sink:
+            units = [Unit(i, _work, (job, sink)) for i, job in enumerate(jobs)]
+            for _ in ordered(pool, sorted(units, key=_cost), on_arrival=arrived):
+                pass
     finally:
         if executor is None:
             pool.close()
