@@ -25,6 +25,7 @@ from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
 from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.progress import add_quiet_option
 from kvproof.checker.distrib.options import add_ray_option
 from kvproof.checker.report.tables import print_table
 
@@ -70,12 +71,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "findings are written to DIR/findings as they arrive",
     )
     add_ray_option(parser)
+    add_quiet_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
 
     from kvproof.checker.cli.fuzz_first import model_first
     from kvproof.checker.cli.paths import check_output_dir
+    from kvproof.checker.cli.progress import heartbeat_s
     from kvproof.checker.cli.written import wrote
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
@@ -83,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
     # Before the work: a finding that cannot be saved is a finding lost.
     check_output_dir(args.out, "--out")
     check_output_dir(args.html, "--html")
+    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 before any work
     variant = load_variant(args.variant)
     sizes = {"Req": args.requests, "Page": args.pages}
     console = console_for(stderr=args.json)
@@ -100,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     import torch
     from rich.table import Table
 
-    from kvproof.checker.cli.progress import progress_bar
+    from kvproof.checker.cli.progress import progress_for
     from kvproof.checker.conformance.fuzz import COUNTERS, default_workers, fuzz
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.traces.tracefile import write_jsonl
@@ -109,7 +113,17 @@ def run(args: argparse.Namespace) -> int:
 
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     workers = args.workers if args.workers is not None else default_workers()
-    with progress_bar(console, f"fuzz {variant.name}", args.traces, enabled=not args.json) as adv:
+    name = variant.name
+    ran = [0]
+
+    def batch(st) -> None:  # type: ignore[no-untyped-def]
+        # a batch's result is the progress a campaign has: walks inside it are milliseconds
+        ran[0] += st.traces
+        progress.advance(st.traces)
+        progress.stage(name, "fuzz", f"{ran[0]}/{args.traces} traces")
+
+    with progress_for(f"fuzz {name}", args.traces, quiet=args.quiet, console=console) as progress:
+        progress.stage(name, "fuzz", f"0/{args.traces} traces")
         ray = executor_for(args.ray, workers)
         try:
             result = fuzz(
@@ -119,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
                 faults=args.faults,
                 workers=workers,
                 sizes=sizes,
-                on_batch=lambda st: adv(st.traces),
+                on_batch=batch,
                 device=args.device,
                 executor=ray,
                 resume=args.resume,
@@ -128,6 +142,9 @@ def run(args: argparse.Namespace) -> int:
             if ray is not None:
                 workers = ray.slots
                 ray.close()
+        found = result.finding
+        said = f"no finding in {result.stats.traces} traces" if found is None else found.kind
+        progress.done(name, said, advance=0)
     s = result.stats
     saved = None
     if result.finding is not None:

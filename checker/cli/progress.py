@@ -48,6 +48,7 @@ LABELS = {
     "necessity": "necessity of {detail}",
     "inference": "inferring an invariant",
     "fuzz": "{detail}",
+    "ray": "{detail} on Ray",
 }
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kvproof.checker.cli.argtypes import positive_float, positive_int
 from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.progress import add_quiet_option
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -63,6 +64,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --infer: quantified variables per sort (default 2)",
     )
     add_ray_option(parser)
+    add_quiet_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,18 +74,16 @@ def run(args: argparse.Namespace) -> int:
     check_names(args.variants, args.variants_dir, args.protocol, without=args.without)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
+    from kvproof.checker.cli.progress import heartbeat_s, progress_for
     from kvproof.checker.cli.written import wrote
-    from kvproof.checker.report.check_report import render_assumptions
-    from kvproof.checker.report.proof_report import render_proof
-    from kvproof.checker.verify.checking import assumptions_json, protocol_for
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.handoff.assumptions import active
-    from kvproof.model.search.induction import prove
     from kvproof.spec.errors import KvproofInputError
 
     templates = _templates(args)
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
+    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 before any work
     user = load_protocol(args.protocol) if args.protocol else None
     variants = resolve_variants(args.variants, args.all, args.variants_dir, user)
     if args.all:
@@ -91,21 +91,43 @@ def run(args: argparse.Namespace) -> int:
         if not variants:
             raise KvproofInputError("no fixed variant to prove", str(args.variants_dir or "--all"))
     console = console_for(stderr=args.json)
-    out = []
-    ok = True
-    pages = []
+    out: list = []
+    pages: list = []
     without = tuple(args.without)
     for variant in variants:
         active(variant, without)  # each dropped one must be listed by the variant
     factory = user.factory if user else None
-    timeout_ms = args.timeout * 1000
     results = None
-    if args.ray is not None:
-        if without:
-            raise KvproofInputError("--without runs locally: drop --ray", "--without")
-        results = _on_ray(args, variants, factory, console)
+    if args.ray is not None and without:
+        raise KvproofInputError("--without runs locally: drop --ray", "--without")
     if args.save and len(variants) != 1:
         raise KvproofInputError("--save needs exactly one VARIANT", "--save")
+    with progress_for("proving", len(variants), quiet=args.quiet, console=console) as progress:
+        if args.ray is not None:
+            results = _on_ray(args, variants, factory, progress)
+        ok = _prove_each(args, variants, results, user, templates, console, progress, out, pages)
+    if args.json:
+        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
+    if args.html:
+        from kvproof.checker.report.html_page import proof_page, write
+
+        write(Path(args.html), proof_page(pages))
+        wrote(console, [args.html])  # stderr under --json
+    return 0 if ok else 1
+
+
+def _prove_each(args, variants, results, user, templates, console, progress, out, pages) -> bool:  # type: ignore[no-untyped-def]
+    """Each variant's proof (or the one Ray gave), its assumptions' necessity, its render;
+    ``out`` and ``pages`` gather the JSON and the HTML pages. True when all are proved."""
+    from kvproof.checker.report.check_report import render_assumptions
+    from kvproof.checker.report.proof_report import render_proof
+    from kvproof.checker.verify.checking import assumptions_json, protocol_for
+    from kvproof.model.search.induction import prove
+
+    ok = True
+    without = tuple(args.without)
+    factory = user.factory if user else None
+    timeout_ms = args.timeout * 1000
     for i, variant in enumerate(variants):
         protocol = protocol_for(variant, factory, without)
         if args.strengthening:
@@ -115,14 +137,15 @@ def run(args: argparse.Namespace) -> int:
 
             protocol = replace(protocol, strengthening=load(args.strengthening, protocol))
         elif results is None and (args.infer or not protocol.strengthening):
-            ok = _infer(args, console, variant.name, protocol, out, templates) and ok
+            ok = _infer(args, console, variant.name, protocol, out, templates, progress) and ok
             continue
         if results is not None and not args.strengthening:
             result = results[i]
         else:
-            with console.status(f"proving {variant.name} ..."):
-                result = prove(protocol, timeout_ms=timeout_ms)
-        found = () if user else _necessity(variant, without, result.proved, timeout_ms)
+            progress.stage(variant.name, "proof")
+            result = prove(protocol, timeout_ms=timeout_ms)
+        found = () if user else _necessity(variant, without, result, timeout_ms, progress)
+        progress.done(variant.name, "proved" if result.proved else "NOT proved")
         pages.append((variant, protocol, result))
         ok = ok and result.proved
         data = {
@@ -135,29 +158,23 @@ def run(args: argparse.Namespace) -> int:
         if not args.json:
             render_proof(console, variant.name, result, cores=args.cores)
             render_assumptions(console, data["assumptions"])
-    if args.json:
-        print(json.dumps(out if len(out) > 1 else out[0], indent=2))
-    if args.html:
-        from kvproof.checker.report.html_page import proof_page, write
-
-        write(Path(args.html), proof_page(pages))
-        wrote(console, [args.html])  # stderr under --json
-    return 0 if ok else 1
+    return ok
 
 
-def _necessity(variant, without, proved, timeout_ms):  # type: ignore[no-untyped-def]
+def _necessity(variant, without, result, timeout_ms, progress):  # type: ignore[no-untyped-def]
     """For a proof, an assumption is needed when the proof fails without it (the proof
     alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
     from kvproof.checker.verify.necessity import Necessity
     from kvproof.model.handoff.assumptions import handoff_for
     from kvproof.model.search.induction import prove
 
-    if not proved:
+    if not result.proved:
         return ()
     out = []
     for name in variant.assume:
         if name in without:
             continue
+        progress.stage(variant.name, "necessity", name)
         again = prove(handoff_for(variant, (*without, name)), timeout_ms=timeout_ms)
         if again.proved:
             out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
@@ -166,17 +183,26 @@ def _necessity(variant, without, proved, timeout_ms):  # type: ignore[no-untyped
     return tuple(out)
 
 
-def _on_ray(args, variants, factory, console):  # type: ignore[no-untyped-def]
-    """Every variant's proof as one Ray task; results in variant order."""
+def _on_ray(args, variants, factory, progress):  # type: ignore[no-untyped-def]
+    """Every variant's proof as one Ray task; results in variant order. A proof is one
+    solver call with no stages inside, so progress hears of each as its result arrives."""
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.verify.prove_pool import prove_variants
 
-    with (
-        executor_for(args.ray, min(os.cpu_count() or 1, len(variants) or 1)) as ray,
-        console.status(f"proving {len(variants)} variants on Ray ..."),
-    ):
+    for v in variants:
+        progress.stage(v.name, "ray", "proving")
+
+    def arrived(v, result) -> None:  # type: ignore[no-untyped-def]
+        progress.stage(v.name, "ray", "proved" if result.proved else "NOT proved")
+
+    with executor_for(args.ray, min(os.cpu_count() or 1, len(variants) or 1)) as ray:
         return prove_variants(
-            variants, ray, protocol=args.protocol, factory=factory, timeout_ms=args.timeout * 1000
+            variants,
+            ray,
+            protocol=args.protocol,
+            factory=factory,
+            timeout_ms=args.timeout * 1000,
+            on_done=arrived,
         )
 
 
@@ -193,15 +219,18 @@ def _templates(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return Templates.sized(args.infer_literals, args.infer_vars)
 
 
-def _infer(args: argparse.Namespace, console, name: str, protocol, out: list, templates) -> bool:  # type: ignore[no-untyped-def]
+def _infer(
+    args: argparse.Namespace, console, name: str, protocol, out: list, templates, progress
+) -> bool:  # type: ignore[no-untyped-def]
     """``prove --infer``: infer the strengthening (``model/search/infer.py``), then prove."""
     from kvproof.checker.report.proof_report import render_proof
     from kvproof.model.search.infer import infer, save
 
-    with console.status(f"inferring an invariant for {name} ..."):
-        result = infer(
-            protocol, templates=templates, budget_s=args.budget, timeout_ms=args.timeout * 1000
-        )
+    progress.stage(name, "inference")
+    result = infer(
+        protocol, templates=templates, budget_s=args.budget, timeout_ms=args.timeout * 1000
+    )
+    progress.done(name, result.summary)
     proof = result.proof
     data = {"variant": name, **(proof.to_json() if proof else {"proved": False})}
     data["proved"] = result.proved
