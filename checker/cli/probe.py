@@ -62,5 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(as_json(report), indent=2))
     else:
-        print_rich(report)
+        from kvproof.checker.cli.consoles import console_for
+
+        print_rich(report, console_for())
     return report.exit_code

@@ -33,12 +33,16 @@ def as_json(report: ProbeReport) -> dict[str, Any]:
     }
 
 
-def print_rich(report: ProbeReport) -> None:
+def print_rich(report: ProbeReport, console: Any = None) -> None:
+    """For people; ``console``: the CLI's (``cli/consoles.py``: as wide as its content in
+    a pipe, so no cell is cut), a default rich console when called from a notebook."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    from kvproof.checker.report.tables import print_table
+
+    console = console or Console()
     console.print(
         f"[bold]probe[/bold] {report.url} model {report.model}: context {report.context} "
         f"(from {report.context_from}), {report.requests} requests in {report.seconds:.1f} s"
@@ -69,7 +73,7 @@ def print_rich(report: ProbeReport) -> None:
             f"{1000 * s.ttft_s:.1f}",
             escape(s.text[:60]),
         )
-    console.print(table)
+    print_table(console, table)
     if report.verdict == "inconclusive":
         console.print(
             f"[bold yellow]INCONCLUSIVE[/]: the budget of {report.stopped_by_budget} ran out "
