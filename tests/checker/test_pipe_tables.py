@@ -27,7 +27,7 @@ def test_columns_200_is_the_width_in_a_pipe(
     assert main(["variants"]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 200
-    assert NAMES | URLS <= _words(out) and "…" not in out
+    assert _words(out) >= NAMES | URLS and "…" not in out
 
 
 def test_without_columns_a_pipe_gets_the_content_width_not_80(

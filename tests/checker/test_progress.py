@@ -67,8 +67,7 @@ def test_log_lines_say_each_finish_and_beat_inside_a_long_stage() -> None:
 
 def test_stages_are_forwarded_from_the_worker_processes_while_they_run() -> None:
     jobs = [
-        CheckJob(load_variant(name), 3, 6, 6, None, "never", necessity=False)
-        for name in FAST[:2]
+        CheckJob(load_variant(name), 3, 6, 6, None, "never", necessity=False) for name in FAST[:2]
     ]
     lock = threading.Lock()
     seen: list[tuple[str, ...]] = []
