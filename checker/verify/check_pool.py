@@ -94,8 +94,8 @@ def _work(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, 
     return _isolated(_work_here, job, progress) if _ISOLATE else _work_here(job, progress)
 
 
-def _isolated(fn: Callable[..., Any], job: CheckJob, progress: ProgressFn | None) -> Any:
-    """``fn(job)`` in a fresh fork of this (Z3-clean) worker. Z3 has one global context per
+def _isolated(fn: Callable[..., Any], job: CheckJob, *more: Any) -> Any:
+    """``fn(job, *more)`` in a fresh fork of this (Z3-clean) worker. Z3 has one global context per
     process that keeps growing, so a worker that already checked other variants checks the
     next one slower (dead-prefill-free's BMC: 16 s alone, 26 s after -guarded) and may pick
     another, equally short, counterexample: a fork per unit makes each variant's result the
@@ -106,7 +106,7 @@ def _isolated(fn: Callable[..., Any], job: CheckJob, progress: ProgressFn | None
         os.close(read)
         try:
             try:
-                data = pickle.dumps((True, fn(job, progress)))
+                data = pickle.dumps((True, fn(job, *more)))
             except Exception as exc:  # handed to the parent, raised there (typed if it pickles)
                 try:
                     data = pickle.dumps((False, exc))
