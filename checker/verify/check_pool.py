@@ -6,7 +6,9 @@ factory, user protocols included, is inherited rather than pickled); each return
 which are plain data (BMC results and traces, the proof and its CTI), and the parent builds
 the protocol for its report. A unit is a whole variant, not a (variant,
 invariant) pair: BMC shares one incremental solver across a variant's invariants, and split
-runs could return other (equally valid) counterexamples than a local run.
+runs could return other (equally valid) counterexamples than a local run. While a unit runs,
+its stages (BMC depth k, proof, necessity) reach the caller's ``progress`` callback through
+``distrib/events.py``: a result alone comes only at the unit's end, minutes in.
 """
 
 from __future__ import annotations

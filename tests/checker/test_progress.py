@@ -175,3 +175,26 @@ def test_a_bad_heartbeat_is_exit_2_with_one_line(
     assert main(["check", FAST[0], "--depth", "1"]) == 2
     err = capsys.readouterr().err.strip()
     assert "KVPROOF_HEARTBEAT_S" in err and "\n" not in err
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_terminal_gets_the_display_with_each_variants_stage(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kvproof.checker.cli.progress import progress_for
+
+    screen = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.delenv("COLUMNS", raising=False)
+    with progress_for("checking variants", 2, console=None) as progress:
+        progress("a", "bmc", "7")
+        progress("b", "necessity", "bounded_transfer")
+        progress.done("a", "holds as expected")
+        progress._bar.refresh()  # type: ignore[attr-defined]
+    drawn = screen.getvalue()
+    assert "b: necessity of bounded_transfer" in drawn and "1/2" in drawn
+    assert "[1/2]" not in drawn  # the log lines are for logs, not for a terminal
