@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int
 from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.progress import add_quiet_option
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -77,6 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "finds nothing and the proof fails)",
     )
     add_ray_option(parser)
+    add_quiet_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,9 +88,8 @@ def run(args: argparse.Namespace) -> int:
     check_names(args.variants, args.variants_dir, args.protocol, args.invariant or (), args.without)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
-    from kvproof.checker.cli.progress import progress_bar
+    from kvproof.checker.cli.progress import for_run, heartbeat_s
     from kvproof.checker.runs.check_run import CheckOptions, check
-    from kvproof.checker.runs.progress import Progress
     from kvproof.checker.runs.render_check import render
 
     # Every output path is checked before minutes of work, not after.
@@ -97,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.sarif, "--sarif")
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_dir(args.html, "--html")
+    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 now, not after the imports
     options = CheckOptions(
         requests=args.requests,
         pages=args.pages,
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         sarif=args.sarif,
     )
     console = console_for(stderr=args.json)
-    progress = Progress(bar=lambda what, n: progress_bar(console, what, n), status=console.status)
+    progress = for_run(console, quiet=args.quiet)
     done = check(
         args.variants,
         every=args.all,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
 from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.progress import add_quiet_option
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -68,19 +69,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "findings are written to DIR/findings as they arrive",
     )
     add_ray_option(parser)
+    add_quiet_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.paths import check_output_dir
-    from kvproof.checker.cli.progress import progress_bar
+    from kvproof.checker.cli.progress import for_run, heartbeat_s
     from kvproof.checker.runs import render_fuzz
     from kvproof.checker.runs.fuzz_run import FuzzOptions, fuzz_variant
-    from kvproof.checker.runs.progress import QUIET, Progress
     from kvproof.spec.variant import load_variant
 
     # Before the work: a finding that cannot be saved is a finding lost.
     check_output_dir(args.out, "--out")
     check_output_dir(args.html, "--html")
+    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 before any work
     variant = load_variant(args.variant)
     options = FuzzOptions(
         traces=args.traces,
@@ -97,11 +99,10 @@ def run(args: argparse.Namespace) -> int:
         ray=args.ray,
     )
     console = console_for(stderr=args.json)
-    bar = Progress(bar=lambda what, n: progress_bar(console, what, n))
     done = fuzz_variant(
         variant,
         options,
-        progress=QUIET if args.json else bar,
+        progress=for_run(console, quiet=args.quiet),
         on_model_finding=None
         if args.json
         else lambda found, saved: render_fuzz.model_finding(console, variant, found, saved),

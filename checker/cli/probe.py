@@ -62,5 +62,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(as_json(report), indent=2))
     else:
-        print_rich(report)
+        from kvproof.checker.cli.consoles import console_for
+
+        from kvproof.checker.report.tables import print_table
+
+        print_rich(report, console_for(), print_table)
     return report.exit_code

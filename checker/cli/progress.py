@@ -1,42 +1,28 @@
-"""A progress bar for people, nothing for pipes.
+"""The progress a command plugs into its run: ``--quiet``, and the display on stderr.
 
-On a terminal: rich's transient bar. Elsewhere (CI logs, ``| less``, tests) no bar, no
-blank line left where it was, and ``rich.progress`` is not even imported (it costs more
-start-up time than some whole runs).
+The displays (rich on a terminal, log lines and heartbeats off one) are
+``checker/report/progress_display.py``; a run reports through ``checker/runs/progress.py``.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+import argparse
 from typing import Any
 
+from kvproof.checker.report.progress_display import heartbeat_s, progress_for
+from kvproof.checker.runs.progress import Progress
 
-@contextlib.contextmanager
-def progress_bar(
-    console: Any, description: str, total: int | None, *, enabled: bool = True
-) -> Iterator[Callable[[int], None]]:
-    """Yields ``advance(n)``; a no-op unless enabled and ``console`` is a terminal."""
-    if not enabled or not console.is_terminal:
-        yield lambda n=1: None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        SpinnerColumn,
-        TextColumn,
-        TimeElapsedColumn,
+__all__ = ["add_quiet_option", "for_run", "heartbeat_s"]
+
+
+def add_quiet_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress on stderr (results are unchanged)"
     )
 
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task(description, total=total)
-        yield lambda n=1: bar.advance(task, n)
+
+def for_run(console: Any, quiet: bool = False) -> Progress:
+    """The progress a command plugs into its library run (``checker/runs/progress.py``)."""
+    return Progress(
+        open=lambda what, total: progress_for(what, total, quiet=quiet, console=console)
+    )

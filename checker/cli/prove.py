@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kvproof.checker.cli.argtypes import positive_float, positive_int
 from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.progress import add_quiet_option
 from kvproof.checker.distrib.options import add_ray_option
 
 
@@ -61,6 +62,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with --infer: quantified variables per sort (default 2)",
     )
     add_ray_option(parser)
+    add_quiet_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -70,12 +72,13 @@ def run(args: argparse.Namespace) -> int:
     check_names(args.variants, args.variants_dir, args.protocol, without=args.without)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
-    from kvproof.checker.runs.progress import Progress
+    from kvproof.checker.cli.progress import for_run, heartbeat_s
     from kvproof.checker.runs.prove_run import ProveOptions, prove_variants
     from kvproof.checker.runs.render_prove import render
 
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
+    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 before any work
     options = ProveOptions(
         timeout=args.timeout,
         without=tuple(args.without),
@@ -95,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         every=args.all,
         variants_dir=args.variants_dir,
         options=options,
-        progress=Progress(status=console.status),
+        progress=for_run(console, quiet=args.quiet),
     )
     render(console, done, as_json=args.json, cores=args.cores)
     return done.exit_code

@@ -32,6 +32,8 @@ class Unit:
 
 class Executor(Protocol):
     slots: int  # units that run at once
+    # How a unit's progress reaches the caller while it runs (``events.py``): "inline",
+    # "process", "ray"; an executor without the attribute reports at each result only.
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         """Results as units finish; closing the iterator cancels the units still queued."""
@@ -49,6 +51,7 @@ class SerialExecutor:
     thread the OS has lent to a neighbour."""
 
     slots = 1
+    forwards = "inline"  # a unit's progress is a plain call here (``events.py``)
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         for unit in units:
@@ -100,6 +103,8 @@ def single_thread() -> Iterator[None]:
 class PoolExecutor:
     """A local process pool. Forked where the platform can (the workers inherit the
     imported modules: spawn would re-import torch in each)."""
+
+    forwards = "process"  # progress on a Manager queue (``events.py``)
 
     def __init__(self, workers: int) -> None:
         self.slots = workers

@@ -40,6 +40,8 @@ class RayExecutor:
     ``host:port`` joins a running cluster. A Ray already initialised in this process (a
     test's fixture, a notebook) is used as it is and left running."""
 
+    forwards = "ray"  # progress on a ``ray.util.queue.Queue`` (``events.py``)
+
     def __init__(
         self,
         address: str | None = None,

@@ -33,12 +33,16 @@ def as_json(report: ProbeReport) -> dict[str, Any]:
     }
 
 
-def print_rich(report: ProbeReport) -> None:
+def print_rich(report: ProbeReport, console: Any = None, print_table: Any = None) -> None:
+    """For people; ``console``: the CLI's (``cli/consoles.py``: as wide as its content in
+    a pipe, so no cell is cut), a default rich console when called from a notebook;
+    ``print_table(console, table)``: the CLI's pipe-safe tables (``report/tables.py``,
+    a room the probe does not import: it runs on a laptop with ``spec`` alone)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console()
+    console = console or Console()
     console.print(
         f"[bold]probe[/bold] {report.url} model {report.model}: context {report.context} "
         f"(from {report.context_from}), {report.requests} requests in {report.seconds:.1f} s"
@@ -69,7 +73,10 @@ def print_rich(report: ProbeReport) -> None:
             f"{1000 * s.ttft_s:.1f}",
             escape(s.text[:60]),
         )
-    console.print(table)
+    if print_table is None:
+        console.print(table)
+    else:
+        print_table(console, table)
     if report.verdict == "inconclusive":
         console.print(
             f"[bold yellow]INCONCLUSIVE[/]: the budget of {report.stopped_by_budget} ran out "

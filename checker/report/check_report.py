@@ -77,6 +77,16 @@ def verdict_table(data: dict[str, Any]) -> Table:
     return table
 
 
+def outcome(check: VariantCheck) -> str:
+    """A check in a few words, for the line a log gets as each variant finishes."""
+    broken = [r.invariant for r in check.bmc.results if not r.holds]
+    if check.proof is not None and not check.proof.proved:
+        broken.append("(proof)")
+    said = "violated" if check.violated else "holds"
+    said += " as expected" if check.all_match else ", NOT as expected"
+    return said + (f" ({', '.join(broken)})" if broken else "")
+
+
 def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:
     if proof["proved"]:
         console.print(f"[green]{proof['summary']}[/]")

@@ -108,6 +108,7 @@ def check(
 ) -> CheckRun:
     """Check the variants ``names`` (or ``every`` one in ``variants_dir``)."""
     from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.report.check_report import outcome
     from kvproof.checker.report.gate import write_junit, write_sarif
     from kvproof.checker.verify.check_pool import run_jobs
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
@@ -123,13 +124,14 @@ def check(
     workers = options.workers or max(1, min(os.cpu_count() or 1, len(jobs)))
     ray = executor_for(options.ray, workers)
     try:
-        with progress.bar("checking variants", len(jobs)) as advance:
+        with progress.open("checking variants", len(jobs)) as report:
             checks = run_jobs(
                 jobs,
                 workers=workers,
                 factory=user.factory if user else None,
-                on_done=lambda c: advance(1),
+                on_done=lambda c: report.done(c.variant.name, outcome(c)),
                 executor=ray,
+                progress=report,
             )
     finally:
         if ray is not None:
@@ -188,11 +190,15 @@ def _complete(check: VariantCheck, options: CheckOptions, progress: Progress) ->
     if reason is None:
         return None
     budget = options.budget or (FALLBACK_BUDGET_S if reason == "fallback" else 120.0)
-    with progress.status(f"complete check of {check.variant.name} ..."):
-        return run_complete(
+    name = check.variant.name
+    with progress.open(f"complete check of {name}", None) as report:
+        report.stage(name, "complete")
+        done = run_complete(
             check,
             {"Req": options.requests, "Page": options.pages},
             reason,
             budget_s=budget,
             protocol_spec=options.protocol,
         )
+        report.done(name, f"complete search: {done.result.verdict}")
+    return done

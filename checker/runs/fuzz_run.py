@@ -138,7 +138,17 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
 
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     workers = options.workers if options.workers is not None else default_workers()
-    with progress.bar(f"fuzz {variant.name}", options.traces) as advance:
+    name = variant.name
+    ran = [0]
+
+    def batch(st: Any) -> None:
+        # a batch's result is the progress a campaign has: walks inside it are milliseconds
+        ran[0] += st.traces
+        report.advance(st.traces)
+        report.stage(name, "fuzz", f"{ran[0]}/{options.traces} traces")
+
+    with progress.open(f"fuzz {name}", options.traces) as report:
+        report.stage(name, "fuzz", f"0/{options.traces} traces")
         ray = executor_for(options.ray, workers)
         try:
             result = fuzz(
@@ -148,7 +158,7 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
                 faults=options.faults,
                 workers=workers,
                 sizes=options.sizes,
-                on_batch=lambda st: advance(st.traces),
+                on_batch=batch,
                 device=options.device,
                 executor=ray,
                 resume=options.resume,
@@ -157,6 +167,9 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
             if ray is not None:
                 workers = ray.slots
                 ray.close()
+        found = result.finding
+        said = f"no finding in {result.stats.traces} traces" if found is None else found.kind
+        report.done(name, said, advance=0)
     saved = html = None
     if result.finding is not None:
         saved = _save(variant, result.finding.trace, options)

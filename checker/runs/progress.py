@@ -1,10 +1,12 @@
-"""How a run shows that it is working, as callbacks the caller plugs in (none by default).
+"""How a run shows that it is working: a reporter the caller plugs in (silent by default).
 
-A run never prints: the CLI passes a rich progress bar and a spinner
-(``checker/cli/progress.py``, ``console.status``); a notebook or a test passes nothing.
-Two kinds, because rich allows one live display at a time: a ``bar`` over counted work (the
-variants of ``check --all``, the walks of ``fuzz``) and a ``status`` for one long step with
-no count (a complete search), never both at once.
+A run never prints. It opens a reporter around a piece of work (``Progress.open``: what it
+is, and how many units it counts, or None) and tells it each variant's stage as work moves
+on (BMC depth k, proof, necessity, complete search), ``advance`` for units counted without
+a line, and ``done`` as a variant finishes. The CLI plugs in ``checker/report/progress_display.py``'s
+rich display or log lines on stderr (issue #28); a notebook or a test plugs in nothing.
+Worker processes and Ray tasks forward their stages to the reporter while they run
+(``checker/distrib/events.py``): a reporter is also callable as ``(variant, stage, detail)``.
 """
 
 from __future__ import annotations
@@ -13,27 +15,36 @@ import contextlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
 
-# bar(description, total) -> a context that yields advance(n)
-Bar = Callable[[str, int], AbstractContextManager[Callable[[int], None]]]
-# status(description) -> a context around one step
-Status = Callable[[str], AbstractContextManager[Any]]
+
+class Reporter:
+    """What a run drives; this base class is the silent one (``--quiet``, library calls)."""
+
+    def __call__(self, variant: str, stage: str, detail: str = "") -> None:
+        self.stage(variant, stage, detail)
+
+    def stage(self, variant: str, stage: str, detail: str = "") -> None:
+        pass
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def done(self, variant: str, outcome: str, *, advance: int = 1) -> None:
+        pass
+
+
+# open(description, total) -> a context that yields the reporter for that work
+Open = Callable[[str, "int | None"], AbstractContextManager[Reporter]]
 
 
 @contextlib.contextmanager
-def _no_bar(description: str, total: int) -> Iterator[Callable[[int], None]]:
-    yield lambda n=1: None
-
-
-def _no_status(description: str) -> AbstractContextManager[Any]:
-    return contextlib.nullcontext()
+def _silent(description: str, total: int | None) -> Iterator[Reporter]:
+    yield Reporter()
 
 
 @dataclass(frozen=True)
 class Progress:
-    bar: Bar = _no_bar
-    status: Status = _no_status
+    open: Open = _silent
 
 
 QUIET = Progress()

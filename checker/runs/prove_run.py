@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kvproof.checker.runs.progress import QUIET, Progress
+from kvproof.checker.runs.progress import QUIET, Progress, Reporter
 from kvproof.spec.errors import KvproofInputError
 
 
@@ -74,7 +74,6 @@ def prove_variants(
     progress: Progress = QUIET,
 ) -> ProveRun:
     """Prove the variants ``names`` (or ``every`` fixed one in ``variants_dir``)."""
-    from kvproof.checker.verify.checking import protocol_for
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
     from kvproof.model.handoff.assumptions import active
     from kvproof.model.search.candidates import Templates
@@ -95,38 +94,19 @@ def prove_variants(
         active(variant, options.without)  # each dropped one must be listed by the variant
     factory = user.factory if user else None
     results = None
-    if options.ray is not None:
-        if options.without:
-            raise KvproofInputError("--without runs locally: drop --ray", "--without")
-        results = _on_ray(variants, factory, options, progress)
+    if options.ray is not None and options.without:
+        raise KvproofInputError("--without runs locally: drop --ray", "--without")
     if options.save and len(variants) != 1:
         raise KvproofInputError("--save needs exactly one VARIANT", "--save")
     proofs: list[VariantProof] = []
     pages = []
     saved = None
-    for i, variant in enumerate(variants):
-        protocol = protocol_for(variant, factory, options.without)
-        if options.strengthening:
-            from kvproof.model.search.infer import load
-
-            protocol = replace(protocol, strengthening=load(options.strengthening, protocol))
-        elif results is None and (options.infer or not protocol.strengthening):
-            done = _infer(variant.name, protocol, templates, options, progress)
-            proofs.append(done)
-            if options.save and done.proved:
-                from kvproof.model.search.infer import save
-
-                save(options.save, protocol, done.inference.inferred)
-                saved = options.save
-            continue
-        result = results[i] if results is not None and not options.strengthening else None
-        if result is None:
-            from kvproof.model.search.induction import prove
-
-            with progress.status(f"proving {variant.name} ..."):
-                result = prove(protocol, timeout_ms=options.timeout * 1000)
-        proofs.append(_proof(variant, result, user is None, options))
-        pages.append((variant, protocol, result))
+    with progress.open("proving", len(variants)) as report:
+        if options.ray is not None:
+            results = _on_ray(variants, factory, options, report)
+        for i, variant in enumerate(variants):
+            one = _prove_one(variant, i, results, user, templates, options, report, proofs, pages)
+            saved = one or saved
     if options.html:
         from kvproof.checker.report.html_page import proof_page, write
 
@@ -134,11 +114,55 @@ def prove_variants(
     return ProveRun(tuple(proofs), html=options.html, saved=saved)
 
 
-def _proof(variant: Any, result: Any, own: bool, options: ProveOptions) -> VariantProof:
+def _prove_one(
+    variant: Any,
+    i: int,
+    results: list | None,
+    user: Any,
+    templates: Any,
+    options: ProveOptions,
+    report: Reporter,
+    proofs: list,
+    pages: list,
+) -> Path | None:
+    """One variant's proof (or the one Ray gave) and its assumptions' necessity, appended
+    to ``proofs`` and ``pages``; the path of a saved strengthening, if any."""
+    from kvproof.checker.verify.checking import protocol_for
+
+    factory = user.factory if user else None
+    protocol = protocol_for(variant, factory, options.without)
+    if options.strengthening:
+        from kvproof.model.search.infer import load
+
+        protocol = replace(protocol, strengthening=load(options.strengthening, protocol))
+    elif results is None and (options.infer or not protocol.strengthening):
+        done = _infer(variant.name, protocol, templates, options, report)
+        proofs.append(done)
+        if options.save and done.proved:
+            from kvproof.model.search.infer import save
+
+            save(options.save, protocol, done.inference.inferred)
+            return options.save
+        return None
+    result = results[i] if results is not None and not options.strengthening else None
+    if result is None:
+        from kvproof.model.search.induction import prove
+
+        report.stage(variant.name, "proof")
+        result = prove(protocol, timeout_ms=options.timeout * 1000)
+    proofs.append(_proof(variant, result, user is None, options, report))
+    report.done(variant.name, "proved" if result.proved else "NOT proved")
+    pages.append((variant, protocol, result))
+    return None
+
+
+def _proof(
+    variant: Any, result: Any, own: bool, options: ProveOptions, report: Reporter
+) -> VariantProof:
     from kvproof.checker.verify.checking import assumptions_json
 
     timeout_ms = options.timeout * 1000
-    found = _necessity(variant, options.without, result.proved, timeout_ms) if own else ()
+    found = _necessity(variant, options.without, result.proved, timeout_ms, report) if own else ()
     data = {
         "variant": variant.name,
         **result.to_json(),
@@ -148,7 +172,9 @@ def _proof(variant: Any, result: Any, own: bool, options: ProveOptions) -> Varia
     return VariantProof(variant.name, data, proof=result)
 
 
-def _necessity(variant: Any, without: tuple[str, ...], proved: bool, timeout_ms: int) -> tuple:
+def _necessity(
+    variant: Any, without: tuple[str, ...], proved: bool, timeout_ms: int, report: Reporter
+) -> tuple:
     """For a proof, an assumption is needed when the proof fails without it (the proof
     alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
     from kvproof.checker.verify.necessity import Necessity
@@ -161,6 +187,7 @@ def _necessity(variant: Any, without: tuple[str, ...], proved: bool, timeout_ms:
     for name in variant.assume:
         if name in without:
             continue
+        report.stage(variant.name, "necessity", name)
         again = prove(handoff_for(variant, (*without, name)), timeout_ms=timeout_ms)
         if again.proved:
             out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
@@ -169,37 +196,40 @@ def _necessity(variant: Any, without: tuple[str, ...], proved: bool, timeout_ms:
     return tuple(out)
 
 
-def _on_ray(variants: list, factory: Any, options: ProveOptions, progress: Progress) -> list:
-    """Every variant's proof as one Ray task; results in variant order."""
+def _on_ray(variants: list, factory: Any, options: ProveOptions, report: Reporter) -> list:
+    """Every variant's proof as one Ray task; results in variant order. A proof is one
+    solver call with no stages inside, so progress hears of each as its result arrives."""
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.verify.prove_pool import prove_variants as on_pool
 
-    with (
-        executor_for(options.ray, min(os.cpu_count() or 1, len(variants) or 1)) as ray,
-        progress.status(f"proving {len(variants)} variants on Ray ..."),
-    ):
+    for v in variants:
+        report.stage(v.name, "ray", "proving")
+
+    def arrived(v: Any, result: Any) -> None:
+        report.stage(v.name, "ray", "proved" if result.proved else "NOT proved")
+
+    with executor_for(options.ray, min(os.cpu_count() or 1, len(variants) or 1)) as ray:
         return on_pool(
             variants,
             ray,
             protocol=options.protocol,
             factory=factory,
             timeout_ms=options.timeout * 1000,
+            on_done=arrived,
         )
 
 
 def _infer(
-    name: str, protocol: Any, templates: Any, options: ProveOptions, progress: Progress
+    name: str, protocol: Any, templates: Any, options: ProveOptions, report: Reporter
 ) -> VariantProof:
     """``prove --infer``: infer the strengthening (``model/search/infer.py``), then prove."""
     from kvproof.model.search.infer import infer
 
-    with progress.status(f"inferring an invariant for {name} ..."):
-        result = infer(
-            protocol,
-            templates=templates,
-            budget_s=options.budget,
-            timeout_ms=options.timeout * 1000,
-        )
+    report.stage(name, "inference")
+    result = infer(
+        protocol, templates=templates, budget_s=options.budget, timeout_ms=options.timeout * 1000
+    )
+    report.done(name, result.summary)
     proof = result.proof
     data = {"variant": name, **(proof.to_json() if proof else {"proved": False})}
     data["proved"] = result.proved

@@ -6,7 +6,9 @@ factory, user protocols included, is inherited rather than pickled); each return
 which are plain data (BMC results and traces, the proof and its CTI), and the parent builds
 the protocol for its report. A unit is a whole variant, not a (variant,
 invariant) pair: BMC shares one incremental solver across a variant's invariants, and split
-runs could return other (equally valid) counterexamples than a local run.
+runs could return other (equally valid) counterexamples than a local run. While a unit runs,
+its stages (BMC depth k, proof, necessity) reach the caller's ``progress`` callback through
+``distrib/events.py``: a result alone comes only at the unit's end, minutes in.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.distrib.events import ProgressFn, forwarded, forwarding_kind
 from kvproof.checker.distrib.executor import Executor, PoolExecutor, Unit, ordered
 from kvproof.checker.verify.checking import (
     ProtocolFactory,
@@ -43,7 +46,16 @@ class CheckJob:
 _FACTORY: ProtocolFactory | None = None  # set before forking; inherited by the workers
 
 
-def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantCheck:
+def run_job(
+    job: CheckJob,
+    factory: ProtocolFactory | None = None,
+    progress: ProgressFn | None = None,
+) -> VariantCheck:
+    """One variant's check; ``progress(variant, stage, detail)`` hears each stage begin
+    ("start", "bmc" with the depth, "proof", "necessity" with the assumption)."""
+    name = job.variant.name
+    say = progress or _silent
+    say(name, "start", "")
     check = check_variant(
         job.variant,
         requests=job.requests,
@@ -52,6 +64,7 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
         factory=factory,
         invariants=list(job.invariants) if job.invariants else None,
         without=job.without,
+        on_depth=lambda k: say(name, "bmc", str(k)),
     )
     # A fixed variant is proved for all sizes too ("BMC + proof where available"):
     # "holds to depth 12" is not what an engine team needs to hear.
@@ -59,6 +72,7 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     if job.prove == "always" or (job.prove == "auto" and fixed):
         from kvproof.model.search.induction import prove
 
+        say(name, "proof", "")
         check = VariantCheck(
             check.variant, check.protocol, check.bmc, prove(check.protocol), without=job.without
         )
@@ -67,19 +81,23 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     if job.necessity and factory is None and job.variant.assume and not job.variant.buggy:
         from kvproof.checker.verify.checking import assess_assumptions
 
-        check = assess_assumptions(check, prove_it=check.proof is not None)
+        check = assess_assumptions(check, prove_it=check.proof is not None, progress=progress)
     return check
+
+
+def _silent(variant: str, stage: str, detail: str) -> None:
+    pass
 
 
 _ISOLATE = False  # set before forking a local pool: each unit then runs in a fresh fork
 
 
-def _work(job: CheckJob) -> tuple[Any, Any, Any]:
-    return _isolated(_work_here, job) if _ISOLATE else _work_here(job)
+def _work(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any]:
+    return _isolated(_work_here, job, progress) if _ISOLATE else _work_here(job, progress)
 
 
-def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
-    """``fn(job)`` in a fresh fork of this (Z3-clean) worker. Z3 has one global context per
+def _isolated(fn: Callable[..., Any], job: CheckJob, *more: Any) -> Any:
+    """``fn(job, *more)`` in a fresh fork of this (Z3-clean) worker. Z3 has one global context per
     process that keeps growing, so a worker that already checked other variants checks the
     next one slower (dead-prefill-free's BMC: 16 s alone, 26 s after -guarded) and may pick
     another, equally short, counterexample: a fork per unit makes each variant's result the
@@ -90,7 +108,7 @@ def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
         os.close(read)
         try:
             try:
-                data = pickle.dumps((True, fn(job)))
+                data = pickle.dumps((True, fn(job, *more)))
             except Exception as exc:  # handed to the parent, raised there (typed if it pickles)
                 try:
                     data = pickle.dumps((False, exc))
@@ -112,7 +130,7 @@ def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
     return value
 
 
-def _work_here(job: CheckJob) -> tuple[Any, Any, Any]:
+def _work_here(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any]:
     # A forked worker inherits the parent's factory; a Ray worker (a fresh process, maybe
     # on another node) loads the user's protocol from its 'module:attr' itself.
     factory = _FACTORY
@@ -120,7 +138,7 @@ def _work_here(job: CheckJob) -> tuple[Any, Any, Any]:
         from kvproof.checker.verify.protocols import load_protocol
 
         factory = load_protocol(job.protocol).factory
-    check = run_job(job, factory)
+    check = run_job(job, factory, progress)
     return check.bmc, check.proof, check.necessity
 
 
@@ -140,13 +158,16 @@ def run_jobs(
     factory: ProtocolFactory | None = None,
     on_done: Callable[[VariantCheck], None] | None = None,
     executor: Executor | None = None,
+    progress: ProgressFn | None = None,
 ) -> list[VariantCheck]:
     """Every job's check, in the order of ``jobs``: in this process, on a local pool of
-    ``workers``, or on ``executor`` (a Ray cluster: ``check --all --ray``)."""
+    ``workers``, or on ``executor`` (a Ray cluster: ``check --all --ray``). ``progress``
+    hears every stage of every job as it begins, forwarded from the workers while they run
+    (``distrib/events.py``); ``on_done`` sees each check as it arrives."""
     if executor is None and (workers <= 1 or len(jobs) <= 1):
         out = []
         for job in jobs:
-            check = run_job(job, factory)
+            check = run_job(job, factory, progress)
             if on_done:
                 on_done(check)
             out.append(check)
@@ -167,9 +188,10 @@ def run_jobs(
 
     pool = executor if executor is not None else PoolExecutor(min(workers, len(jobs)))
     try:
-        units = sorted((Unit(i, _work, (job,)) for i, job in enumerate(jobs)), key=_cost)
-        for _ in ordered(pool, units, on_arrival=arrived):
-            pass
+        with forwarded(progress, forwarding_kind(executor)) as sink:
+            units = [Unit(i, _work, (job, sink)) for i, job in enumerate(jobs)]
+            for _ in ordered(pool, sorted(units, key=_cost), on_arrival=arrived):
+                pass
     finally:
         if executor is None:
             pool.close()

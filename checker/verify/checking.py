@@ -101,29 +101,39 @@ def check_variant(
     return VariantCheck(variant, protocol, result, without=tuple(without))
 
 
-def assess_assumptions(check: VariantCheck, *, prove_it: bool) -> VariantCheck:
-    """``check`` with the necessity of each assumption still in force (``necessity.py``)."""
+def assess_assumptions(
+    check: VariantCheck,
+    *,
+    prove_it: bool,
+    progress: Callable[[str, str, str], None] | None = None,
+) -> VariantCheck:
+    """``check`` with the necessity of each assumption still in force (``necessity.py``);
+    ``progress(variant, "necessity", assumption)`` hears each one begin."""
     import dataclasses
 
     from kvproof.checker.verify.necessity import necessity
 
     variant = check.variant
     holding = [r.invariant for r in check.bmc.results if r.holds]
-    found = tuple(
-        necessity(
-            variant,
-            name,
-            lambda names: protocol_for(variant, None, names),
-            dropped=check.without,
-            holding=holding,
-            sizes=check.bmc.sizes,
-            depth=check.bmc.depth,
-            prove_it=prove_it,
+    found = []
+    for name in variant.assume:
+        if name in check.without:
+            continue
+        if progress is not None:
+            progress(variant.name, "necessity", name)
+        found.append(
+            necessity(
+                variant,
+                name,
+                lambda names: protocol_for(variant, None, names),
+                dropped=check.without,
+                holding=holding,
+                sizes=check.bmc.sizes,
+                depth=check.bmc.depth,
+                prove_it=prove_it,
+            )
         )
-        for name in variant.assume
-        if name not in check.without
-    )
-    return dataclasses.replace(check, necessity=found)
+    return dataclasses.replace(check, necessity=tuple(found))
 
 
 def assumptions_json(variant: Variant, without: tuple[str, ...], found: tuple[Any, ...]) -> list:

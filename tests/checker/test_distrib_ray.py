@@ -139,6 +139,25 @@ def test_check_jobs_on_ray_match_a_serial_run(ray_cluster: Any) -> None:
     assert _bmc_rows(on_ray) == _bmc_rows(run_jobs(jobs, workers=1))
 
 
+def test_check_stages_on_ray_reach_the_caller_while_the_tasks_run(ray_cluster: Any) -> None:
+    """Ray tasks put their stages on a ``ray.util.queue.Queue`` that a thread here drains
+    (``distrib/events.py``): the caller hears every BMC depth of each variant."""
+    import threading
+
+    jobs = [CheckJob(load_variant("sglang-0.5.19-pd"), 2, 3, 4, None, "never", necessity=False)]
+    seen: list[tuple[str, str, str, int]] = []
+
+    def progress(variant: str, stage: str, detail: str) -> None:
+        seen.append((variant, stage, detail, threading.get_ident()))
+
+    run_jobs(jobs, workers=2, executor=ray_cluster, progress=progress)
+    stages = [(v, s, d) for v, s, d, _ in seen]
+    assert stages == [("sglang-0.5.19-pd", "start", "")] + [
+        ("sglang-0.5.19-pd", "bmc", str(k)) for k in range(5)
+    ]
+    assert all(t != threading.get_ident() for *_, t in seen)  # came through the queue
+
+
 def test_proofs_on_ray_match_a_serial_run(ray_cluster: Any) -> None:
     variants = [load_variant("sglang-0.5.22-pd")]
     on_ray = prove_variants(variants, ray_cluster)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kvproof.checker.runs.check_run import CheckOptions, CheckRun, VariantRun, check
-from kvproof.checker.runs.progress import Progress
+from kvproof.checker.runs.progress import Progress, Reporter
 from kvproof.spec.variant import load_variant
 
 
@@ -49,14 +49,23 @@ def test_the_json_is_one_object_for_one_variant_and_a_list_otherwise() -> None:
 def test_check_returns_the_run_with_its_files_and_progress(tmp_path: Path) -> None:
     calls: list[tuple[str, Any]] = []
 
+    class Heard(Reporter):
+        def stage(self, variant: str, stage: str, detail: str = "") -> None:
+            calls.append(("stage", (variant, stage)))
+
+        def done(self, variant: str, outcome: str, *, advance: int = 1) -> None:
+            calls.append(("done", (variant, outcome)))
+
     @contextlib.contextmanager
-    def bar(what: str, total: int) -> Iterator[Any]:
-        calls.append(("bar", (what, total)))
-        yield lambda n=1: calls.append(("advance", n))
+    def heard(what: str, total: int | None) -> Iterator[Reporter]:
+        calls.append(("open", (what, total)))
+        yield Heard()
 
     options = CheckOptions(requests=2, pages=3, depth=6, prove="never", out=tmp_path)
-    run = check(["sglang-0.5.19-pd"], options=options, progress=Progress(bar=bar))
-    assert calls[0] == ("bar", ("checking variants", 1)) and ("advance", 1) in calls
+    run = check(["sglang-0.5.19-pd"], options=options, progress=Progress(open=heard))
+    assert calls[0] == ("open", ("checking variants", 1))
+    assert ("stage", ("sglang-0.5.19-pd", "bmc")) in calls
+    assert calls[-1][0] == "done" and calls[-1][1][0] == "sglang-0.5.19-pd"
     assert run.exit_code == 1  # the buggy variant's violation
     doc = run.to_json()
     assert doc["variant"] == "sglang-0.5.19-pd" and doc["verdict"] == "violated"
