@@ -16,6 +16,7 @@ from typing import Any
 import kvproof.model.handoff.radix as radix
 from kvproof.model.handoff.explain import explain_handoff
 from kvproof.model.handoff.kinds import action
+from kvproof.model.handoff.liveness import DEATH_VARS, engine_rules, handoff_liveness
 from kvproof.model.handoff.strengthening import strengthening
 from kvproof.model.lang.dsl import BOOL, Enum, Invariant, Protocol, Var
 from kvproof.spec.variant import Switches
@@ -55,9 +56,17 @@ VARS = (
 )
 
 
-def build_handoff(sw: Switches) -> Protocol:
-    """The handoff protocol with the behaviour switches of one variant."""
+def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
+    """The handoff protocol with the behaviour switches of one variant.
+
+    ``peer_death`` (liveness checks, issue #29) adds ``crash``: the prefill serving a
+    request dies and stops taking its steps for it (``model/handoff/liveness.py``)."""
     push = sw.transfer_mode == "push"
+
+    def alive(s: Any, r: Any) -> Any:
+        """The prefill serving ``r`` still takes its steps (always, without ``crash``)."""
+        return s.not_(s.p_dead(r)) if peer_death else True
+
     shared = radix.radix_on(sw)  # decode's radix cache shares head pages (issue 12 item 4)
 
     def _free_pages_of(s: Any, r: Any, when: Any = True) -> None:
@@ -144,6 +153,7 @@ def build_handoff(sw: Switches) -> Protocol:
     def post(s: Any, r: Any, p: Any) -> None:
         if push:
             s.require(s.eq(s.pphase(r), "active"))
+            s.require(alive(s, r))
         else:  # pull: decode reads prefill's blocks until it concludes the transfer
             s.require(s.eq(s.dphase(r), "transfer"))
             s.require(s.eq(s.poll(r), "transferring"))
@@ -179,6 +189,7 @@ def build_handoff(sw: Switches) -> Protocol:
         # An abort reaches prefill mid-transfer (timeout, client abort): #36612, #33507.
         s.require(s.isin(s.pphase(r), "waiting", "active"))
         s.require(s.not_(s.pend(r)))
+        s.require(alive(s, r))
         s.set("pend", (r,), True)
 
     def conclude(s: Any, r: Any, prefill_after: str) -> None:
@@ -192,6 +203,8 @@ def build_handoff(sw: Switches) -> Protocol:
 
     def done(s: Any, r: Any) -> None:
         conclude(s, r, "sent")
+        # A dead prefill reports nothing (push: it is the sender; pull: its blocks are gone).
+        s.require(alive(s, r))
         if sw.decode_reserve == "plus_one":
             # The sender wrote every page it has (at least one: a prompt has a token):
             # all of decode's pages but one.
@@ -283,11 +296,13 @@ def build_handoff(sw: Switches) -> Protocol:
     def abort_seen(s: Any, r: Any) -> None:
         s.require(s.abort_msg(r))
         s.require(s.isin(s.pphase(r), "waiting", "active"))
+        s.require(alive(s, r))
         s.set("pphase", (r,), "stopped")
 
     def ack(s: Any, r: Any) -> None:
         # Deferred release (#38961): every prefill rank ACKs that its writes drained.
         s.require(s.eq(s.dphase(r), "draining"))
+        s.require(alive(s, r))  # a dead prefill sends no ACK
         if sw.abort_ack == "after_drain":  # before_drain: #35360 review, #38961 points 1-3
             s.require(no_inflight(s, r))
         if push:
@@ -327,6 +342,13 @@ def build_handoff(sw: Switches) -> Protocol:
         s.set("poll", (r,), "failed")
         s.set("resp", (r,), s.ite(s.eq(s.resp(r), "none"), "error", s.resp(r)))
 
+    def crash(s: Any, r: Any) -> None:
+        # A later SGLang UniFlow backend design note: if the shutdown
+        # after a failed put raises, prefill sends neither Failed nor ABORT_ACK.
+        s.require(alive(s, r))
+        s.require(s.isin(s.pphase(r), "waiting", "active"))
+        s.set("p_dead", (r,), True)
+
     actions = [
         action("arrive", ("Req",), arrive, "router sends the request; both sides validate"),
         action("alloc", ("Req", "Page"), alloc, "decode preallocates a page"),
@@ -357,6 +379,8 @@ def build_handoff(sw: Switches) -> Protocol:
         actions.append(action("give_up", ("Req",), give_up, "decode gives up without ABORT"))
     if shared:
         actions += radix.radix_actions(sw, fresh_own)
+    if peer_death:
+        actions.append(action("crash", ("Req",), crash, "the request's prefill dies"))
 
     invariants = (
         Invariant("isolation", lambda s: s.forall("Req", lambda r: s.not_(s.leaked(r)))),
@@ -383,7 +407,7 @@ def build_handoff(sw: Switches) -> Protocol:
     return Protocol(
         name="handoff",
         sorts=("Req", "Page"),
-        vars=VARS + radix.RADIX_VARS if shared else VARS,
+        vars=(VARS + radix.RADIX_VARS if shared else VARS) + (DEATH_VARS if peer_death else ()),
         actions=tuple(actions),
         invariants=invariants,
         init=init,
@@ -393,4 +417,6 @@ def build_handoff(sw: Switches) -> Protocol:
         explain=explain_handoff,
         holding=("owns", "inflight"),  # decode page tables, posted writes not landed yet
         explore_symmetry=("Page",),
+        liveness=handoff_liveness(),
+        fair=engine_rules(),
     )
