@@ -18,6 +18,7 @@ from kvproof.spec.assumptions import check_assume
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text
 from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.liveness import LIVENESS
 from kvproof.spec.names import did_you_mean
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
@@ -161,6 +162,9 @@ class Variant:
     complete: bool = False
     # What ``kvproof variants`` marks it as: the incident's release or the recommended one.
     role: str | None = None
+    # Liveness property name -> "holds" | "violated" (keys of the same [expect] table;
+    # optional, so a variant without them checks only safety).
+    expect_liveness: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def buggy(self) -> bool:
@@ -277,10 +281,19 @@ def parse_variant(
             "'switches.radix_cache' needs 'switches.decode_prefix_cache = true'", str(path)
         )
     names = _invariant_names(invariants, switches)
-    expect = data["expect"]
+    expect = dict(data["expect"])
+    # A liveness key is a property of kvproof's handoff (a user protocol's own liveness
+    # names are not known before its factory runs: it checks them itself).
+    lively = tuple(LIVENESS) if invariants is None else ()
+    expect_liveness = {k: expect.pop(k) for k in list(expect) if k in lively}
+    for prop, verdict in expect_liveness.items():
+        if verdict not in VERDICTS:
+            raise KvproofInputError(
+                f"'expect.{prop}' must be 'holds' or 'violated', got {verdict!r}", str(path)
+            )
     for inv, verdict in expect.items():
         if inv not in names:
-            known = ", ".join(names)
+            known = ", ".join((*names, *lively))
             raise KvproofInputError(
                 f"unknown invariant 'expect.{inv}'{did_you_mean(inv, names)} (known: {known})",
                 str(path),
@@ -315,6 +328,7 @@ def parse_variant(
         assume=check_assume(data.get("assume", {}), path, assumptions),
         complete=data.get("complete", False),
         role=data.get("role"),
+        expect_liveness=expect_liveness,
     )
 
 

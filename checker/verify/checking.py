@@ -14,6 +14,7 @@ from kvproof.model.lang.explain import args_dict, changes, explain, step_label
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import Trace, replay
 from kvproof.model.search.bmc import BmcResult, bmc
+from kvproof.spec.assumptions import GUARD, of_kind
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
 from kvproof.spec.names import did_you_mean
@@ -119,7 +120,8 @@ def assess_assumptions(check: VariantCheck, *, prove_it: bool) -> VariantCheck:
             depth=check.bmc.depth,
             prove_it=prove_it,
         )
-        for name in variant.assume
+        # a fairness assumption changes no safety verdict: liveness assesses it
+        for name in of_kind(variant.assume, GUARD)
         if name not in check.without
     )
     return dataclasses.replace(check, necessity=found)
