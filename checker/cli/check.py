@@ -31,7 +31,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--invariant",
         action="append",
         metavar="NAME",
-        help="check only this invariant (repeatable)",
+        help="check only this invariant or liveness property (repeatable)",
+    )
+    from kvproof.spec.liveness import LIVENESS
+
+    parser.add_argument(
+        "--liveness",
+        action="store_true",
+        help="check only the liveness properties ("
+        + ", ".join(LIVENESS)
+        + "): fair lassos, complete at 2 requests and 1 page",
     )
     proving = parser.add_mutually_exclusive_group()
     proving.add_argument(
@@ -110,6 +119,12 @@ def run(args: argparse.Namespace) -> int:
 
         for variant in variants:
             active(variant, args.without)  # each must be one the variant lists
+    from kvproof.checker.cli import check_liveness as live
+
+    safety_names, live_names = live.split_names(args.invariant)
+    live.check_mixed(safety_names, live_names, args.liveness)
+    if args.liveness or live_names:
+        return live.run_liveness(args, variants, factory, live_names)
     console = console_for(stderr=args.json)
     prove = "never" if args.no_prove else ("always" if args.prove else "auto")
     jobs = [
@@ -165,6 +180,12 @@ def run(args: argparse.Namespace) -> int:
             wrote(console, files)
     if args.all and not args.json:
         check_report.render_all(console, checks)
+    lively: dict = {}
+    if args.all and not args.invariant:  # every variant's [expect] liveness keys (#29)
+        lively = live.expectations(variants, factory, console, quiet=args.json)
+        for data in results:
+            if data["variant"] in lively:
+                data["liveness"] = lively[data["variant"]]
     if args.json:
         json.dump(results if (args.all or len(results) > 1) else results[0], sys.stdout, indent=2)
         print()
@@ -179,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
         write_sarif(checks, args.sarif)
         wrote(console, [args.sarif])
     if args.all:
+        mismatch = mismatch or any(not d["matches_expectation"] for d in lively.values())
         return 0 if all(c.all_match for c in checks) and not mismatch else 1
     return 1 if complete_bad or any(c.violated for c in checks) else 0
 

@@ -302,7 +302,8 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
     def ack(s: Any, r: Any) -> None:
         # Deferred release (#38961): every prefill rank ACKs that its writes drained.
         s.require(s.eq(s.dphase(r), "draining"))
-        s.require(alive(s, r))  # a dead prefill sends no ACK
+        if push:  # pull: the drain is decode's own reads, no prefill message
+            s.require(alive(s, r))  # a dead prefill sends no ACK
         if sw.abort_ack == "after_drain":  # before_drain: #35360 review, #38961 points 1-3
             s.require(no_inflight(s, r))
         if push:
