@@ -214,6 +214,7 @@ def lasso_trace(
     prop: Liveness,
     args: tuple[int, ...],
     variant: str,
+    source: str = "lasso",
 ) -> Trace:
     """The lasso as a ``Trace`` (``loop`` = where the loop starts), replayed and checked:
     the loop comes back to the state it starts from."""
@@ -223,7 +224,7 @@ def lasso_trace(
         initial_assignment(concrete, State(init)),
         tuple(stem + loop),
         violated=prop.name,
-        meta={"instance": label(prop, args), "source": "lasso"},
+        meta={"instance": label(prop, args), "source": source},
         loop=len(stem),
     )
     states = replay(trace, concrete)
