@@ -87,14 +87,14 @@ def test_weak_fairness_under_a_condition_is_weak(engine: str) -> None:
 
 def test_fairness_on_an_action_the_protocol_lacks_is_bad_input() -> None:
     protocol = _toy(ActionKind.FAULT, (Fair("reboot", "an assumption"),))
-    with pytest.raises(KvproofInputError, match="'reboot'.*no such action"):
+    with pytest.raises(KvproofInputError, match=r"'reboot'.*no such action"):
         find_lassos(protocol, {"Req": 1})
 
 
 def test_a_property_over_a_sort_the_protocol_lacks_is_bad_input() -> None:
     bad = Liveness("gone", ("Block",), lambda s, b: True, lambda s, b: True)
     protocol = dataclasses.replace(_toy(ActionKind.ENGINE), liveness=(bad,))
-    with pytest.raises(KvproofInputError, match="'gone' is over sort 'Block'"):
+    with pytest.raises(KvproofInputError, match=r"'gone' is over sort 'Block'"):
         find_lassos(protocol, {"Req": 1})
 
 
