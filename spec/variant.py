@@ -282,9 +282,10 @@ def parse_variant(
         )
     names = _invariant_names(invariants, switches)
     expect = dict(data["expect"])
-    # A liveness key is a property of kvproof's handoff (a user protocol's own liveness
-    # names are not known before its factory runs: it checks them itself).
-    lively = tuple(LIVENESS) if invariants is None else ()
+    # A liveness key names one of the handoff's properties (a user protocol built on it
+    # has them too); a user protocol's own liveness names are not known before its
+    # factory runs, so its variants do not list them.
+    lively = tuple(LIVENESS)
     expect_liveness = {k: expect.pop(k) for k in list(expect) if k in lively}
     for prop, verdict in expect_liveness.items():
         if verdict not in VERDICTS:
