@@ -120,3 +120,19 @@ def test_fairness_on_events_the_protocol_lacks_is_exit_2(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "assume.transfer_eventually_ends" in err and "sglang-0.5.22-pd.toml" in err
+
+
+def test_variants_json_and_check_help_list_the_properties(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["variants", "--json"]) == 0
+    by = {v["name"]: v for v in json.loads(capsys.readouterr().out)}
+    assert by["sglang-pd-quarantine"]["liveness"] == {
+        "answered": "violated",
+        "pages_return": "violated",
+        "no_starvation": "violated",
+    }
+    assert set(by["sglang-0.5.22-pd"]["liveness"].values()) == {"holds"}
+    assert main(["check", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--liveness" in help_text and "answered, pages_return, no_starvation" in help_text
