@@ -18,7 +18,7 @@ from kvproof.spec.assumptions import check_assume
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text
 from kvproof.spec.invariants import INVARIANTS
-from kvproof.spec.liveness import LIVENESS
+from kvproof.spec.liveness import LIVENESS, split_expect
 from kvproof.spec.names import did_you_mean
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
@@ -162,8 +162,7 @@ class Variant:
     complete: bool = False
     # What ``kvproof variants`` marks it as: the incident's release or the recommended one.
     role: str | None = None
-    # Liveness property name -> "holds" | "violated" (keys of the same [expect] table;
-    # optional, so a variant without them checks only safety).
+    # Liveness property -> "holds" | "violated" (optional keys of the [expect] table).
     expect_liveness: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -281,20 +280,10 @@ def parse_variant(
             "'switches.radix_cache' needs 'switches.decode_prefix_cache = true'", str(path)
         )
     names = _invariant_names(invariants, switches)
-    expect = dict(data["expect"])
-    # A liveness key names one of the handoff's properties (a user protocol built on it
-    # has them too); a user protocol's own liveness names are not known before its
-    # factory runs, so its variants do not list them.
-    lively = tuple(LIVENESS)
-    expect_liveness = {k: expect.pop(k) for k in list(expect) if k in lively}
-    for prop, verdict in expect_liveness.items():
-        if verdict not in VERDICTS:
-            raise KvproofInputError(
-                f"'expect.{prop}' must be 'holds' or 'violated', got {verdict!r}", str(path)
-            )
+    expect, expect_liveness = split_expect(data["expect"], path, VERDICTS)
     for inv, verdict in expect.items():
         if inv not in names:
-            known = ", ".join((*names, *lively))
+            known = ", ".join((*names, *LIVENESS))
             raise KvproofInputError(
                 f"unknown invariant 'expect.{inv}'{did_you_mean(inv, names)} (known: {known})",
                 str(path),

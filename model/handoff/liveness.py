@@ -17,10 +17,21 @@ price, and vLLM #46283's leak, "when prefill never reports").
 
 from __future__ import annotations
 
+from typing import Any
+
 from kvproof.model.lang.dsl import BOOL, Var
 from kvproof.model.lang.liveness import Fair, Liveness
 
 DEATH_VARS = (Var("p_dead", ("Req",), BOOL, doc="the prefill serving the request died (crash)"),)
+
+
+def crash(s: Any, r: Any) -> None:
+    """The prefill serving ``r`` dies while it still has work for ``r``. A later SGLang
+    UniFlow backend design note: if the shutdown after a failed put raises, prefill sends
+    neither Failed nor ABORT_ACK (``protocol.py``'s ``alive`` guards its steps)."""
+    s.require(s.not_(s.p_dead(r)))
+    s.require(s.isin(s.pphase(r), "waiting", "active"))
+    s.set("p_dead", (r,), True)
 
 
 def handoff_liveness() -> tuple[Liveness, ...]:

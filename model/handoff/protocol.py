@@ -15,10 +15,11 @@ from typing import Any
 
 import kvproof.model.handoff.radix as radix
 from kvproof.model.handoff.explain import explain_handoff
+from kvproof.model.handoff.invariants import handoff_invariants
 from kvproof.model.handoff.kinds import action
-from kvproof.model.handoff.liveness import DEATH_VARS, engine_rules, handoff_liveness
+from kvproof.model.handoff.liveness import DEATH_VARS, crash, engine_rules, handoff_liveness
 from kvproof.model.handoff.strengthening import strengthening
-from kvproof.model.lang.dsl import BOOL, Enum, Invariant, Protocol, Var
+from kvproof.model.lang.dsl import BOOL, Enum, Protocol, Var
 from kvproof.spec.variant import Switches
 
 DPhase = Enum("DPhase", ("idle", "queued", "transfer", "running", "draining", "done"))
@@ -57,10 +58,8 @@ VARS = (
 
 
 def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
-    """The handoff protocol with the behaviour switches of one variant.
-
-    ``peer_death`` (liveness checks, issue #29) adds ``crash``: the prefill serving a
-    request dies and stops taking its steps for it (``model/handoff/liveness.py``)."""
+    """The handoff protocol with the switches of one variant. ``peer_death`` (liveness,
+    #29) adds ``crash``: a request's prefill dies (``model/handoff/liveness.py``)."""
     push = sw.transfer_mode == "push"
 
     def alive(s: Any, r: Any) -> Any:
@@ -343,13 +342,6 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("poll", (r,), "failed")
         s.set("resp", (r,), s.ite(s.eq(s.resp(r), "none"), "error", s.resp(r)))
 
-    def crash(s: Any, r: Any) -> None:
-        # A later SGLang UniFlow backend design note: if the shutdown
-        # after a failed put raises, prefill sends neither Failed nor ABORT_ACK.
-        s.require(alive(s, r))
-        s.require(s.isin(s.pphase(r), "waiting", "active"))
-        s.set("p_dead", (r,), True)
-
     actions = [
         action("arrive", ("Req",), arrive, "router sends the request; both sides validate"),
         action("alloc", ("Req", "Page"), alloc, "decode preallocates a page"),
@@ -383,23 +375,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
     if peer_death:
         actions.append(action("crash", ("Req",), crash, "the request's prefill dies"))
 
-    invariants = (
-        Invariant("isolation", lambda s: s.forall("Req", lambda r: s.not_(s.leaked(r)))),
-        Invariant("no_stray_write", lambda s: s.forall("Page", lambda p: s.not_(s.stray(p)))),
-        Invariant(
-            "reject_final",
-            lambda s: s.forall(
-                "Req",
-                lambda r: s.implies(
-                    s.or_(s.over_p(r), s.over_d(r), s.pend(r)),
-                    s.and_(s.ne(s.resp(r), "ok"), s.ne(s.dphase(r), "running")),
-                ),
-            ),
-        ),
-        # A page a transfer writes has one writer-owner; a page the tree shares is never
-        # written (issue 12 item 4: read-only sharing is not a second owner).
-        Invariant("one_owner", lambda s: s.forall("Page", lambda p: radix.one_owner(s, p, shared))),
-    )
+    invariants = handoff_invariants(shared)
 
     def init(s: Any) -> Any:
         # Without a prefix cache no prompt hits (keeps other variants' state spaces).

@@ -36,6 +36,7 @@ from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.liveness import Fair, Liveness, check_liveness_names, fairness
 from kvproof.model.lang.trace import ReplayError, Trace, initial_assignment, replay
+from kvproof.model.search.scc import components, shortest_path
 
 
 @dataclass(frozen=True)
@@ -246,7 +247,7 @@ def _lasso(
     pending = _pending(graph, trig, goal)
     if not pending:
         return None
-    fair = [c for c in _components(graph, pending) if _fair(graph, c)]
+    fair = [c for c in components(graph, pending) if _fair(graph, c)]
     if not fair:
         return None
     dist, back = _stem_search(graph, trig, goal)
@@ -311,51 +312,6 @@ def _stem(back: dict[tuple[int, bool], Any], entry: int) -> tuple[list[ActionIns
     return steps, key[0]
 
 
-def _components(graph: Graph, nodes: set[int]) -> Iterator[list[int]]:
-    """Tarjan's strongly connected components of the subgraph on ``nodes`` (iterative)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on: set[int] = set()
-    stack: list[int] = []
-    counter = 0
-    for root in sorted(nodes):
-        if root in index:
-            continue
-        work = [(root, iter([m for _, m in graph.succ[root] if m in nodes]))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on.add(root)
-        while work:
-            n, it = work[-1]
-            advanced = False
-            for m in it:
-                if m not in index:
-                    index[m] = low[m] = counter
-                    counter += 1
-                    stack.append(m)
-                    on.add(m)
-                    work.append((m, iter([k for _, k in graph.succ[m] if k in nodes])))
-                    advanced = True
-                    break
-                if m in on:
-                    low[n] = min(low[n], index[m])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[n])
-            if low[n] == index[n]:
-                comp = []
-                while True:
-                    k = stack.pop()
-                    on.discard(k)
-                    comp.append(k)
-                    if k == n:
-                        break
-                yield comp
-
-
 def _fair(graph: Graph, comp: list[int]) -> bool:
     """Every instance enabled throughout ``comp`` is taken on an edge inside it."""
     if len(comp) == 1:  # the common case: one state, stuttering or looping on itself
@@ -386,10 +342,10 @@ def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
             continue
         disabling = [v for v in comp if ob not in enabled[v]]
         if disabling:
-            path, here = _path(graph, inside, here, set(disabling))
+            path, here = shortest_path(graph, inside, here, set(disabling))
         else:
             sources = {v for v in comp if any(m in inside for m in enabled[v][ob])}
-            path, here = _path(graph, inside, here, sources)
+            path, here = shortest_path(graph, inside, here, sources)
             target = next(m for m in enabled[here][ob] if m in inside)
             path.append((ob, target))
             here = target
@@ -398,31 +354,6 @@ def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
             taken.add(action)
             visited.add(m)
     if here != entry:
-        path, here = _path(graph, inside, here, {entry})
+        path, here = shortest_path(graph, inside, here, {entry})
         steps += [a for a, _ in path]
     return steps
-
-
-def _path(
-    graph: Graph, inside: set[int], src: int, targets: set[int]
-) -> tuple[list[tuple[ActionInstance, int]], int]:
-    """A shortest path inside the component from ``src`` to one of ``targets``."""
-    if src in targets:
-        return [], src
-    back: dict[int, tuple[int, ActionInstance] | None] = {src: None}
-    queue = deque([src])
-    while queue:
-        n = queue.popleft()
-        for action, m in graph.succ[n]:
-            if m in inside and m not in back:
-                back[m] = (n, action)
-                if m in targets:
-                    path = []
-                    k = m
-                    while back[k] is not None:
-                        prev, a = back[k]  # type: ignore[misc]
-                        path.append((a, k))
-                        k = prev
-                    return path[::-1], m
-                queue.append(m)
-    raise ReplayError("lasso: the component is not strongly connected")
