@@ -109,7 +109,9 @@ def render(console: Any, check: LivenessCheck, data: dict[str, Any]) -> None:
     for a in data["assumptions"]:
         state = "in force" if a["active"] else "dropped (--without)"
         need = ""
-        if "needed" in a:
+        if a.get("needed") is None and "needed" in a:
+            need = "; not assessed: every property fails with it too"
+        elif "needed" in a:
             need = f"; needed: without it {a['hides']} fails" if a["needed"] else "; unnecessary"
         console.print(f"  assumption {a['name']} ({state}{need})", highlight=False)
     for p in data["properties"]:

@@ -34,7 +34,7 @@ class FairnessNeed:
     """Whether a fairness assumption in force is needed: the lasso it hides, if any."""
 
     name: str
-    needed: bool
+    needed: bool | None  # None: not assessed (no property holds with it either)
     hides: str | None = None  # the property violated without it
 
     def to_json(self) -> dict[str, Any]:
@@ -111,6 +111,9 @@ def check_liveness(
     needs = []
     for name in of_kind(variant.assume, FAIRNESS):
         if name in without:
+            continue
+        if not any(r.holds for r in result.results):
+            needs.append(FairnessNeed(name, None))  # nothing it could be needed for
             continue
         dropped = liveness_protocol(variant, factory, (*without, name))
         found = find_lassos(dropped, sizes, variant=variant.name, names=names)
