@@ -3,6 +3,8 @@
 - seconds to the incident counterexample, as a whole ``kvproof check`` process;
 - BMC of the fixed variant to depth 12 at 3 requests / 6 pages (whole process);
 - unbounded proof time of each fixed variant (in process, solver only);
+- ``check --liveness`` (issue #29) of v0.5.22 (holds under transfer_eventually_ends) and of
+  the quarantine (a lasso), each as a whole process: exit code, verdicts, states, seconds;
 - explicit-state exploration (when model/search/explore.py is present): states and seconds;
 - ``--complete``: ``check --complete`` of the fixed variant at 3 requests / 4 pages against
   ``explore`` on the same instance under a time cap (states reached), the finite methods
@@ -53,6 +55,29 @@ def whole_process(*args: str) -> dict[str, object]:
     return out
 
 
+def liveness_process(variant: str) -> dict[str, object]:
+    """``kvproof check VARIANT --liveness --json`` as a whole process."""
+    start = time.perf_counter()
+    args = ("check", variant, "--liveness", "--json")
+    proc = subprocess.run(
+        [sys.executable, "-m", "kvproof", *args], capture_output=True, text=True, check=False
+    )
+    out: dict[str, object] = {
+        "command": "kvproof " + " ".join(args),
+        "exit": proc.returncode,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    try:
+        data = json.loads(proc.stdout)["liveness"]
+        out["verdicts"] = {p["name"]: p["verdict"] for p in data["properties"]}
+        out["states"] = data["states"]
+        out["search_seconds"] = data["seconds"]
+        out["sizes"] = data["sizes"]
+    except (ValueError, KeyError, TypeError):
+        out["stderr"] = proc.stderr[-300:]
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="skip the exploration figures")
@@ -92,6 +117,9 @@ def main() -> None:
     result["fixed_bmc_depth12_3req_6pages"] = whole_process(
         "check", "sglang-0.5.22-pd", "--depth", "12", "--json", "--no-necessity"
     )
+    result["liveness"] = {
+        name: liveness_process(name) for name in ("sglang-0.5.22-pd", "sglang-pd-quarantine")
+    }
     from kvproof.model.handoff.assumptions import handoff_for
     from kvproof.model.search.induction import prove
     from kvproof.spec.variant import list_variants

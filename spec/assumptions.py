@@ -6,6 +6,11 @@ protocol declares each one here (name, statement, where the fact comes from); a 
 lists the ones its verdict relies on in its ``[assume]`` table; the model realises each as
 a guard on an environment action (``model/handoff/assumptions.py``); ``kvproof check VARIANT
 --without NAME`` drops one and shows the counterexample it was hiding.
+
+Two kinds (issue #29). A ``guard`` assumption forbids the environment a move (a guard on a
+fault action). A ``fairness`` assumption promises the environment eventually makes one:
+each event it names gets weak fairness in liveness checks (an instance enabled throughout
+a lasso's loop must be taken in it), and safety checks ignore it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,13 @@ class AssumptionInfo:
     source: str  # where the bound comes from, and where it is known to fail
     # Assumptions that state the opposite: listing both describes no environment.
     excludes: tuple[str, ...] = ()
+    kind: str = "guard"  # GUARD or FAIRNESS
+    # fairness: the events (spec/events.py) made weakly fair, where the protocol has them.
+    events: tuple[str, ...] = ()
+
+
+GUARD = "guard"
+FAIRNESS = "fairness"
 
 
 _ALL = (
@@ -74,7 +86,42 @@ _ALL = (
     ),
 )
 
-ASSUMPTIONS: dict[str, AssumptionInfo] = {a.name: a for a in _ALL}
+_FAIRNESS = (
+    AssumptionInfo(
+        "transfer_eventually_ends",
+        "no transfer, and no wait of decode's on one, lasts forever: while it does, the"
+        " network eventually reports it failed, or decode's waiting timeout or its"
+        " deferred-release timeout eventually fires (the clocks run); weaker than"
+        " bounded_transfer, which also says the transfer ends before the release timeout",
+        "Mooncake reports a failed or timed-out batch FAILED; SGLang's"
+        " SGLANG_DISAGGREGATION_WAITING_TIMEOUT (300 s) and"
+        " SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT (30 s) are timers that fire",
+        kind=FAIRNESS,
+        events=("fail", "give_up", "timeout"),
+    ),
+    AssumptionInfo(
+        "prefill_eventually_reports",
+        "the prefill serving a request never dies silently: it eventually concludes the"
+        " transfer, processes the ABORT and ACKs the drain (its report and ACK steps stay"
+        " fair: the crash fault is left out). silent_peer_is_stopped is the safety half of"
+        " the same peer: when decode gives up on a prefill, that prefill writes nothing more;"
+        " this one is the liveness half: a prefill decode waits for does answer",
+        "vLLM #46283 (push mode leaks blocks when prefill never reports; #46289 proposes a"
+        " reclaim deadline); SGLang's quarantine branch holds a dead peer's pages until worker"
+        " recovery; a later UniFlow backend design note: a raising shutdown sends neither"
+        " Failed nor ABORT_ACK",
+        kind=FAIRNESS,
+        events=("done", "abort_seen", "ack"),
+    ),
+)
+
+ASSUMPTIONS: dict[str, AssumptionInfo] = {a.name: a for a in _ALL + _FAIRNESS}
+
+
+def of_kind(names: Collection[str], kind: str) -> tuple[str, ...]:
+    """The assumptions among ``names`` of ``kind`` (an unregistered name is a guard:
+    a user protocol's own assumptions are guards)."""
+    return tuple(n for n in names if (ASSUMPTIONS[n].kind if n in ASSUMPTIONS else GUARD) == kind)
 
 
 def contradiction(names: tuple[str, ...] | list[str]) -> tuple[str, str] | None:

@@ -17,8 +17,9 @@ from typing import Any
 from kvproof.spec.assumptions import check_assume
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import read_text
-from kvproof.spec.invariants import INVARIANTS, check_expect
+from kvproof.spec.invariants import INVARIANTS, VERDICTS, check_expect
 from kvproof.spec.lines import key_lines
+from kvproof.spec.liveness import split_expect
 from kvproof.spec.names import did_you_mean
 from kvproof.spec.upstream import Upstream, parse_upstream
 
@@ -163,6 +164,8 @@ class Variant:
     role: str | None = None
     upstream: Upstream | None = None  # which shipped releases it is (``spec/upstream.py``)
     lines: Mapping[str, int] = field(default_factory=dict)  # "expect.isolation" -> line
+    # Liveness property -> "holds" | "violated" (optional keys of the [expect] table).
+    expect_liveness: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def buggy(self) -> bool:
@@ -280,7 +283,8 @@ def parse_variant(
             "'switches.radix_cache' needs 'switches.decode_prefix_cache = true'", str(path)
         )
     names = _invariant_names(invariants, switches)
-    expect = check_expect(data["expect"], names, path)
+    safety, expect_liveness = split_expect(data["expect"], path, VERDICTS)
+    expect = check_expect(safety, names, path)
     if data.get("role", ROLES[0]) not in ROLES:
         raise KvproofInputError(
             f"'role' must be one of {', '.join(ROLES)}, got {data['role']!r}", str(path)
@@ -307,6 +311,7 @@ def parse_variant(
         role=data.get("role"),
         upstream=upstream,
         lines=key_lines(text),
+        expect_liveness=expect_liveness,
     )
 
 

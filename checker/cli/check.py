@@ -29,7 +29,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--invariant",
         action="append",
         metavar="NAME",
-        help="check only this invariant (repeatable)",
+        help="check only this invariant or liveness property (repeatable)",
+    )
+    from kvproof.spec.liveness import LIVENESS
+
+    parser.add_argument(
+        "--liveness",
+        action="store_true",
+        help="check only the liveness properties ("
+        + ", ".join(LIVENESS)
+        + "): fair lassos, complete at 2 requests and 1 page",
     )
     proving = parser.add_mutually_exclusive_group()
     proving.add_argument(
@@ -119,6 +128,14 @@ def run(args: argparse.Namespace) -> int:
     )
     console = console_for(stderr=args.json)
     progress = for_run(console, quiet=args.quiet)
+    from kvproof.checker.runs.liveness_run import check_mixed, split_names
+
+    safety, lively = split_names(args.invariant)
+    check_mixed(safety, lively, args.liveness)
+    if args.liveness or lively:
+        from kvproof.checker.cli.check_liveness import run_liveness
+
+        return run_liveness(args, lively, console, progress)
     done = check(
         args.variants,
         every=args.all,

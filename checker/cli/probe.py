@@ -63,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(as_json(report), indent=2))
     else:
         from kvproof.checker.cli.consoles import console_for
-
         from kvproof.checker.report.tables import print_table
 
         print_rich(report, console_for(), print_table)

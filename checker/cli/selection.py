@@ -33,15 +33,17 @@ def check_names(
     if protocol:
         return
     from kvproof.spec.invariants import INVARIANTS
+    from kvproof.spec.liveness import LIVENESS
     from kvproof.spec.names import did_you_mean
     from kvproof.spec.variant import VARIANTS_DIR, load_variant
 
     loaded = [load_variant(v, variants_dir or VARIANTS_DIR) for v in variants]
+    names = [*INVARIANTS, *LIVENESS]  # --invariant takes a liveness property too (#29)
     for name in invariants:
-        if name not in INVARIANTS:
-            known = ", ".join(sorted(INVARIANTS))
+        if name not in names:
+            known = ", ".join(sorted(names))
             raise KvproofInputError(
-                f"unknown invariant {name!r}{did_you_mean(name, INVARIANTS)} (known: {known})",
+                f"unknown invariant {name!r}{did_you_mean(name, names)} (known: {known})",
                 "--invariant",
             )
     for variant in loaded:

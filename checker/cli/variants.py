@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
                         "summary": v.summary,
                         "sources": list(v.sources),
                         "expect": dict(v.expect),
+                        # issue #29: the liveness properties and their expected verdicts
+                        "liveness": dict(v.expect_liveness),
                         "counterpart": v.counterpart,
                         "assume": dict(v.assume),
                         "role": v.role,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,8 @@ class CheckRun:
     gate: bool = False  # --all: the exit code is the expectations' verdict
     junit: Path | None = None
     sarif: Path | None = None
+    # --all: variant -> its [expect] liveness keys checked (``liveness_run.expectations``)
+    liveness: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def checks(self) -> list[VariantCheck]:
@@ -87,6 +89,7 @@ class CheckRun:
     def exit_code(self) -> int:
         if self.gate:
             ok = all(v.check.all_match and not v.mismatch for v in self.variants)
+            ok = ok and all(d["matches_expectation"] for d in self.liveness.values())
             return 0 if ok else 1
         bad = any(v.check.violated or v.complete_violated for v in self.variants)
         return 1 if bad else 0
@@ -137,11 +140,19 @@ def check(
         if ray is not None:
             ray.close()
     runs = tuple(_finish(c, options, progress) for c in checks)
+    lively: dict[str, dict[str, Any]] = {}
+    if every and not options.invariants:  # every variant's [expect] liveness keys (#29)
+        from kvproof.checker.runs.liveness_run import expectations
+
+        lively = expectations(variants, user.factory if user else None, progress)
+        for v in runs:
+            if v.check.variant.name in lively:
+                v.data["liveness"] = lively[v.check.variant.name]
     if options.junit:
         write_junit(list(checks), options.junit, gate=every)
     if options.sarif:
         write_sarif(list(checks), options.sarif)
-    return CheckRun(runs, gate=every, junit=options.junit, sarif=options.sarif)
+    return CheckRun(runs, gate=every, junit=options.junit, sarif=options.sarif, liveness=lively)
 
 
 def _job(variant: Any, options: CheckOptions) -> Any:

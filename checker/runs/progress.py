@@ -3,8 +3,9 @@
 A run never prints. It opens a reporter around a piece of work (``Progress.open``: what it
 is, and how many units it counts, or None) and tells it each variant's stage as work moves
 on (BMC depth k, proof, necessity, complete search), ``advance`` for units counted without
-a line, and ``done`` as a variant finishes. The CLI plugs in ``checker/report/progress_display.py``'s
-rich display or log lines on stderr (issue #28); a notebook or a test plugs in nothing.
+a line, and ``done`` as a variant finishes. The CLI plugs in a rich display or log lines on
+stderr (``checker/report/progress_display.py``, issue #28); a notebook or a test plugs in
+nothing.
 Worker processes and Ray tasks forward their stages to the reporter while they run
 (``checker/distrib/events.py``): a reporter is also callable as ``(variant, stage, detail)``.
 """

@@ -27,7 +27,10 @@ def render(console: Any, run: CheckRun, *, as_json: bool) -> None:
         if v.files:
             wrote(console, v.files)
     if run.gate and not as_json:
+        from kvproof.checker.runs.render_liveness import render_expectations
+
         check_report.render_all(console, run.checks)
+        render_expectations(console, run.liveness)
     if as_json:
         json.dump(run.to_json(), sys.stdout, indent=2)
         print()

@@ -15,6 +15,7 @@ from kvproof.model.lang.explain import args_dict, changes, explain, step_label
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import Trace, replay
 from kvproof.model.search.bmc import BmcResult, bmc
+from kvproof.spec.assumptions import ASSUMPTIONS, GUARD, of_kind
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
 from kvproof.spec.names import did_you_mean
@@ -116,7 +117,8 @@ def assess_assumptions(
     variant = check.variant
     holding = [r.invariant for r in check.bmc.results if r.holds]
     found = []
-    for name in variant.assume:
+    # a fairness assumption changes no safety verdict: liveness assesses it
+    for name in of_kind(variant.assume, GUARD):
         if name in check.without:
             continue
         if progress is not None:
@@ -147,6 +149,8 @@ def assumptions_json(variant: Variant, without: tuple[str, ...], found: tuple[An
         name = entry["name"]
         entry["why"] = variant.assume[name]
         entry["active"] = name not in without
+        # fairness (issue #29): no safety verdict depends on it; check --liveness assesses it
+        entry["kind"] = ASSUMPTIONS[name].kind if name in ASSUMPTIONS else GUARD
         if name in by_name:
             entry.update(by_name[name].to_json())
         out.append(entry)

@@ -17,8 +17,10 @@ from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 from kvproof.model.lang.dsl import Action, Protocol
-from kvproof.spec.assumptions import ASSUMPTIONS
+from kvproof.model.lang.liveness import Fair
+from kvproof.spec.assumptions import ASSUMPTIONS, FAIRNESS
 from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.events import EVENT_NAMES
 from kvproof.spec.names import did_you_mean
 from kvproof.spec.variant import Switches, Variant
 
@@ -30,21 +32,26 @@ def _no_inflight(s: Any, r: Any) -> Any:
     return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
 
 
-def _sender_stopped(s: Any, r: Any, sw: Switches) -> Any:
-    """Prefill will post nothing more for ``r``."""
+def _sender_stopped(s: Any, r: Any, sw: Switches, death: bool) -> Any:
+    """Prefill will post nothing more for ``r`` (a dead prefill posts nothing)."""
     if sw.transfer_mode == "push":
-        return s.not_(s.isin(s.pphase(r), "waiting", "active"))
+        stopped = s.not_(s.isin(s.pphase(r), "waiting", "active"))
+        return s.or_(stopped, s.p_dead(r)) if death else stopped
     return True  # pull: decode posts its own reads, and not once it gave up
 
 
-def _transfer_ended(sw: Switches) -> Guard:
-    return lambda s, r: s.and_(_no_inflight(s, r), _sender_stopped(s, r, sw))
+def _transfer_ended(sw: Switches, death: bool) -> Guard:
+    return lambda s, r: s.and_(_no_inflight(s, r), _sender_stopped(s, r, sw, death))
 
 
-def guards(name: str, sw: Switches) -> dict[str, Guard]:
-    """Action name -> the guard assumption ``name`` adds to it (for these switches)."""
+def guards(name: str, sw: Switches, death: bool = False) -> dict[str, Guard]:
+    """Action name -> the guard assumption ``name`` adds to it (for these switches; with
+    ``death``, the protocol has ``crash`` and its ``p_dead``). A fairness assumption adds
+    no guard (``fair_of``)."""
+    if ASSUMPTIONS.get(name) is not None and ASSUMPTIONS[name].kind == FAIRNESS:
+        return {}
     if name == "bounded_transfer":
-        return {"timeout": _transfer_ended(sw)}
+        return {"timeout": _transfer_ended(sw, death)}
     if name == "stalled_transfer":
         return {"timeout": lambda s, r: s.not_(_no_inflight(s, r))}
     if name == "failed_is_drained":
@@ -58,7 +65,7 @@ def guards(name: str, sw: Switches) -> dict[str, Guard]:
             )
         }
     if name == "silent_peer_is_stopped":
-        return {"give_up": _transfer_ended(sw)}
+        return {"give_up": _transfer_ended(sw, death)}
     raise KvproofInputError(
         f"no realisation of assumption {name!r}", "model/handoff/assumptions.py"
     )
@@ -78,14 +85,41 @@ def active(variant: Variant, without: Iterable[str] = ()) -> tuple[str, ...]:
     return tuple(n for n in variant.assume if n not in dropped)
 
 
-def apply(protocol: Protocol, names: Collection[str], sw: Switches) -> Protocol:
-    """``protocol`` with the guards of every assumption in ``names``."""
+def fair_of(name: str, protocol: Protocol, where: str = "") -> tuple[Fair, ...]:
+    """The weak-fairness obligations fairness assumption ``name`` adds to ``protocol``: one
+    per event it names that the protocol has (a switch may leave one out, e.g. ``timeout``
+    without deferred release); none of them: bad input, naming the variant file's key."""
+    info = ASSUMPTIONS[name]
+    have = {a.name for a in protocol.actions}
+    for event in info.events:
+        if event not in EVENT_NAMES and event not in have:
+            raise KvproofInputError(
+                f"fairness assumption 'assume.{name}' is on unknown event {event!r}", where
+            )
+    if not any(e in have for e in info.events):
+        raise KvproofInputError(
+            f"fairness assumption 'assume.{name}' is on events {', '.join(info.events)},"
+            f" none of which protocol {protocol.name!r} has",
+            where,
+        )
+    return tuple(Fair(e, name) for e in info.events if e in have)
+
+
+def apply(protocol: Protocol, names: Collection[str], sw: Switches, where: str = "") -> Protocol:
+    """``protocol`` with the guards of every guard assumption in ``names`` and the
+    fairness of every fairness assumption (``where``: the variant file, for errors)."""
+    death = any(a.name == "crash" for a in protocol.actions)
     added: dict[str, list[Guard]] = {}
+    fair: list[Fair] = list(protocol.fair)
     for name in names:
-        for action, guard in guards(name, sw).items():
+        for action, guard in guards(name, sw, death).items():
             added.setdefault(action, []).append(guard)
+        if name in ASSUMPTIONS and ASSUMPTIONS[name].kind == FAIRNESS:
+            fair += fair_of(name, protocol, where)
     actions = tuple(_guarded(a, added.get(a.name, [])) for a in protocol.actions)
-    return dataclasses.replace(protocol, actions=actions, assumptions=tuple(names))
+    return dataclasses.replace(
+        protocol, actions=actions, assumptions=tuple(names), fair=tuple(fair)
+    )
 
 
 def _guarded(action: Action, extra: list[Guard]) -> Action:
@@ -101,15 +135,20 @@ def _guarded(action: Action, extra: list[Guard]) -> Action:
     return dataclasses.replace(action, body=guarded)
 
 
-def handoff_for(variant: Variant, without: Iterable[str] = ()) -> Protocol:
+def handoff_for(
+    variant: Variant, without: Iterable[str] = (), *, liveness: bool = False
+) -> Protocol:
     """kvproof's handoff as ``variant`` configures it, under its assumptions (less
-    ``without``), with the strengthening for that environment."""
+    ``without``), with the strengthening for that environment. ``liveness``: the protocol
+    liveness checks run, with a prefill that may die (``crash``) unless the variant
+    assumes ``prefill_eventually_reports``."""
     from kvproof.model.handoff import build_handoff
     from kvproof.model.handoff.strengthening import strengthening
 
     names = active(variant, without)
     sw = variant.switches
-    protocol = apply(build_handoff(sw), names, sw)
+    death = liveness and "prefill_eventually_reports" not in names
+    protocol = apply(build_handoff(sw, peer_death=death), names, sw, str(variant.path))
     return dataclasses.replace(protocol, strengthening=strengthening(sw, frozenset(names)))
 
 

@@ -15,9 +15,11 @@ from typing import Any
 
 import kvproof.model.handoff.radix as radix
 from kvproof.model.handoff.explain import explain_handoff
+from kvproof.model.handoff.invariants import handoff_invariants
 from kvproof.model.handoff.kinds import action
+from kvproof.model.handoff.liveness import DEATH_VARS, crash, engine_rules, handoff_liveness
 from kvproof.model.handoff.strengthening import strengthening
-from kvproof.model.lang.dsl import BOOL, Enum, Invariant, Protocol, Var
+from kvproof.model.lang.dsl import BOOL, Enum, Protocol, Var
 from kvproof.spec.variant import Switches
 
 DPhase = Enum("DPhase", ("idle", "queued", "transfer", "running", "draining", "done"))
@@ -55,9 +57,15 @@ VARS = (
 )
 
 
-def build_handoff(sw: Switches) -> Protocol:
-    """The handoff protocol with the behaviour switches of one variant."""
+def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
+    """The handoff protocol with the switches of one variant. ``peer_death`` (liveness,
+    #29) adds ``crash``: a request's prefill dies (``model/handoff/liveness.py``)."""
     push = sw.transfer_mode == "push"
+
+    def alive(s: Any, r: Any) -> Any:
+        """The prefill serving ``r`` still takes its steps (always, without ``crash``)."""
+        return s.not_(s.p_dead(r)) if peer_death else True
+
     shared = radix.radix_on(sw)  # decode's radix cache shares head pages (issue 12 item 4)
 
     def _free_pages_of(s: Any, r: Any, when: Any = True) -> None:
@@ -144,6 +152,7 @@ def build_handoff(sw: Switches) -> Protocol:
     def post(s: Any, r: Any, p: Any) -> None:
         if push:
             s.require(s.eq(s.pphase(r), "active"))
+            s.require(alive(s, r))
         else:  # pull: decode reads prefill's blocks until it concludes the transfer
             s.require(s.eq(s.dphase(r), "transfer"))
             s.require(s.eq(s.poll(r), "transferring"))
@@ -179,6 +188,7 @@ def build_handoff(sw: Switches) -> Protocol:
         # An abort reaches prefill mid-transfer (timeout, client abort): #36612, #33507.
         s.require(s.isin(s.pphase(r), "waiting", "active"))
         s.require(s.not_(s.pend(r)))
+        s.require(alive(s, r))
         s.set("pend", (r,), True)
 
     def conclude(s: Any, r: Any, prefill_after: str) -> None:
@@ -192,6 +202,8 @@ def build_handoff(sw: Switches) -> Protocol:
 
     def done(s: Any, r: Any) -> None:
         conclude(s, r, "sent")
+        # A dead prefill reports nothing (push: it is the sender; pull: its blocks are gone).
+        s.require(alive(s, r))
         if sw.decode_reserve == "plus_one":
             # The sender wrote every page it has (at least one: a prompt has a token):
             # all of decode's pages but one.
@@ -283,11 +295,14 @@ def build_handoff(sw: Switches) -> Protocol:
     def abort_seen(s: Any, r: Any) -> None:
         s.require(s.abort_msg(r))
         s.require(s.isin(s.pphase(r), "waiting", "active"))
+        s.require(alive(s, r))
         s.set("pphase", (r,), "stopped")
 
     def ack(s: Any, r: Any) -> None:
         # Deferred release (#38961): every prefill rank ACKs that its writes drained.
         s.require(s.eq(s.dphase(r), "draining"))
+        if push:  # pull: the drain is decode's own reads, no prefill message
+            s.require(alive(s, r))  # a dead prefill sends no ACK
         if sw.abort_ack == "after_drain":  # before_drain: #35360 review, #38961 points 1-3
             s.require(no_inflight(s, r))
         if push:
@@ -357,24 +372,10 @@ def build_handoff(sw: Switches) -> Protocol:
         actions.append(action("give_up", ("Req",), give_up, "decode gives up without ABORT"))
     if shared:
         actions += radix.radix_actions(sw, fresh_own)
+    if peer_death:
+        actions.append(action("crash", ("Req",), crash, "the request's prefill dies"))
 
-    invariants = (
-        Invariant("isolation", lambda s: s.forall("Req", lambda r: s.not_(s.leaked(r)))),
-        Invariant("no_stray_write", lambda s: s.forall("Page", lambda p: s.not_(s.stray(p)))),
-        Invariant(
-            "reject_final",
-            lambda s: s.forall(
-                "Req",
-                lambda r: s.implies(
-                    s.or_(s.over_p(r), s.over_d(r), s.pend(r)),
-                    s.and_(s.ne(s.resp(r), "ok"), s.ne(s.dphase(r), "running")),
-                ),
-            ),
-        ),
-        # A page a transfer writes has one writer-owner; a page the tree shares is never
-        # written (issue 12 item 4: read-only sharing is not a second owner).
-        Invariant("one_owner", lambda s: s.forall("Page", lambda p: radix.one_owner(s, p, shared))),
-    )
+    invariants = handoff_invariants(shared)
 
     def init(s: Any) -> Any:
         # Without a prefix cache no prompt hits (keeps other variants' state spaces).
@@ -383,7 +384,7 @@ def build_handoff(sw: Switches) -> Protocol:
     return Protocol(
         name="handoff",
         sorts=("Req", "Page"),
-        vars=VARS + radix.RADIX_VARS if shared else VARS,
+        vars=(VARS + radix.RADIX_VARS if shared else VARS) + (DEATH_VARS if peer_death else ()),
         actions=tuple(actions),
         invariants=invariants,
         init=init,
@@ -393,4 +394,6 @@ def build_handoff(sw: Switches) -> Protocol:
         explain=explain_handoff,
         holding=("owns", "inflight"),  # decode page tables, posted writes not landed yet
         explore_symmetry=("Page",),
+        liveness=handoff_liveness(),
+        fair=engine_rules(),
     )

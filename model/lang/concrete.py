@@ -123,6 +123,16 @@ class Concrete:
             fn = self._check_fns[inv] = self._compiler_().invariant(inv)
         return fn(state.data)
 
+    def checker(self, inv: Invariant) -> Callable[[Data], bool]:
+        """``inv``'s test on raw ``State.data`` (compiled when the interpreter is): for
+        searches that evaluate one condition in every state."""
+        if not self._compiled:
+            return lambda data: bool(inv.body(self.ctx_of(data)))
+        fn = self._check_fns.get(inv)
+        if fn is None:
+            fn = self._check_fns[inv] = self._compiler_().invariant(inv)
+        return fn
+
     def violated(self, state: State) -> list[str]:
         if not self._compiled:
             return [i.name for i in self.protocol.safety if not self.check(i, state)]

@@ -121,6 +121,12 @@ class Protocol:
     holding: tuple[str, ...] = ()
     # ... and the symmetric sort explicit-state search canonicalises by default.
     explore_symmetry: tuple[str, ...] = ()
+    # Liveness properties (``model/lang/liveness.py``: always trigger -> eventually goal),
+    # checked by ``kvproof check --liveness``; and the weak-fairness obligations beyond the
+    # engine's own steps (a fault a fairness assumption makes fair, a state-dependent
+    # engine rule): ``liveness.fairness`` joins both.
+    liveness: tuple[Any, ...] = ()
+    fair: tuple[Any, ...] = ()
 
     @property
     def enums(self) -> tuple[Enum, ...]:

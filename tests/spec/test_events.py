@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
@@ -46,8 +47,9 @@ def test_engine_log_takes_exactly_the_events() -> None:
 
 def test_every_variants_protocol_has_the_events_kinds_and_params() -> None:
     seen: set[str] = set()
-    for variant in list_variants():
-        protocol = handoff_for(variant)
+    for variant, liveness in itertools.product(list_variants(), (False, True)):
+        # liveness checks add the peer's death (crash), which safety leaves out
+        protocol = handoff_for(variant, liveness=liveness)
         for a in protocol.actions:
             spec = BY_NAME[a.name]
             assert (a.params, a.kind) == (spec.params, ActionKind(spec.kind)), a.name

@@ -9,6 +9,7 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
+from kvproof.spec.liveness import LIVENESS
 from kvproof.spec.variant import VARIANTS_DIR, list_variants, load_variant, load_variant_file
 
 INCIDENT = VARIANTS_DIR / "sglang-0.5.19-pd.toml"
@@ -27,6 +28,8 @@ def test_catalog_loads_with_sources_and_expectations() -> None:
     assert sum(not v.buggy for v in variants) >= 3
     for v in variants:
         assert v.sources and set(v.expect) == set(INVARIANTS)
+        # one [expect] key per liveness property too, kept apart from the safety verdicts
+        assert set(v.expect_liveness) == set(LIVENESS), v.name
     incident = load_variant("sglang-0.5.19-pd")
     assert incident.switches.honor_pending_reject is False
     assert incident.switches.success_overwrites_abort is True
@@ -35,7 +38,8 @@ def test_catalog_loads_with_sources_and_expectations() -> None:
     fixed = load_variant("sglang-0.5.22-pd")
     # v0.5.22 frees on the drain ACK or a 30 s timeout: safe only under bounded_transfer.
     assert fixed.switches.honor_pending_reject and fixed.switches.release == "deferred_timeout"
-    assert list(fixed.assume) == ["bounded_transfer"]
+    # ... and live (issue #29) under the fairness of failure reports and timers.
+    assert list(fixed.assume) == ["bounded_transfer", "transfer_eventually_ends"]
 
 
 @pytest.mark.parametrize(

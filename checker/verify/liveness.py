@@ -1,0 +1,160 @@
+"""``kvproof check --liveness`` as a library call: fair lassos of a variant, against its
+``[expect]`` liveness keys, with the necessity of each fairness assumption in force.
+
+The explicit-state search (``model/search/lasso.py``) gives the verdict: it searches the
+whole graph at ``LIVENESS_SIZES``, so "holds" means no fair lasso at any depth at that size.
+Each fairness assumption still in force is dropped once: a lasso appearing is the one it
+was hiding (needed), none appearing flags it unnecessary, as for the guard assumptions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kvproof.model.handoff.assumptions import active, apply, handoff_for
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.search.lasso import LivenessResult, find_lassos
+from kvproof.spec.assumptions import FAIRNESS, of_kind
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.names import did_you_mean
+from kvproof.spec.variant import Variant
+
+# Two requests compete for one decode page: enough for a held page to starve the other
+# request, small enough that the complete search takes about a second per variant.
+LIVENESS_SIZES = {"Req": 2, "Page": 1}
+
+ProtocolFactory = Callable[[Any], Protocol]
+
+
+@dataclass(frozen=True)
+class FairnessNeed:
+    """Whether a fairness assumption in force is needed: the lasso it hides, if any."""
+
+    name: str
+    needed: bool | None  # None: not assessed (no property holds with it either)
+    hides: str | None = None  # the property violated without it
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"needed": self.needed}
+        if self.hides:
+            out["hides"] = self.hides
+        return out
+
+
+@dataclass(frozen=True)
+class LivenessCheck:
+    variant: Variant
+    protocol: Protocol
+    result: LivenessResult
+    without: tuple[str, ...] = ()
+    necessity: tuple[FairnessNeed, ...] = ()
+
+    def verdict(self, name: str) -> str:
+        return "holds" if self.result.result(name).holds else "violated"
+
+    def matches(self, name: str) -> bool:
+        expected = self.variant.expect_liveness.get(name)
+        return expected is None or expected == self.verdict(name)
+
+    @property
+    def all_match(self) -> bool:
+        return all(self.matches(r.property) for r in self.result.results)
+
+    @property
+    def violated(self) -> bool:
+        return not self.result.holds
+
+
+def liveness_protocol(
+    variant: Variant, factory: ProtocolFactory | None = None, without: tuple[str, ...] = ()
+) -> Protocol:
+    """The protocol liveness checks: with a peer that may die unless the variant assumes
+    ``prefill_eventually_reports``, and the fairness of its fairness assumptions."""
+    if factory is None:
+        return handoff_for(variant, without, liveness=True)
+    names = active(variant, without)
+    protocol = factory(variant.switches)
+    return apply(protocol, names, variant.switches, str(variant.path)) if names else protocol
+
+
+def check_liveness(
+    variant: Variant,
+    *,
+    names: tuple[str, ...] | None = None,
+    without: tuple[str, ...] = (),
+    factory: ProtocolFactory | None = None,
+    sizes: dict[str, int] | None = None,
+    necessity: bool = True,
+) -> LivenessCheck:
+    """Every liveness property of the variant's protocol (or ``names``) at ``sizes``."""
+    sizes = dict(sizes or LIVENESS_SIZES)
+    protocol = liveness_protocol(variant, factory, without)
+    if not protocol.liveness:
+        raise KvproofInputError(
+            f"protocol {protocol.name!r} declares no liveness properties", "--liveness"
+        )
+    known = [p.name for p in protocol.liveness]
+    for name in names or ():
+        if name not in known:
+            raise KvproofInputError(
+                f"unknown liveness property {name!r}{did_you_mean(name, known)}"
+                f" (known: {', '.join(known)})",
+                "--invariant",
+            )
+    result = find_lassos(protocol, sizes, variant=variant.name, names=names)
+    check = LivenessCheck(variant, protocol, result, tuple(without))
+    if not necessity:
+        return check
+    needs = []
+    for name in of_kind(variant.assume, FAIRNESS):
+        if name in without:
+            continue
+        if not any(r.holds for r in result.results):
+            needs.append(FairnessNeed(name, None))  # nothing it could be needed for
+            continue
+        dropped = liveness_protocol(variant, factory, (*without, name))
+        found = find_lassos(dropped, sizes, variant=variant.name, names=names)
+        newly = [
+            r.property for r in found.results if not r.holds and result.result(r.property).holds
+        ]
+        needs.append(FairnessNeed(name, bool(newly), newly[0] if newly else None))
+    return dataclasses.replace(check, necessity=tuple(needs))
+
+
+def to_json(check: LivenessCheck, rows: Callable[[Protocol, Any], list[dict[str, Any]]]) -> dict:
+    """The ``"liveness"`` key of ``check --json`` (``rows``: a trace's step rows)."""
+    result = check.result
+    by = {n.name: n for n in check.necessity}
+    out: dict[str, Any] = {
+        "sizes": result.sizes,
+        "engine": result.engine,
+        "complete": result.complete,
+        "states": result.states,
+        "seconds": round(result.seconds, 4),
+        "verdict": "violated" if check.violated else "holds",
+        "matches_expectation": check.all_match,
+        "fairness": list(result.fair),
+        "assumptions": [
+            {"name": n, "active": n not in check.without, **(by[n].to_json() if n in by else {})}
+            for n in of_kind(check.variant.assume, FAIRNESS)
+        ],
+        "properties": [],
+    }
+    docs = {p.name: p.doc for p in check.protocol.liveness}
+    for r in result.results:
+        entry: dict[str, Any] = {
+            "name": r.property,
+            "statement": docs.get(r.property, ""),
+            "verdict": "holds" if r.holds else "violated",
+            "expected": check.variant.expect_liveness.get(r.property),
+            "matches": check.matches(r.property),
+        }
+        if r.trace is not None:
+            entry["instance"] = r.trace.meta.get("instance")
+            entry["loop"] = r.trace.loop
+            entry["trace"] = rows(check.protocol, r.trace)
+        out["properties"].append(entry)
+    return out

@@ -1,0 +1,359 @@
+"""Liveness by explicit-state search: fair lassos over the whole state graph at one size.
+
+A liveness property ``always (trigger(x) -> eventually goal(x))`` is violated iff some
+reachable run reaches a state where ``trigger(x)`` holds and ``goal(x)`` has not held
+since, then loops forever among states where ``goal(x)`` is false, fairly. The search:
+
+1. builds every reachable state and its enabled instances (no symmetry reduction: a loop in
+   the quotient graph is not a loop of the real system, and the liveness sizes are small);
+2. per property instance ``x``, the *pending* states: reachable with the monitor set
+   (``trigger`` held at some point and ``goal`` has not held since), i.e. the closure of
+   ``trigger and not goal`` states under successors where ``goal`` is false;
+3. Tarjan's strongly connected components of the pending subgraph (every state may also
+   stutter, so one state is a component). A component is *fair* when every weakly fair
+   instance (``model/lang/liveness.py``) is either disabled in one of its states or taken
+   on one of its edges. Weak fairness needs no decomposition: a sub-component of an unfair
+   component is unfair (fewer disabling states, fewer edges);
+4. a lasso into the fair component whose entry is nearest: a shortest stem (breadth-first
+   over state x monitor), then a loop through the component that takes or disables every
+   obligation and comes back; replayed concretely before it is reported.
+
+No fair pending component means the property holds at this size, at every depth: the graph
+is complete (``LivenessResult.complete``), the liveness counterpart of ``check --complete``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.liveness import Fair, Liveness, check_liveness_names, fairness
+from kvproof.model.lang.trace import ReplayError, Trace, initial_assignment, replay
+from kvproof.model.search.scc import components, shortest_path
+
+
+@dataclass(frozen=True)
+class LassoResult:
+    """One property's verdict: ``trace`` is a fair lasso (None: it holds)."""
+
+    property: str
+    holds: bool
+    trace: Trace | None = None
+    instance: tuple[int, ...] | None = None  # the arguments of the violated instance
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class LivenessResult:
+    variant: str
+    sizes: dict[str, int]
+    engine: str  # "explicit" (complete at the size) or "bmc" (to ``depth``)
+    results: tuple[LassoResult, ...]
+    states: int
+    transitions: int
+    fair: tuple[str, ...]  # "action (why)" of every weak-fairness obligation
+    seconds: float
+    depth: int | None = None  # bmc: the largest stem + loop searched
+    truncated: bool = False
+
+    @property
+    def holds(self) -> bool:
+        return all(r.holds for r in self.results)
+
+    @property
+    def complete(self) -> bool:
+        """A 'holds' means every depth at this size (the whole graph was searched)."""
+        return self.engine == "explicit" and not self.truncated
+
+    def result(self, name: str) -> LassoResult:
+        return next(r for r in self.results if r.property == name)
+
+
+def selected(protocol: Protocol, names: tuple[str, ...] | None) -> tuple[Liveness, ...]:
+    check_liveness_names(protocol)
+    if names is None:
+        return tuple(protocol.liveness)
+    by = {p.name: p for p in protocol.liveness}
+    return tuple(by[n] for n in names if n in by)
+
+
+def instances_of(inst: Instance, prop: Liveness) -> Iterator[tuple[int, ...]]:
+    return itertools.product(*(range(inst.sizes[s]) for s in prop.params))
+
+
+def label(prop: Liveness, args: tuple[int, ...]) -> str:
+    """``pages_return(r0, p1)``: the instance as the traces print elements."""
+    inner = ", ".join(f"{s[0].lower()}{a}" for s, a in zip(prop.params, args, strict=True))
+    return f"{prop.name}({inner})"
+
+
+class Graph:
+    """Every reachable state of an instance, with its enabled instances and successors."""
+
+    def __init__(
+        self, concrete: Concrete, obligations: tuple[Fair, ...], max_states: int | None = None
+    ) -> None:
+        self.concrete = concrete
+        self._plain = {f.action for f in obligations if f.when is None}
+        self._guarded = [f for f in obligations if f.when is not None]
+        self._when: dict[tuple[int, ActionInstance], Any] = {}
+        self._enabled: dict[int, dict[ActionInstance, list[int]]] = {}
+        self.ids: dict[Any, int] = {}
+        self.datas: list[Any] = []
+        self.succ: list[list[tuple[ActionInstance, int]]] = []
+        self.initial: list[int] = []
+        self.truncated = False
+        for s in concrete.initial_states():
+            if s.data not in self.ids:
+                self.initial.append(self._add(s.data))
+        sid = 0
+        while sid < len(self.datas):
+            if max_states is not None and len(self.datas) >= max_states:
+                self.truncated = True
+                break
+            out = []
+            for action, nxt in concrete.successor_data(self.datas[sid]):
+                nid = self.ids.get(nxt)
+                out.append((action, self._add(nxt) if nid is None else nid))
+            self.succ[sid] = out
+            sid += 1
+
+    def _add(self, data: Any) -> int:
+        self.ids[data] = len(self.datas)
+        self.datas.append(data)
+        self.succ.append([])
+        return len(self.datas) - 1
+
+    @property
+    def transitions(self) -> int:
+        return sum(len(s) for s in self.succ)
+
+    def truth(self, fn: Any, args: tuple[int, ...]) -> list[bool]:
+        """``fn(s, *args)`` in every state (compiled, like an invariant)."""
+        check = self.concrete.checker(Invariant("_lasso", lambda s: fn(s, *args)))
+        return [check(d) for d in self.datas]
+
+    def fair_enabled(self, n: int) -> dict[ActionInstance, list[int]]:
+        """The weakly fair instances enabled in state ``n``, each with its successors."""
+        out = self._enabled.get(n)
+        if out is not None:
+            return out
+        out = {}
+        for action, m in self.succ[n]:
+            fair = action.action in self._plain or any(
+                f.action == action.action and self._holds_when(i, action, n)
+                for i, f in enumerate(self._guarded)
+            )
+            if fair:
+                out.setdefault(action, []).append(m)
+        self._enabled[n] = out
+        return out
+
+    def _holds_when(self, i: int, action: ActionInstance, n: int) -> bool:
+        fn = self._when.get((i, action))
+        if fn is None:
+            when = self._guarded[i].when
+            inv = Invariant("_when", lambda s: when(s, *action.args))  # type: ignore[misc]
+            fn = self._when[(i, action)] = self.concrete.checker(inv)
+        return bool(fn(self.datas[n]))
+
+
+def find_lassos(
+    protocol: Protocol,
+    sizes: dict[str, int],
+    *,
+    variant: str = "",
+    names: tuple[str, ...] | None = None,
+    max_states: int | None = None,
+) -> LivenessResult:
+    """Every liveness property of ``protocol`` (or ``names``) at ``sizes``: a fair lasso
+    for each violated one, shortest stem first."""
+    start = time.perf_counter()
+    props = selected(protocol, names)
+    obligations = fairness(protocol)
+    concrete = Concrete(Instance(protocol, sizes))
+    graph = Graph(concrete, obligations, max_states)
+    results = []
+    for prop in props:
+        t0 = time.perf_counter()
+        found = None
+        for args in instances_of(concrete.inst, prop):
+            lasso = _lasso(graph, prop, args, obligations)
+            if lasso is not None and (found is None or len(lasso) < len(found[0])):
+                found = (lasso, args)
+        if found is None:
+            results.append(LassoResult(prop.name, True, seconds=time.perf_counter() - t0))
+            continue
+        (stem, loop, init_id), args = found
+        trace = lasso_trace(concrete, graph.datas[init_id], stem, loop, prop, args, variant)
+        results.append(LassoResult(prop.name, False, trace, args, time.perf_counter() - t0))
+    return LivenessResult(
+        variant=variant,
+        sizes=dict(sizes),
+        engine="explicit",
+        results=tuple(results),
+        states=len(graph.datas),
+        transitions=graph.transitions,
+        fair=tuple(f"{f.action} ({f.why})" for f in obligations),
+        seconds=time.perf_counter() - start,
+        truncated=graph.truncated,
+    )
+
+
+def lasso_trace(
+    concrete: Concrete,
+    init: Any,
+    stem: list[ActionInstance],
+    loop: list[ActionInstance],
+    prop: Liveness,
+    args: tuple[int, ...],
+    variant: str,
+    source: str = "lasso",
+) -> Trace:
+    """The lasso as a ``Trace`` (``loop`` = where the loop starts), replayed and checked:
+    the loop comes back to the state it starts from."""
+    trace = Trace(
+        variant,
+        dict(concrete.inst.sizes),
+        initial_assignment(concrete, State(init)),
+        tuple(stem + loop),
+        violated=prop.name,
+        meta={"instance": label(prop, args), "source": source},
+        loop=len(stem),
+    )
+    states = replay(trace, concrete)
+    if states[len(stem)] != states[-1]:
+        raise ReplayError(f"lasso for {label(prop, args)}: the loop does not come back")
+    if concrete.holds(lambda s: prop.goal(s, *args), states[-1]):
+        raise ReplayError(f"lasso for {label(prop, args)}: the goal holds in the loop")
+    return trace
+
+
+# -- one property instance -------------------------------------------------------------------
+
+
+def _lasso(
+    graph: Graph, prop: Liveness, args: tuple[int, ...], obligations: tuple[Fair, ...]
+) -> tuple[list[ActionInstance], list[ActionInstance], int] | None:
+    trig = graph.truth(prop.trigger, args)
+    goal = graph.truth(prop.goal, args)
+    pending = _pending(graph, trig, goal)
+    if not pending:
+        return None
+    fair = [c for c in components(graph, pending) if _fair(graph, c)]
+    if not fair:
+        return None
+    dist, back = _stem_search(graph, trig, goal)
+    best = None
+    for comp in fair:
+        entry = min(comp, key=lambda n: dist.get((n, True), 1 << 60))
+        if (entry, True) in dist and (best is None or dist[(entry, True)] < best[0]):
+            best = (dist[(entry, True)], entry, comp)
+    if best is None:
+        return None
+    _, entry, comp = best
+    stem, init_id = _stem(back, entry)
+    loop = _loop(graph, comp, entry)
+    return stem, loop, init_id
+
+
+def _pending(graph: Graph, trig: list[bool], goal: list[bool]) -> set[int]:
+    """States reachable with the monitor set: closure of trigger-and-not-goal under
+    not-goal successors."""
+    seen = {n for n in range(len(graph.datas)) if trig[n] and not goal[n]}
+    todo = list(seen)
+    while todo:
+        n = todo.pop()
+        for _, m in graph.succ[n]:
+            if not goal[m] and m not in seen:
+                seen.add(m)
+                todo.append(m)
+    return seen
+
+
+def _stem_search(
+    graph: Graph, trig: list[bool], goal: list[bool]
+) -> tuple[dict[tuple[int, bool], int], dict[tuple[int, bool], Any]]:
+    """Breadth-first over (state, monitor) from the initial states."""
+    dist: dict[tuple[int, bool], int] = {}
+    back: dict[tuple[int, bool], Any] = {}
+    queue: deque[tuple[int, bool]] = deque()
+    for n in graph.initial:
+        key = (n, trig[n] and not goal[n])
+        if key not in dist:
+            dist[key] = 0
+            back[key] = None
+            queue.append(key)
+    while queue:
+        n, mon = queue.popleft()
+        for action, m in graph.succ[n]:
+            key = (m, not goal[m] and (mon or trig[m]))
+            if key not in dist:
+                dist[key] = dist[(n, mon)] + 1
+                back[key] = ((n, mon), action)
+                queue.append(key)
+    return dist, back
+
+
+def _stem(back: dict[tuple[int, bool], Any], entry: int) -> tuple[list[ActionInstance], int]:
+    steps: list[ActionInstance] = []
+    key = (entry, True)
+    while back[key] is not None:
+        key, action = back[key]
+        steps.append(action)
+    steps.reverse()
+    return steps, key[0]
+
+
+def _fair(graph: Graph, comp: list[int]) -> bool:
+    """Every instance enabled throughout ``comp`` is taken on an edge inside it."""
+    if len(comp) == 1:  # the common case: one state, stuttering or looping on itself
+        (n,) = comp
+        return all(n in ms for ms in graph.fair_enabled(n).values())
+    inside = set(comp)
+    always: set[ActionInstance] | None = None
+    taken: set[ActionInstance] = set()
+    for n in comp:
+        enabled = graph.fair_enabled(n)
+        always = set(enabled) if always is None else always & set(enabled)
+        taken |= {a for a, ms in enabled.items() if any(m in inside for m in ms)}
+    return not (always or set()) - taken
+
+
+def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
+    """A cycle from ``entry`` inside ``comp`` that takes every instance enabled throughout
+    ``comp`` or visits a state disabling it, then returns to ``entry``."""
+    inside = set(comp)
+    enabled = {n: graph.fair_enabled(n) for n in comp}
+    every = set().union(*(set(e) for e in enabled.values()))
+    steps: list[ActionInstance] = []
+    visited = {entry}
+    taken: set[ActionInstance] = set()
+    here = entry
+    for ob in sorted(every, key=str):
+        if ob in taken or any(ob not in enabled[v] for v in visited):
+            continue
+        disabling = [v for v in comp if ob not in enabled[v]]
+        if disabling:
+            path, here = shortest_path(graph, inside, here, set(disabling))
+        else:
+            sources = {v for v in comp if any(m in inside for m in enabled[v][ob])}
+            path, here = shortest_path(graph, inside, here, sources)
+            target = next(m for m in enabled[here][ob] if m in inside)
+            path.append((ob, target))
+            here = target
+        for action, m in path:
+            steps.append(action)
+            taken.add(action)
+            visited.add(m)
+    if here != entry:
+        path, here = shortest_path(graph, inside, here, {entry})
+        steps += [a for a, _ in path]
+    return steps
