@@ -123,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
             without=tuple(args.without),
             necessity=not args.no_necessity,
             protocol=args.protocol,
+            depth_given=args.depth is not None,
         )
         for variant in variants
     ]

@@ -38,12 +38,18 @@ class CheckJob:
     without: tuple[str, ...] = ()  # assumptions dropped (--without)
     necessity: bool = True  # assess whether each assumption in force is needed
     protocol: str | None = None  # a user protocol's 'module:attr' (None: kvproof's handoff)
+    depth_given: bool = False  # --depth: BMC to exactly that depth, no portfolio
 
 
 _FACTORY: ProtocolFactory | None = None  # set before forking; inherited by the workers
 
 
 def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantCheck:
+    from kvproof.checker.verify import portfolio
+
+    if portfolio.settles(job, bool(protocol_for(job.variant, factory, job.without).strengthening)):
+        check = portfolio.portfolio_check(job, factory)
+        return _assessed(job, factory, check)
     check = check_variant(
         job.variant,
         requests=job.requests,
@@ -62,19 +68,24 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
         check = VariantCheck(
             check.variant, check.protocol, check.bmc, prove(check.protocol), without=job.without
         )
+    return _assessed(job, factory, check)
+
+
+def _assessed(job: CheckJob, factory: ProtocolFactory | None, check: VariantCheck) -> VariantCheck:
     # Necessity is assessed where an assumption carries a verdict of safety: fixed variants.
-    # (A buggy variant's assumptions only narrow its environment to the bug's.)
+    # (A buggy variant's assumptions only narrow its environment to the bug's.) It looks to
+    # the job's depth even when the portfolio's proof settled the verdict at a shallow one.
     if job.necessity and factory is None and job.variant.assume and not job.variant.buggy:
         from kvproof.checker.verify.checking import assess_assumptions
 
-        check = assess_assumptions(check, prove_it=check.proof is not None)
+        check = assess_assumptions(check, prove_it=check.proof is not None, depth=job.depth)
     return check
 
 
 _ISOLATE = False  # set before forking a local pool: each unit then runs in a fresh fork
 
 
-def _work(job: CheckJob) -> tuple[Any, Any, Any]:
+def _work(job: CheckJob) -> tuple[Any, Any, Any, str]:
     return _isolated(_work_here, job) if _ISOLATE else _work_here(job)
 
 
@@ -112,7 +123,7 @@ def _isolated(fn: Callable[[CheckJob], Any], job: CheckJob) -> Any:
     return value
 
 
-def _work_here(job: CheckJob) -> tuple[Any, Any, Any]:
+def _work_here(job: CheckJob) -> tuple[Any, Any, Any, str]:
     # A forked worker inherits the parent's factory; a Ray worker (a fresh process, maybe
     # on another node) loads the user's protocol from its 'module:attr' itself.
     factory = _FACTORY
@@ -121,7 +132,7 @@ def _work_here(job: CheckJob) -> tuple[Any, Any, Any]:
 
         factory = load_protocol(job.protocol).factory
     check = run_job(job, factory)
-    return check.bmc, check.proof, check.necessity
+    return check.bmc, check.proof, check.necessity, check.settled_by
 
 
 def _cost(unit: Unit) -> tuple[int, int]:
@@ -156,11 +167,17 @@ def run_jobs(
     _ISOLATE = executor is None and hasattr(os, "fork")
     results: dict[int, VariantCheck] = {}
 
-    def arrived(i: int, out: tuple[Any, Any, Any]) -> None:
-        bmc, proof, found = out
+    def arrived(i: int, out: tuple[Any, Any, Any, str]) -> None:
+        bmc, proof, found, settled_by = out
         protocol = protocol_for(jobs[i].variant, factory, jobs[i].without)
         results[i] = VariantCheck(
-            jobs[i].variant, protocol, bmc, proof, without=jobs[i].without, necessity=found
+            jobs[i].variant,
+            protocol,
+            bmc,
+            proof,
+            without=jobs[i].without,
+            necessity=found,
+            settled_by=settled_by,
         )
         if on_done:
             on_done(results[i])

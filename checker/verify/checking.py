@@ -30,6 +30,9 @@ class VariantCheck:
     proof: Any = None  # kvproof.model.search.induction.ProofResult when --prove
     without: tuple[str, ...] = ()  # assumptions dropped (--without)
     necessity: tuple[Any, ...] = ()  # kvproof.checker.verify.necessity.Necessity, per assumption
+    # Which engine settled the verdict (portfolio.py): "bmc" (a counterexample, or none to
+    # the depth) or "proof" (the unbounded proof: no counterexample at any depth or size).
+    settled_by: str = "bmc"
 
     def verdict(self, inv: str) -> str:
         return "holds" if self.bmc.result(inv).holds else "violated"
@@ -100,8 +103,11 @@ def check_variant(
     return VariantCheck(variant, protocol, result, without=tuple(without))
 
 
-def assess_assumptions(check: VariantCheck, *, prove_it: bool) -> VariantCheck:
-    """``check`` with the necessity of each assumption still in force (``necessity.py``)."""
+def assess_assumptions(
+    check: VariantCheck, *, prove_it: bool, depth: int | None = None
+) -> VariantCheck:
+    """``check`` with the necessity of each assumption still in force (``necessity.py``),
+    each looked for to ``depth`` (default: the check's BMC depth)."""
     import dataclasses
 
     from kvproof.checker.verify.necessity import necessity
@@ -116,7 +122,7 @@ def assess_assumptions(check: VariantCheck, *, prove_it: bool) -> VariantCheck:
             dropped=check.without,
             holding=holding,
             sizes=check.bmc.sizes,
-            depth=check.bmc.depth,
+            depth=depth if depth is not None else check.bmc.depth,
             prove_it=prove_it,
         )
         for name in variant.assume
@@ -191,6 +197,7 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
         "depth": check.bmc.depth,
         "seconds": round(check.bmc.seconds, 4),
         "verdict": "violated" if check.violated else "holds",
+        "settled_by": check.settled_by,
         "matches_expectation": check.all_match,
         "assumptions": assumptions_json(check.variant, check.without, check.necessity),
         "without": list(check.without),
@@ -206,6 +213,8 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
             "expected": check.variant.expect.get(r.invariant),
             "matches": check.matches(r.invariant),
             "depth": r.depth,
+            # "proof": holds at every depth and size, BMC having looked only to "depth"
+            "settled_by": "proof" if r.holds and check.settled_by == "proof" else "bmc",
             "seconds": round(r.seconds, 4),
         }
         if r.trace is not None:
