@@ -11,6 +11,7 @@ runs could return other (equally valid) counterexamples than a local run.
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 from collections.abc import Callable, Sequence
@@ -50,6 +51,10 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
     if portfolio.settles(job, bool(protocol_for(job.variant, factory, job.without).strengthening)):
         check = portfolio.portfolio_check(job, factory)
         return _assessed(job, factory, check)
+    subset = None
+    if job.variant.buggy and job.prove != "never" and not job.depth_given:
+        # the holding invariants' proof, beside the BMC
+        subset = functools.partial(portfolio.BackgroundSubset, depth=job.depth)
     check = check_variant(
         job.variant,
         requests=job.requests,
@@ -58,6 +63,7 @@ def run_job(job: CheckJob, factory: ProtocolFactory | None = None) -> VariantChe
         factory=factory,
         invariants=list(job.invariants) if job.invariants else None,
         without=job.without,
+        settled=subset,
     )
     # A fixed variant is proved for all sizes too ("BMC + proof where available"):
     # "holds to depth 12" is not what an engine team needs to hear.

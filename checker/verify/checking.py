@@ -78,7 +78,9 @@ def check_variant(
     on_depth: Callable[[int], None] | None = None,
     invariants: list[str] | None = None,
     without: tuple[str, ...] = (),
+    settled: Callable[[Protocol], Any] | None = None,
 ) -> VariantCheck:
+    """``settled(protocol)``, when given, makes the BMC's ``settled`` (``bmc.py``)."""
     protocol = protocol_for(variant, factory, without)
     known = {i.name for i in protocol.safety}
     for name in invariants or ():
@@ -91,15 +93,22 @@ def check_variant(
     # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x; they
     # change no verdict and no length, but may pick another (equally short) counterexample,
     # so a buggy variant, whose traces are documented and pinned, is checked as before.
-    result = bmc(
-        protocol,
-        {"Req": requests, "Page": pages},
-        depth,
-        variant=variant.name,
-        on_depth=on_depth,
-        invariants=invariants,
-        lemmas=not variant.buggy,
-    )
+    hook = settled(protocol) if settled is not None else None
+    try:
+        result = bmc(
+            protocol,
+            {"Req": requests, "Page": pages},
+            depth,
+            variant=variant.name,
+            on_depth=on_depth,
+            invariants=invariants,
+            lemmas=not variant.buggy,
+            settled=hook,
+        )
+    finally:
+        close = getattr(hook, "close", None)
+        if close is not None:
+            close()  # a proof still running is not needed any more
     return VariantCheck(variant, protocol, result, without=tuple(without))
 
 
@@ -214,7 +223,9 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
             "matches": check.matches(r.invariant),
             "depth": r.depth,
             # "proof": holds at every depth and size, BMC having looked only to "depth"
-            "settled_by": "proof" if r.holds and check.settled_by == "proof" else "bmc",
+            "settled_by": "proof"
+            if r.holds and (check.settled_by == "proof" or r.invariant in check.bmc.proved)
+            else "bmc",
             "seconds": round(r.seconds, 4),
         }
         if r.trace is not None:

@@ -20,6 +20,10 @@ check runs to the variant's full depth, whatever depth settled the verdict.
 from __future__ import annotations
 
 import dataclasses
+import os
+import pickle
+import select
+import signal
 from typing import Any
 
 from kvproof.checker.verify.checking import VariantCheck, check_variant
@@ -67,3 +71,74 @@ def portfolio_check(job: Any, factory: Any = None) -> VariantCheck:
     if proof is None:
         proof = prove(deep.protocol)
     return dataclasses.replace(deep, proof=proof, settled_by="bmc")
+
+
+# A buggy variant's BMC asks for a proof of the invariants it has not broken this many depths
+# before its last: the deepest depths cost the most (mooncake-batch-failed-partial: depth 15
+# alone is 55 of its 99 s), and the proof (Houdini, 3-8 s) runs beside them on the other core.
+SUBSET_LEAD = 5
+
+
+class BackgroundSubset:
+    """``bmc``'s ``settled``: the invariants ``inductive_subset`` proves, computed in a
+    forked child while the BMC goes on in this process (the other core), and waited for
+    once asked. The child is a copy: its Z3 work leaves this process's context as it was,
+    so the BMC picks the counterexamples it always picked (``check_pool._isolated``).
+
+    Whether the child starts depends only on the depth and the unresolved names, and once
+    started it is always waited for, so the stop depth (and the ``--json``) is the same
+    however fast the proof comes back. Without ``fork`` nothing starts: the full depth."""
+
+    def __init__(self, protocol: Any, depth: int, lead: int = SUBSET_LEAD) -> None:
+        self.protocol = protocol
+        self.from_depth = max(0, depth - lead)
+        self.pid: int | None = None
+        self.fd: int | None = None
+        self.answer: frozenset[str] | None = None
+
+    def __call__(self, k: int, unresolved: frozenset[str], last: bool) -> frozenset[str] | None:
+        if self.answer is not None or not unresolved:
+            return self.answer
+        if self.pid is None:
+            if k < self.from_depth or last or not hasattr(os, "fork"):
+                return None
+            self._start(unresolved)
+        if not last and not select.select([self.fd], [], [], 0)[0]:
+            return None  # still proving: the BMC goes one depth further meanwhile
+        return self._collect()
+
+    def _start(self, unresolved: frozenset[str]) -> None:
+        from kvproof.model.search.subset import inductive_subset
+
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            os.close(read)
+            try:
+                try:
+                    names = inductive_subset(self.protocol, tuple(sorted(unresolved))).proved
+                except Exception:  # a failed proof settles nothing
+                    names = ()
+                with os.fdopen(write, "wb") as out:
+                    out.write(pickle.dumps(tuple(names)))
+            finally:
+                os._exit(0)
+        os.close(write)
+        self.pid, self.fd = pid, read
+
+    def _collect(self) -> frozenset[str]:
+        assert self.fd is not None and self.pid is not None
+        with os.fdopen(self.fd, "rb") as inp:
+            data = inp.read()
+        os.waitpid(self.pid, 0)
+        self.fd = None
+        self.answer = frozenset(pickle.loads(data)) if data else frozenset()
+        return self.answer
+
+    def close(self) -> None:
+        """Stop a proof nobody will read (the BMC found every counterexample first)."""
+        if self.pid is not None and self.fd is not None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            os.close(self.fd)
+            self.fd = None
