@@ -33,7 +33,7 @@ def test_the_stop_depth_does_not_depend_on_when_the_answer_arrives() -> None:
     stops = set()
     for when in (0, last_cex, 9):
         settled, _ = _answer_at(when, held)
-        got = _isolated(lambda _: bmc(protocol, SIZES, 10, variant="v", settled=settled), None)
+        got = _isolated(lambda _, s=settled: bmc(protocol, SIZES, 10, variant="v", settled=s), None)
         stops.add(got.depth)
         assert got.proved == tuple(sorted(held))
         for a, b in zip(full.results, got.results, strict=True):
