@@ -73,10 +73,13 @@ def portfolio_check(job: Any, factory: Any = None) -> VariantCheck:
     return dataclasses.replace(deep, proof=proof, settled_by="bmc")
 
 
-# A buggy variant's BMC asks for a proof of the invariants it has not broken this many depths
-# before its last: the deepest depths cost the most (mooncake-batch-failed-partial: depth 15
-# alone is 55 of its 99 s), and the proof (Houdini, 3-8 s) runs beside them on the other core.
-SUBSET_LEAD = 5
+# A buggy variant's BMC asks for a proof of the invariants it has not broken only when it is
+# deep (``SUBSET_MIN_DEPTH``), and ``SUBSET_LEAD`` depths before its last: those cost the most
+# (sglang-pd-deferred-timeout: depth 15 alone is 33 of its 108 s under load), while a
+# depth-12 search is over in about the time the proof takes (Houdini, 3-8 s under load:
+# sglang-0.5.19-pd's whole check went from 2.6 to 8 s when it waited for one).
+SUBSET_MIN_DEPTH = 15
+SUBSET_LEAD = 3
 
 
 class BackgroundSubset:
@@ -91,7 +94,8 @@ class BackgroundSubset:
 
     def __init__(self, protocol: Any, depth: int, lead: int = SUBSET_LEAD) -> None:
         self.protocol = protocol
-        self.from_depth = max(0, depth - lead)
+        # no proof for a shallow search: ``from_depth`` past its end
+        self.from_depth = depth - lead if depth >= SUBSET_MIN_DEPTH else depth + 1
         self.pid: int | None = None
         self.fd: int | None = None
         self.answer: frozenset[str] | None = None
