@@ -20,6 +20,11 @@ def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | N
         f"[bold]{data['variant']}[/]  {check.variant.summary}\n"
         f"BMC: {sizes['Req']} requests, {sizes['Page']} pages, depth {data['depth']}, "
         f"{data['seconds']:.2f} s"
+        + (
+            "; settled by the proof: no counterexample at any depth or size"
+            if data.get("settled_by") == "proof"
+            else ""
+        )
     )
     render_assumptions(console, data.get("assumptions", []))
     for inv in data["invariants"]:
@@ -66,6 +71,8 @@ def verdict_table(data: dict[str, Any]) -> Table:
         got = inv["verdict"]
         color = "green" if got == "holds" else "red"
         depth = str(inv["shortest"]) if got == "violated" else f"<= {inv['depth']}"
+        if inv.get("settled_by") == "proof":
+            depth = "any (proof)"
         table.add_row(
             str(inv["number"] or "-"),
             inv["name"],

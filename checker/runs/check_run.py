@@ -168,6 +168,7 @@ def _job(variant: Any, options: CheckOptions) -> Any:
         without=options.without,
         necessity=options.necessity,
         protocol=options.protocol,
+        depth_given=options.depth is not None,
     )
 
 

@@ -107,5 +107,6 @@ def expectations(variants: Sequence[Any], factory: Any, progress: Progress = QUI
             report.stage(variant.name, "liveness")
             check = check_liveness(variant, factory=factory, necessity=False)
             out[variant.name] = liveness_json(check)
-            report.done(variant.name, "matches" if check.all_match else "does NOT match")
+            said = "as expected" if check.all_match else "NOT as expected"
+            report.done(variant.name, f"liveness {said}")
     return out

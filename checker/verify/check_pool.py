@@ -13,6 +13,7 @@ its stages (BMC depth k, proof, necessity) reach the caller's ``progress`` callb
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 from collections.abc import Callable, Sequence
@@ -41,6 +42,7 @@ class CheckJob:
     without: tuple[str, ...] = ()  # assumptions dropped (--without)
     necessity: bool = True  # assess whether each assumption in force is needed
     protocol: str | None = None  # a user protocol's 'module:attr' (None: kvproof's handoff)
+    depth_given: bool = False  # --depth: BMC to exactly that depth, no portfolio
 
 
 _FACTORY: ProtocolFactory | None = None  # set before forking; inherited by the workers
@@ -53,9 +55,18 @@ def run_job(
 ) -> VariantCheck:
     """One variant's check; ``progress(variant, stage, detail)`` hears each stage begin
     ("start", "bmc" with the depth, "proof", "necessity" with the assumption)."""
+    from kvproof.checker.verify import portfolio
+
     name = job.variant.name
     say = progress or _silent
     say(name, "start", "")
+    if portfolio.settles(job, bool(protocol_for(job.variant, factory, job.without).strengthening)):
+        check = portfolio.portfolio_check(job, factory, say)
+        return _assessed(job, factory, check, progress)
+    subset = None
+    if job.variant.buggy and job.prove != "never" and not job.depth_given:
+        # the holding invariants' proof, beside the BMC
+        subset = functools.partial(portfolio.BackgroundSubset, depth=job.depth)
     check = check_variant(
         job.variant,
         requests=job.requests,
@@ -65,6 +76,7 @@ def run_job(
         invariants=list(job.invariants) if job.invariants else None,
         without=job.without,
         on_depth=lambda k: say(name, "bmc", str(k)),
+        settled=subset,
     )
     # A fixed variant is proved for all sizes too ("BMC + proof where available"):
     # "holds to depth 12" is not what an engine team needs to hear.
@@ -76,12 +88,24 @@ def run_job(
         check = VariantCheck(
             check.variant, check.protocol, check.bmc, prove(check.protocol), without=job.without
         )
+    return _assessed(job, factory, check, progress)
+
+
+def _assessed(
+    job: CheckJob,
+    factory: ProtocolFactory | None,
+    check: VariantCheck,
+    progress: ProgressFn | None = None,
+) -> VariantCheck:
     # Necessity is assessed where an assumption carries a verdict of safety: fixed variants.
-    # (A buggy variant's assumptions only narrow its environment to the bug's.)
+    # (A buggy variant's assumptions only narrow its environment to the bug's.) It looks to
+    # the job's depth even when the portfolio's proof settled the verdict at a shallow one.
     if job.necessity and factory is None and job.variant.assume and not job.variant.buggy:
         from kvproof.checker.verify.checking import assess_assumptions
 
-        check = assess_assumptions(check, prove_it=check.proof is not None, progress=progress)
+        check = assess_assumptions(
+            check, prove_it=check.proof is not None, depth=job.depth, progress=progress
+        )
     return check
 
 
@@ -92,7 +116,7 @@ def _silent(variant: str, stage: str, detail: str) -> None:
 _ISOLATE = False  # set before forking a local pool: each unit then runs in a fresh fork
 
 
-def _work(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any]:
+def _work(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any, str]:
     return _isolated(_work_here, job, progress) if _ISOLATE else _work_here(job, progress)
 
 
@@ -130,7 +154,7 @@ def _isolated(fn: Callable[..., Any], job: CheckJob, *more: Any) -> Any:
     return value
 
 
-def _work_here(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any]:
+def _work_here(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any, str]:
     # A forked worker inherits the parent's factory; a Ray worker (a fresh process, maybe
     # on another node) loads the user's protocol from its 'module:attr' itself.
     factory = _FACTORY
@@ -139,7 +163,7 @@ def _work_here(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, 
 
         factory = load_protocol(job.protocol).factory
     check = run_job(job, factory, progress)
-    return check.bmc, check.proof, check.necessity
+    return check.bmc, check.proof, check.necessity, check.settled_by
 
 
 def _cost(unit: Unit) -> tuple[int, int]:
@@ -177,11 +201,17 @@ def run_jobs(
     _ISOLATE = executor is None and hasattr(os, "fork")
     results: dict[int, VariantCheck] = {}
 
-    def arrived(i: int, out: tuple[Any, Any, Any]) -> None:
-        bmc, proof, found = out
+    def arrived(i: int, out: tuple[Any, Any, Any, str]) -> None:
+        bmc, proof, found, settled_by = out
         protocol = protocol_for(jobs[i].variant, factory, jobs[i].without)
         results[i] = VariantCheck(
-            jobs[i].variant, protocol, bmc, proof, without=jobs[i].without, necessity=found
+            jobs[i].variant,
+            protocol,
+            bmc,
+            proof,
+            without=jobs[i].without,
+            necessity=found,
+            settled_by=settled_by,
         )
         if on_done:
             on_done(results[i])

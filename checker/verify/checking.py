@@ -32,6 +32,9 @@ class VariantCheck:
     proof: Any = None  # kvproof.model.search.induction.ProofResult when --prove
     without: tuple[str, ...] = ()  # assumptions dropped (--without)
     necessity: tuple[Any, ...] = ()  # kvproof.checker.verify.necessity.Necessity, per assumption
+    # Which engine settled the verdict (portfolio.py): "bmc" (a counterexample, or none to
+    # the depth) or "proof" (the unbounded proof: no counterexample at any depth or size).
+    settled_by: str = "bmc"
 
     def verdict(self, inv: str) -> str:
         return "holds" if self.bmc.result(inv).holds else "violated"
@@ -77,7 +80,9 @@ def check_variant(
     on_depth: Callable[[int], None] | None = None,
     invariants: list[str] | None = None,
     without: tuple[str, ...] = (),
+    settled: Callable[[Protocol], Any] | None = None,
 ) -> VariantCheck:
+    """``settled(protocol)``, when given, makes the BMC's ``settled`` (``bmc.py``)."""
     protocol = protocol_for(variant, factory, without)
     known = {i.name for i in protocol.safety}
     for name in invariants or ():
@@ -90,15 +95,22 @@ def check_variant(
     # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x; they
     # change no verdict and no length, but may pick another (equally short) counterexample,
     # so a buggy variant, whose traces are documented and pinned, is checked as before.
-    result = bmc(
-        protocol,
-        {"Req": requests, "Page": pages},
-        depth,
-        variant=variant.name,
-        on_depth=on_depth,
-        invariants=invariants,
-        lemmas=not variant.buggy,
-    )
+    hook = settled(protocol) if settled is not None else None
+    try:
+        result = bmc(
+            protocol,
+            {"Req": requests, "Page": pages},
+            depth,
+            variant=variant.name,
+            on_depth=on_depth,
+            invariants=invariants,
+            lemmas=not variant.buggy,
+            settled=hook,
+        )
+    finally:
+        close = getattr(hook, "close", None)
+        if close is not None:
+            close()  # a proof still running is not needed any more
     return VariantCheck(variant, protocol, result, without=tuple(without))
 
 
@@ -106,9 +118,11 @@ def assess_assumptions(
     check: VariantCheck,
     *,
     prove_it: bool,
+    depth: int | None = None,
     progress: Callable[[str, str, str], None] | None = None,
 ) -> VariantCheck:
-    """``check`` with the necessity of each assumption still in force (``necessity.py``);
+    """``check`` with the necessity of each assumption still in force (``necessity.py``),
+    each looked for to ``depth`` (default: the check's BMC depth);
     ``progress(variant, "necessity", assumption)`` hears each one begin."""
     import dataclasses
 
@@ -131,7 +145,7 @@ def assess_assumptions(
                 dropped=check.without,
                 holding=holding,
                 sizes=check.bmc.sizes,
-                depth=check.bmc.depth,
+                depth=depth if depth is not None else check.bmc.depth,
                 prove_it=prove_it,
             )
         )
@@ -210,6 +224,7 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
         "depth": check.bmc.depth,
         "seconds": round(check.bmc.seconds, 4),
         "verdict": "violated" if check.violated else "holds",
+        "settled_by": check.settled_by,
         "matches_expectation": check.all_match,
         "assumptions": assumptions_json(check.variant, check.without, check.necessity),
         "without": list(check.without),
@@ -225,6 +240,10 @@ def to_json(check: VariantCheck) -> dict[str, Any]:
             "expected": check.variant.expect.get(r.invariant),
             "matches": check.matches(r.invariant),
             "depth": r.depth,
+            # "proof": holds at every depth and size, BMC having looked only to "depth"
+            "settled_by": "proof"
+            if r.holds and (check.settled_by == "proof" or r.invariant in check.bmc.proved)
+            else "bmc",
             "seconds": round(r.seconds, 4),
         }
         if r.trace is not None:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kvproof.model.search.complete import CompleteResult, check_complete
+if TYPE_CHECKING:  # the search (Houdini, numpy) is imported only when a check runs it
+    from kvproof.model.search.complete import CompleteResult
 
 FALLBACK_BUDGET_S = 30.0  # the fallback's own budget when --budget is not given
 
@@ -59,6 +60,8 @@ def run_complete(
     protocol_spec: str | None = None,
 ) -> CompleteRun:
     """The complete search for ``check`` at ``sizes``; an unknown names its settling command."""
+    from kvproof.model.search.complete import check_complete
+
     done = check_complete(
         check.protocol, sizes, budget_s=budget_s, variant=check.variant.name, proved=check.proof
     )

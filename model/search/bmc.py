@@ -27,6 +27,9 @@ from kvproof.model.lang.trace import ReplayError, Trace, replay
 from kvproof.model.lang.unroll import Unroller
 from kvproof.model.search.steady import steady_gc
 
+# settled(k, unresolved, last) -> the invariants a proof settled, or None (not known yet)
+Settled = Callable[[int, frozenset[str], bool], "frozenset[str] | None"]
+
 
 @dataclass(frozen=True)
 class InvariantResult:
@@ -47,6 +50,9 @@ class BmcResult:
     results: tuple[InvariantResult, ...]
     seconds: float
     stats: dict[str, float] = field(default_factory=dict)
+    # Invariants a proof settled (``settled`` below): they hold at every depth and size,
+    # though the search stopped at ``depth``.
+    proved: tuple[str, ...] = ()
 
     @property
     def holds(self) -> bool:
@@ -67,15 +73,31 @@ def bmc(
     on_depth: Callable[[int], None] | None = None,
     stop_at_first: bool = False,
     lemmas: bool = True,
+    settled: Settled | None = None,
 ) -> BmcResult:
     """Check every safety invariant (or those named) up to ``depth`` steps.
 
     ``stop_at_first``: stop at the first depth where some invariant breaks (the others
     are then reported as holding to that depth only): enough to show an assumption is
-    needed."""
+    needed.
+
+    ``settled(k, unresolved, last)``, asked after each depth, may answer the invariants a
+    proof has settled (``portfolio.py``); the search then ends at the first depth where
+    every invariant still unresolved is among them. That depth depends only on the answer,
+    never on when it arrives, and stopping there drops no query before it: every
+    counterexample is the one the full-depth search returns."""
     with steady_gc():
         return _bmc(
-            protocol, sizes, depth, variant, invariants, primary, on_depth, stop_at_first, lemmas
+            protocol,
+            sizes,
+            depth,
+            variant,
+            invariants,
+            primary,
+            on_depth,
+            stop_at_first,
+            lemmas,
+            settled,
         )
 
 
@@ -89,6 +111,7 @@ def _bmc(
     on_depth: Callable[[int], None] | None,
     stop_at_first: bool,
     lemmas: bool,
+    settled: Settled | None,
 ) -> BmcResult:
     start = time.perf_counter()
     inst = Instance(protocol, sizes)
@@ -156,6 +179,9 @@ def _bmc(
         if body is not True:
             solver.add(body)
 
+    unresolved_at: list[frozenset[str]] = []  # after each depth: names without a trace
+    proved: frozenset[str] = frozenset()
+    stop: int | None = None
     k = 0
     while True:
         if on_depth:
@@ -199,8 +225,20 @@ def _bmc(
                 )
         if len(best) == len(names) or k >= depth or (stop_at_first and best):
             break
+        unresolved_at.append(frozenset(names - set(best)))
+        if settled is not None:
+            answer = settled(k, unresolved_at[-1], k + 1 >= depth)
+            if answer is not None:
+                proved = frozenset(answer) & names
+                settled = None  # answered once
+        if proved:
+            stop = next((j for j, u in enumerate(unresolved_at) if u <= proved), None)
+        if stop is not None:
+            break
         unroller.extend()
         k += 1
+    if stop is not None:
+        k = stop
     results = []
     for inv in invs:
         if inv.name in best:
@@ -214,10 +252,11 @@ def _bmc(
     return BmcResult(
         variant,
         dict(sizes),
-        depth,
+        depth if stop is None else stop,
         tuple(results),
         time.perf_counter() - start,
         stats={"unrolled": float(unroller.depth)},
+        proved=tuple(sorted(proved)),
     )
 
 

@@ -1,0 +1,155 @@
+"""The portfolio verdict of a fixed variant: the engine that answers first settles it (issue #30).
+
+A fixed variant's BMC to its full depth is most of ``kvproof check``'s time (sglang-0.5.22-pd:
+depths 14 and 15 take about 95 % of a 15-deep run), yet the unbounded proof, which takes a
+few seconds, settles the same question for every depth and size at once: an inductive
+invariant has no counterexample of any length. So a fixed variant is checked in this order:
+
+1. a **shallow BMC** (``SHALLOW_DEPTH`` steps) for a quick, shortest counterexample;
+2. the **proof** (k-induction on the variant's strengthening, ``model/search/induction.py``);
+3. the **deepening BMC** to the variant's depth only when neither settled it (a shallow
+   counterexample, or a failed proof), exactly as before the portfolio, so every
+   counterexample is still the shortest at its depth.
+
+``--depth``, ``--no-prove`` and buggy variants keep the full-depth BMC (a buggy variant's
+traces are documented and pinned); ``--complete`` and ``complete = true`` still run their
+search after (``completing.py``). The necessity answers are unchanged: each assumption's
+check runs to the variant's full depth, whatever depth settled the verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pickle
+import select
+import signal
+from typing import Any
+
+from kvproof.checker.verify.checking import VariantCheck, check_variant
+
+# Depth 8 costs about 1.4 s for sglang-0.5.22-pd at 3x6 (depth 15: about 70 s on a loaded
+# 2-core box); every catalog counterexample a fixed variant's assumptions hide is found by
+# the necessity check, which runs to the full depth.
+SHALLOW_DEPTH = 8
+
+
+def settles(job: Any, protocol_strengthened: bool) -> bool:
+    """Whether ``job`` (a ``CheckJob``) goes through the portfolio."""
+    return (
+        not job.depth_given
+        and not job.variant.buggy
+        and job.prove != "never"
+        and protocol_strengthened
+        and job.depth > SHALLOW_DEPTH
+    )
+
+
+def portfolio_check(job: Any, factory: Any = None, say: Any = None) -> VariantCheck:
+    """Shallow BMC, then the proof; the full-depth BMC only if neither settled it.
+    ``say(variant, stage, detail)`` hears each stage begin (``check_pool.run_job``)."""
+    from kvproof.model.search.induction import prove
+
+    name = job.variant.name
+    say = say or (lambda variant, stage, detail: None)
+
+    def bmc_to(depth: int) -> VariantCheck:
+        return check_variant(
+            job.variant,
+            requests=job.requests,
+            pages=job.pages,
+            depth=depth,
+            factory=factory,
+            invariants=list(job.invariants) if job.invariants else None,
+            without=job.without,
+            on_depth=lambda k: say(name, "bmc", str(k)),
+        )
+
+    shallow = bmc_to(SHALLOW_DEPTH)
+    if shallow.bmc.holds:
+        say(name, "proof", "")
+        proof = prove(shallow.protocol)
+        if proof.proved:
+            return dataclasses.replace(shallow, proof=proof, settled_by="proof")
+    else:
+        proof = None
+    deep = bmc_to(job.depth)
+    if proof is None:
+        say(name, "proof", "")
+        proof = prove(deep.protocol)
+    return dataclasses.replace(deep, proof=proof, settled_by="bmc")
+
+
+# A buggy variant's BMC asks for a proof of the invariants it has not broken only when it is
+# deep (``SUBSET_MIN_DEPTH``), and ``SUBSET_LEAD`` depths before its last: those cost the most
+# (sglang-pd-deferred-timeout: depth 15 alone is 33 of its 108 s under load), while a
+# depth-12 search is over in about the time the proof takes (Houdini, 3-8 s under load:
+# sglang-0.5.19-pd's whole check went from 2.6 to 8 s when it waited for one).
+SUBSET_MIN_DEPTH = 15
+SUBSET_LEAD = 3
+
+
+class BackgroundSubset:
+    """``bmc``'s ``settled``: the invariants ``inductive_subset`` proves, computed in a
+    forked child while the BMC goes on in this process (the other core), and waited for
+    once asked. The child is a copy: its Z3 work leaves this process's context as it was,
+    so the BMC picks the counterexamples it always picked (``check_pool._isolated``).
+
+    Whether the child starts depends only on the depth and the unresolved names, and once
+    started it is always waited for, so the stop depth (and the ``--json``) is the same
+    however fast the proof comes back. Without ``fork`` nothing starts: the full depth."""
+
+    def __init__(self, protocol: Any, depth: int, lead: int = SUBSET_LEAD) -> None:
+        self.protocol = protocol
+        # no proof for a shallow search: ``from_depth`` past its end
+        self.from_depth = depth - lead if depth >= SUBSET_MIN_DEPTH else depth + 1
+        self.pid: int | None = None
+        self.fd: int | None = None
+        self.answer: frozenset[str] | None = None
+
+    def __call__(self, k: int, unresolved: frozenset[str], last: bool) -> frozenset[str] | None:
+        if self.answer is not None or not unresolved:
+            return self.answer
+        if self.pid is None:
+            if k < self.from_depth or last or not hasattr(os, "fork"):
+                return None
+            self._start(unresolved)
+        if not last and not select.select([self.fd], [], [], 0)[0]:
+            return None  # still proving: the BMC goes one depth further meanwhile
+        return self._collect()
+
+    def _start(self, unresolved: frozenset[str]) -> None:
+        from kvproof.model.search.subset import inductive_subset
+
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns into the caller's code
+            os.close(read)
+            try:
+                try:
+                    names = inductive_subset(self.protocol, tuple(sorted(unresolved))).proved
+                except Exception:  # a failed proof settles nothing
+                    names = ()
+                with os.fdopen(write, "wb") as out:
+                    out.write(pickle.dumps(tuple(names)))
+            finally:
+                os._exit(0)
+        os.close(write)
+        self.pid, self.fd = pid, read
+
+    def _collect(self) -> frozenset[str]:
+        assert self.fd is not None and self.pid is not None
+        with os.fdopen(self.fd, "rb") as inp:
+            data = inp.read()
+        os.waitpid(self.pid, 0)
+        self.fd = None
+        self.answer = frozenset(pickle.loads(data)) if data else frozenset()
+        return self.answer
+
+    def close(self) -> None:
+        """Stop a proof nobody will read (the BMC found every counterexample first)."""
+        if self.pid is not None and self.fd is not None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            os.close(self.fd)
+            self.fd = None

@@ -1,0 +1,51 @@
+"""BMC's ``settled`` hook (``model/search/bmc.py``): a proof's answer ends the search at the
+first depth where every unresolved invariant is proved, whenever the answer arrives, and
+leaves every counterexample as the full-depth search returns it."""
+
+from __future__ import annotations
+
+from kvproof.checker.verify.check_pool import _isolated
+from kvproof.checker.verify.checking import protocol_for
+from kvproof.model.search.bmc import bmc
+from kvproof.spec.variant import load_variant
+
+SIZES = {"Req": 2, "Page": 3}
+
+
+def _answer_at(when: int, names: frozenset[str]):  # type: ignore[no-untyped-def]
+    asked: list[int] = []
+
+    def settled(k: int, unresolved: frozenset[str], last: bool) -> frozenset[str] | None:
+        asked.append(k)
+        return names if k >= when or last else None
+
+    return settled, asked
+
+
+def test_the_stop_depth_does_not_depend_on_when_the_answer_arrives() -> None:
+    protocol = protocol_for(load_variant("sglang-0.5.19-pd"))
+    # Each search in a fork of this same process: Z3's one context per process otherwise
+    # lets an earlier search steer which (equally short) counterexample a later one picks.
+    full = _isolated(lambda _: bmc(protocol, SIZES, 10, variant="v"), None)
+    held = frozenset(r.invariant for r in full.results if r.holds)
+    assert held, "the variant must keep an invariant for this test"
+    last_cex = max(r.shortest or 0 for r in full.results if not r.holds)
+    stops = set()
+    for when in (0, last_cex, 9):
+        settled, _ = _answer_at(when, held)
+        got = _isolated(lambda _, s=settled: bmc(protocol, SIZES, 10, variant="v", settled=s), None)
+        stops.add(got.depth)
+        assert got.proved == tuple(sorted(held))
+        for a, b in zip(full.results, got.results, strict=True):
+            assert (a.invariant, a.holds, a.shortest) == (b.invariant, b.holds, b.shortest)
+            if a.trace is not None:
+                assert a.trace.steps == b.trace.steps  # the same counterexample
+    assert stops == {last_cex}
+
+
+def test_an_answer_that_proves_too_little_keeps_the_full_depth() -> None:
+    protocol = protocol_for(load_variant("sglang-0.5.19-pd"))
+    settled, asked = _answer_at(0, frozenset())
+    got = bmc(protocol, SIZES, 10, variant="v", settled=settled)
+    assert got.depth == 10 and got.proved == ()
+    assert asked == [0]  # asked once: an answer is final
