@@ -202,6 +202,7 @@ class Cluster:
                     self.truth.read_stale(req.rid),
                     req.hit,
                     (*d.shared, *sorted(d.handed)),
+                    p.dead,
                 )
             )
         return EngineView(pages, tuple(reqs))

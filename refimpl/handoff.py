@@ -107,7 +107,8 @@ class Handoff(Context):
         for r in list(self._live):
             f = flights[r]
             p = f.p
-            if p.phase == "active" and not p.computed and self.prefill.can_compute(p):
+            computing = p.phase == "active" and not p.computed and not p.dead
+            if computing and self.prefill.can_compute(p):
                 self.compute(p)
             if self._retired(f):
                 del self._live[r]

@@ -41,6 +41,9 @@ class PrefillReq:
     dst: list[int] = field(default_factory=list)  # destination pages it was given (push)
     tag: int = NO_TAG  # the owner tag decode gave with the destination indices
     posted: set[int] = field(default_factory=set)  # destination pages posted so far
+    # The prefill serving it died (``crash``, E20): it posts, reports, processes ABORTs and
+    # ACKs nothing more. Only a liveness lasso's replay performs it (never a walk or a run).
+    dead: bool = False
 
 
 class PrefillNode:

@@ -43,6 +43,7 @@ class RequestView:
     leaked: bool  # decode read a page not holding this request's fresh KV
     hit: bool = False  # decode's prefix cache held the prompt's head (issue 12 item 3)
     shared: tuple[int, ...] = ()  # head pages locked in decode's radix tree (issue 12 item 4)
+    p_dead: bool = False  # the prefill serving it died (crash, E20: liveness replays)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ def run_liveness(args: argparse.Namespace, names: list[str], console: Any, progr
         without=tuple(args.without),
         necessity=not args.no_necessity,
         protocol=args.protocol,
+        out=args.out,
+        html=args.html,
         progress=progress,
     )
     render_run(console, done, as_json=args.json)

@@ -52,6 +52,8 @@ def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
         values["leaked"][(r,)] = page_stale(cluster, r + offset)
         if "hit" in values:
             values["hit"][(r,)] = rv.hit
+        if "p_dead" in values:  # a liveness build (crash, E20)
+            values["p_dead"][(r,)] = rv.p_dead
         for p in range(n_page):
             values["owns"][(r, p)] = p in rv.table
             values["dst"][(r, p)] = p in rv.dst

@@ -107,6 +107,8 @@ def run_lasso(ls: Lockstep, trace: Trace, report: ReplayReport, loops: int, run:
     found = forever(trace, ls.protocol)
     rounds, resolved = 0, None
     if run(ls, trace.steps[:loop], report):
+        # A stutter (an empty loop) needs no more: after every step the lockstep already
+        # checked that the engine can take no step the model forbids.
         start = ls.state
         for k in range(1, loops + 1):
             if not run(ls, trace.steps[loop:], report, initial=False):

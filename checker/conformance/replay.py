@@ -76,15 +76,19 @@ class Lockstep:
         max_new_tokens: int = 8,
         page_size: int = PAGE_SIZE,
         shared_head: frozenset[int] | None = None,
+        liveness: bool = False,
     ) -> None:
         self.variant = variant
         self.sw = variant.switches
-        self.protocol = handoff_for(variant)
+        # A lasso comes from the liveness build: its prefill may die (crash, E20).
+        self.protocol = handoff_for(variant, liveness=liveness)
         self.concrete = Concrete(Instance(self.protocol, sizes))
         # The same rules without the variant's assumptions: a step only they forbid is
         # one the assumed environment never takes (the engine itself may well allow it).
         self.unassumed = (
-            Concrete(Instance(build_handoff(self.sw), sizes)) if variant.assume else None
+            Concrete(Instance(build_handoff(self.sw, peer_death=liveness), sizes))
+            if variant.assume
+            else None
         )
         self.state: State = self.concrete.make_state(init)
         self._actions = {a.name for a in self.protocol.actions}
@@ -299,7 +303,8 @@ def replay_trace(
 ) -> ReplayReport:
     """Replay ``trace`` on the reference engine configured by ``variant``; a lasso's loop
     ``loops`` times after its stem (``lasso.py``)."""
-    protocol = handoff_for(variant)
+    lasso = trace.loop is not None  # a liveness counterexample: the liveness build
+    protocol = handoff_for(variant, liveness=lasso)
     trace = normalize(trace, protocol)
     report = ReplayReport(variant.name, trace)
     try:  # the engine under test may raise, even while warming up: that is a finding
@@ -312,6 +317,7 @@ def replay_trace(
             warmup=warmup,
             max_new_tokens=max_new_tokens,
             shared_head=_shared_head(trace),
+            liveness=lasso,
         )
         report.offset = ls.rids.offset
         if trace.loop is None:

@@ -195,6 +195,8 @@ def _loop(view: TraceView, rows: list[int | None], width: int) -> str:
     to and what stays unresolved forever (TLC's "Back to state N", SPIN's cycle mark)."""
     loop, n = view.loop or 0, len(view.steps)
     inside = [i for i, number in enumerate(rows) if number is not None and number > loop]
+    if not inside:  # loop == n: the run stays in its last state (no fair step is enabled)
+        return _stutter(view, rows)
     first, last = inside[0], inside[-1]
     y1 = TOP + ROW_H * first + ROW_H // 2 - 6
     y2 = TOP + ROW_H * last + ROW_H // 2 + 6
@@ -213,6 +215,25 @@ def _loop(view: TraceView, rows: list[int | None], width: int) -> str:
     said = "; ".join(text for _, text in view.forever)
     back = f"↺ after step {n}, back to step {loop + 1}: the loop repeats forever"
     out.append(f'<text class="loop-back" x="{LEFT}" y="{y - 4}">{escape(back)}</text>')
+    if said:
+        out.append(
+            f'<text class="forever-mark" x="{LEFT}" y="{y + 14}">∞ forever: {escape(said)}</text>'
+        )
+    out.append("</g>")
+    return "".join(out)
+
+
+def _stutter(view: TraceView, rows: list[int | None]) -> str:
+    """A lasso whose loop is empty (the liveness search's stutter: its last state repeats,
+    no fair step being enabled there): a mark below the last step, no bracket."""
+    n = len(view.steps)
+    y = TOP + ROW_H * len(rows) + ROW_H // 2
+    said = "; ".join(text for _, text in view.forever)
+    stay = f"↺ after step {n}, the run stays here forever: no fair step is enabled"
+    out = [
+        f'<g class="loop" data-loop-from="{n}" data-loop-to="{n}">',
+        f'<text class="loop-back" x="{LEFT}" y="{y - 4}">{escape(stay)}</text>',
+    ]
     if said:
         out.append(
             f'<text class="forever-mark" x="{LEFT}" y="{y + 14}">∞ forever: {escape(said)}</text>'

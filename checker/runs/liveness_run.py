@@ -24,6 +24,7 @@ class LivenessRun:
     checks: tuple[LivenessCheck, ...]
     docs: tuple[dict[str, Any], ...]  # each variant's {"variant", "liveness"} object
     gate: bool = False  # --all: the exit code is the expectations' verdict
+    files: tuple[Path, ...] = ()  # the lassos written (--out, --html)
 
     @property
     def exit_code(self) -> int:
@@ -67,6 +68,8 @@ def check_liveness_of(
     without: tuple[str, ...] = (),
     necessity: bool = True,
     protocol: str | None = None,
+    out: Path | None = None,
+    html: Path | None = None,
     progress: Progress = QUIET,
 ) -> LivenessRun:
     """The liveness properties (or ``properties``) of the variants ``names`` (or ``every``)."""
@@ -78,7 +81,9 @@ def check_liveness_of(
     variants = resolve_variants(names, every, variants_dir, user)
     for variant in variants:
         active(variant, without)  # each must be one the variant lists
-    checks, docs = [], []
+    from kvproof.checker.runs.check_files import write_lassos
+
+    checks, docs, files = [], [], []
     with progress.open("liveness", len(variants)) as report:
         for variant in variants:
             report.stage(variant.name, "liveness")
@@ -87,8 +92,13 @@ def check_liveness_of(
             )
             report.done(variant.name, "holds" if not check.violated else "a fair lasso")
             checks.append(check)
-            docs.append({"variant": variant.name, "liveness": liveness_json(check)})
-    return LivenessRun(tuple(checks), tuple(docs), gate=every)
+            doc = {"variant": variant.name, "liveness": liveness_json(check)}
+            written = write_lassos(out, html, check)
+            if written:
+                doc["files"] = [str(f) for f in written]
+            files += written
+            docs.append(doc)
+    return LivenessRun(tuple(checks), tuple(docs), gate=every, files=tuple(files))
 
 
 def liveness_json(check: LivenessCheck) -> dict[str, Any]:

@@ -11,12 +11,18 @@ from kvproof.checker.verify.liveness import LivenessCheck
 
 
 def render_run(console: Any, run: LivenessRun, *, as_json: bool) -> None:
+    """With ``as_json`` the document goes to stdout and ``console`` (stderr) only names the
+    files written."""
+    from kvproof.checker.report.written import wrote
+
     if as_json:
         json.dump(run.to_json(), sys.stdout, indent=2)
         print()
-        return
-    for check, doc in zip(run.checks, run.docs, strict=True):
-        render(console, check, doc["liveness"])
+    else:
+        for check, doc in zip(run.checks, run.docs, strict=True):
+            render(console, check, doc["liveness"])
+    if run.files:
+        wrote(console, run.files)
 
 
 def render_expectations(console: Any, out: dict) -> None:

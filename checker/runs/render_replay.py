@@ -23,11 +23,17 @@ def print_report(report: Any, console: Any) -> None:
     if report.lasso is not None:
         lr = report.lasso
         n = len(tr.steps)
-        steps = f"step {n} is" if lr.loop + 1 == n else f"steps {lr.loop + 1}..{n} are"
-        console.print(
-            f"a lasso: {steps} its loop, run {lr.loops} times after the stem; "
-            f"{lr.rounds} of {lr.loops} rounds done"
-        )
+        if lr.loop == n:  # an empty loop: the search's stutter
+            console.print(
+                f"a lasso: after step {n} the run stays in its last state forever (no fair "
+                f"step is enabled there); checked {lr.loops} times, {lr.rounds} held"
+            )
+        else:
+            steps = f"step {n} is" if lr.loop + 1 == n else f"steps {lr.loop + 1}..{n} are"
+            console.print(
+                f"a lasso: {steps} its loop, run {lr.loops} times after the stem; "
+                f"{lr.rounds} of {lr.loops} rounds done"
+            )
     if report.not_enabled:
         console.print(
             f"[yellow]not enabled[/]: {report.not_enabled} is not a step of {report.variant} "

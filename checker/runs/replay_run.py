@@ -84,7 +84,10 @@ def replay(
     variant = load_variant(variant_name or trace.variant)
     # Names and sizes must fit the trace's own protocol (a different variant may lack an
     # action: that is "not enabled", not bad input).
-    check_against(trace, build_handoff(load_variant(trace.variant).switches), path)
+    lasso = trace.loop is not None  # a liveness lasso: the build with crash (E20)
+    check_against(
+        trace, build_handoff(load_variant(trace.variant).switches, peer_death=lasso), path
+    )
     import torch
 
     from kvproof.checker.conformance.replay import replay_trace
@@ -110,12 +113,13 @@ def load_trace(path: str, variant_name: str | None) -> Any:
             variant_name = _itf_variant(p)
         if not variant_name:
             raise KvproofInputError("an ITF trace needs --variant", path)
-        return read_itf(p, build_handoff(load_variant(variant_name).switches))
+        lasso = _itf_doc(p).get("loop") is not None  # a liveness lasso: with crash (E20)
+        return read_itf(p, build_handoff(load_variant(variant_name).switches, peer_death=lasso))
     return read_jsonl(p)
 
 
-def _itf_variant(p: Path) -> str | None:
-    """The variant an ITF file names in ``#meta.variant``; malformed files are bad input."""
+def _itf_doc(p: Path) -> dict[str, Any]:
+    """An ITF file's JSON object; malformed files are bad input."""
     from kvproof.spec.files import read_text
 
     try:
@@ -124,6 +128,12 @@ def _itf_variant(p: Path) -> str | None:
         raise KvproofInputError(f"malformed JSON: {exc.msg}", f"{p}:{exc.lineno}") from None
     if not isinstance(doc, dict):
         raise KvproofInputError("not an ITF trace (expected a JSON object)", str(p))
+    return doc
+
+
+def _itf_variant(p: Path) -> str | None:
+    """The variant an ITF file names in ``#meta.variant``."""
+    doc = _itf_doc(p)
     meta = doc.get("#meta", {})
     if not isinstance(meta, dict):
         raise KvproofInputError("'#meta' must be an object", str(p))

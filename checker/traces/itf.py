@@ -78,18 +78,22 @@ def write_itf(trace: Trace, path: Path, protocol: Any) -> None:
         "states": rows,
     }
     if trace.loop is not None:
-        doc["loop"] = itf_loop(trace.loop)
+        doc["loop"] = itf_loop(trace.loop, len(trace.steps))
     write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
-def itf_loop(loop: int) -> int:
+def itf_loop(loop: int, steps: int | None = None) -> int:
     """ITF's ``loop`` for kvproof's: ADR-015's is "the index of the state that starts the
     loop"; "the loop ends in the last state", which is followed by ``states[loop]`` again.
     kvproof writes a row per step, so its last state *equals* ``states[loop]`` (the state
     after ``steps[:loop]``) and is followed by ``states[loop + 1]``: ITF's loop is the first
     state a loop step reaches, and ``states[loop + 1:]`` are exactly the loop's steps' rows.
     Writing ``loop`` itself would put a stutter (the last state, then itself) in every round.
-    """
+
+    An empty loop (``loop == steps``, the search's stutter) is the last state followed by
+    itself: ITF's ``loop`` is that state's index, ``steps``."""
+    if loop == steps:
+        return loop
     return loop + 1
 
 
@@ -218,6 +222,8 @@ def _loop(
     last = concrete.as_dict(states[-1])
     if raw >= 1 and last == concrete.as_dict(states[raw - 1]):
         return raw - 1
+    if raw == len(states) - 1:  # the last state followed by itself: a stutter
+        return len(steps)
     try:
         inst, _ = _infer(concrete, states[-1], decoded[raw], where)
     except KvproofInputError:

@@ -1,8 +1,10 @@
 """Lassos on disk: the checks every trace format shares for ``Trace.loop``.
 
-A lasso's ``steps[loop:]`` must be non-empty and must return to the state reached after
-``steps[:loop]`` (issue #29 items 3 and 6): a file whose loop does not close describes no
-infinite run, so it is rejected like any other malformed input.
+A lasso's ``steps[loop:]`` must return to the state reached after ``steps[:loop]`` (issue
+#29 items 3 and 6): a file whose loop does not close describes no infinite run, so it is
+rejected like any other malformed input. An empty loop (``loop`` equal to the number of
+steps) is the liveness search's stutter: the run stays in its last state forever, no fair
+step being enabled there (``model/search/lasso.py``), which closes by itself.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from kvproof.spec.errors import KvproofInputError
 
 
 def check_loop_index(loop: Any, count: int, where: str, unit: str = "steps") -> int | None:
-    """``loop`` as read from a file: None, or an int with ``0 <= loop < count``.
+    """``loop`` as read from a file: None, or an int with ``0 <= loop <= count`` for steps
+    (``count``: the stutter), ``0 <= loop < count`` for states.
 
     ``count`` is the trace's number of ``unit``: kvproof's files count steps, ITF counts
     states (``itf.py`` converts)."""
@@ -24,9 +27,10 @@ def check_loop_index(loop: Any, count: int, where: str, unit: str = "steps") -> 
         return None
     if not isinstance(loop, int) or isinstance(loop, bool):
         raise KvproofInputError(f"'loop' must be an integer, got {loop!r}", where)
-    if not 0 <= loop < count:
+    top = count if unit == "steps" else count - 1
+    if not 0 <= loop <= top:
         raise KvproofInputError(
-            f"'loop' {loop} is out of range: the trace has {count} {unit} (want 0..{count - 1})",
+            f"'loop' {loop} is out of range: the trace has {count} {unit} (want 0..{top})",
             where,
         )
     return loop

@@ -52,11 +52,14 @@ class Forever:
 
 def loop_states(trace: Trace, protocol: Any) -> tuple[Concrete, list[State]]:
     """The interpreter and the loop's states: after ``steps[:loop]`` up to the last loop
-    step's pre-state (the state after the last step is the first again)."""
+    step's pre-state (the state after the last step is the first again); an empty loop
+    (a stutter) is its one state, the last."""
     if trace.loop is None:
         raise ValueError("not a lasso: the trace has no loop")
     concrete = Concrete(Instance(protocol, trace.sizes))
     states = replay(trace, concrete)
+    if trace.loop == len(trace.steps):
+        return concrete, states[-1:]
     return concrete, states[trace.loop : -1]
 
 

@@ -27,7 +27,8 @@ class Trace:
     violated: str | None = None  # the invariant (or liveness property) the trace violates
     meta: dict[str, Any] = field(default_factory=dict)
     # A lasso (a liveness counterexample): ``steps[loop:]`` is the loop, which returns to the
-    # state reached after ``steps[:loop]`` and repeats forever. None: a finite (safety) trace.
+    # state reached after ``steps[:loop]`` and repeats forever; empty (``loop == len(steps)``):
+    # a stutter, the last state forever with no fair step enabled. None: a safety trace.
     loop: int | None = None
 
     def __len__(self) -> int:

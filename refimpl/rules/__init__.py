@@ -12,6 +12,7 @@ from kvproof.refimpl.rules.abort import ABORT, ABORT_SEEN, P_ABORT
 from kvproof.refimpl.rules.arrive import ARRIVE
 from kvproof.refimpl.rules.conclude import DONE, FAIL
 from kvproof.refimpl.rules.context import Context, Rule
+from kvproof.refimpl.rules.crash import CRASH
 from kvproof.refimpl.rules.expire import EXPIRE
 from kvproof.refimpl.rules.generate import COMMIT, FINISH, STEP
 from kvproof.refimpl.rules.radix import INSERT, SHARE
@@ -21,7 +22,7 @@ from kvproof.refimpl.rules.write import LAND, POST
 
 __all__ = ["RULES", "Context", "Rule"]
 
-# E1..E19 (spec/events.py's order; tests/refimpl/test_rules_independent.py holds it).
+# E1..E20 (spec/events.py's order; tests/refimpl/test_rules_independent.py holds it).
 RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in (
@@ -44,5 +45,6 @@ RULES: dict[str, Rule] = {
         GIVE_UP,
         INSERT,
         SHARE,
+        CRASH,
     )
 }

@@ -10,7 +10,7 @@ from kvproof.refimpl.rules.context import Context, Rule
 
 def can_p_abort(ctx: Context, f: Flight, ev: Event) -> bool:
     # An abort reaches prefill mid-transfer (timeout, client abort): #36612, #33507.
-    return ctx.push and f.p.phase in ("waiting", "active") and not f.p.pend
+    return ctx.push and f.p.phase in ("waiting", "active") and not f.p.pend and not f.p.dead
 
 
 def do_p_abort(ctx: Context, f: Flight, ev: Event) -> None:
@@ -45,7 +45,7 @@ def do_abort(ctx: Context, f: Flight, ev: Event) -> None:
 
 
 def can_abort_seen(ctx: Context, f: Flight, ev: Event) -> bool:
-    return ctx.push and f.req.abort_msg and f.p.phase in ("waiting", "active")
+    return ctx.push and f.req.abort_msg and f.p.phase in ("waiting", "active") and not f.p.dead
 
 
 def do_abort_seen(ctx: Context, f: Flight, ev: Event) -> None:

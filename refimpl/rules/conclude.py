@@ -20,7 +20,8 @@ def concluding(ctx: Context, f: Flight) -> bool:
 
 
 def can_done(ctx: Context, f: Flight, ev: Event) -> bool:
-    return concluding(ctx, f) and ctx.all_posted(f) and not ctx.inflight(f)
+    # A dead prefill reports nothing (push: it is the sender; pull: its blocks are gone).
+    return concluding(ctx, f) and ctx.all_posted(f) and not ctx.inflight(f) and not f.p.dead
 
 
 def do_done(ctx: Context, f: Flight, ev: Event) -> None:

@@ -13,7 +13,8 @@ def can_ack(ctx: Context, f: Flight, ev: Event) -> bool:
     drained = f.d.phase == "draining" and (
         ctx.sw.abort_ack == "before_drain" or not ctx.inflight(f)
     )
-    return drained and (not ctx.push or f.p.phase not in ("waiting", "active"))
+    # push: every prefill rank ACKs the drain, and a dead one sends nothing (crash, E20)
+    return drained and (not ctx.push or (f.p.phase not in ("waiting", "active") and not f.p.dead))
 
 
 def do_ack(ctx: Context, f: Flight, ev: Event) -> None:

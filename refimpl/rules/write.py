@@ -24,7 +24,7 @@ def source_index(ctx: Context, f: Flight, index: int) -> int:
 def can_post(ctx: Context, f: Flight, ev: Event) -> bool:
     p = f.p
     if ctx.push:
-        ok = p.phase == "active" and ctx.prefill.can_compute(p)
+        ok = p.phase == "active" and ctx.prefill.can_compute(p) and not p.dead
     else:  # pull: decode reads prefill's blocks until the transfer concluded
         # (success or failed): a NIXL read is never started after that.
         ok = f.d.phase == "transfer" and p.computed and f.req.poll == "transferring"

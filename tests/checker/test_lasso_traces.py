@@ -171,7 +171,8 @@ def test_bad_loop_is_exit_2_with_one_line(
 ) -> None:
     out = tmp_path / "bad.jsonl"
     write_jsonl(lasso, out, protocol=protocol())
-    _rewrite(out, lambda rows: rows[0].update(loop=len(lasso.steps)))
+    # len(steps) is a stutter (an empty loop); one past it is out of range
+    _rewrite(out, lambda rows: rows[0].update(loop=len(lasso.steps) + 1))
     assert main(["replay", str(out), "--no-drain"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(out) in err[0] and "out of range" in err[0]
