@@ -56,8 +56,9 @@ def label(stage: str, detail: str = "") -> str:
 
 
 class Display:
-    """A reporter (``checker/runs/progress.py``'s ``Reporter`` shape) that shows something;
-    also callable as a ``ProgressFn`` for the stages workers forward."""
+    """What a run drives (``checker/runs/progress.py``'s ``Reporter``): this base class
+    is the silent one (``--quiet``, library calls); also callable as a ``ProgressFn`` for
+    the stages workers forward."""
 
     def __call__(self, variant: str, stage: str, detail: str = "") -> None:
         self.stage(variant, stage, detail)

@@ -17,22 +17,11 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
+from kvproof.checker.report.progress_display import Display
 
-class Reporter:
-    """What a run drives; this base class is the silent one (``--quiet``, library calls)."""
-
-    def __call__(self, variant: str, stage: str, detail: str = "") -> None:
-        self.stage(variant, stage, detail)
-
-    def stage(self, variant: str, stage: str, detail: str = "") -> None:
-        pass
-
-    def advance(self, n: int = 1) -> None:
-        pass
-
-    def done(self, variant: str, outcome: str, *, advance: int = 1) -> None:
-        pass
-
+# What a run drives: ``stage``, ``advance``, ``done``, also callable as a ``ProgressFn``. The
+# base class is the silent one; it lives beside the displays that subclass it.
+Reporter = Display
 
 # open(description, total) -> a context that yields the reporter for that work
 Open = Callable[[str, "int | None"], AbstractContextManager[Reporter]]
