@@ -18,6 +18,8 @@ def print_table(console: Any, table: Any) -> None:
     # measured unclamped: Measurement.get caps the minimum at the width it is given
     least = Measurement.get(console, console.options.update(max_width=10**6), table).minimum
     if console.is_terminal or least <= console.width:
+        if not console.is_terminal:
+            _keep_words_whole(table)
         console.print(table)
         return
     if table.title:
@@ -40,3 +42,13 @@ def _plain(cell: Any) -> str:
     if isinstance(cell, Text):
         return " ".join(cell.plain.split())
     return " ".join(str(cell).split())
+
+
+def _keep_words_whole(table: Any) -> None:
+    """Each column at least as wide as its longest word: rich shrinks every column in
+    proportion when the table is too wide, and would cut a URL (``…``) that fits whole
+    once a neighbour wraps between its words instead."""
+    for column in table.columns:
+        words = [w for cell in (column.header, *column.cells) for w in _plain(cell).split()]
+        longest = max((len(w) for w in words), default=0)
+        column.min_width = max(column.min_width or 0, longest)
