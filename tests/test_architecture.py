@@ -76,10 +76,13 @@ def module_name(path: Path) -> str:
     return ".".join(["kvproof", *parts])
 
 
-def imported(path: Path) -> list[str]:
-    """Absolute names of every module ``path`` imports (relative imports resolved)."""
-    mod = module_name(path)
-    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+def imported(path: Path, package: str | None = None) -> list[str]:
+    """Absolute names of every module ``path`` imports, at any depth (``TYPE_CHECKING``
+    blocks and functions too), relative imports resolved against ``package`` (default:
+    the one ``path`` is in; a planted file outside the tree names its own)."""
+    if package is None:
+        mod = module_name(path)
+        package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
     out: list[str] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):

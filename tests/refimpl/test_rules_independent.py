@@ -7,10 +7,10 @@ engine reads event by event like ``model/handoff/protocol.py``.
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
+from test_architecture import imported  # the one resolver of relative imports
 
 from kvproof.refimpl.rules import RULES
 from kvproof.spec.events import EVENT_NAMES
@@ -23,18 +23,7 @@ DRIVER = "kvproof.refimpl.handoff"
 def imports_of(path: Path, package: str = "kvproof.refimpl.rules") -> list[str]:
     """Every module ``path`` imports, at any depth (inside ``if TYPE_CHECKING:`` and
     functions too), relative imports resolved against ``package``."""
-    parts = package.split(".")
-    out: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = parts[: len(parts) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            out += [base] + [f"{base}.{a.name}" for a in node.names]
-    return out
+    return imported(path, package)
 
 
 def reaches_driver(names: list[str]) -> list[str]:
