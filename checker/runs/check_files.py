@@ -10,57 +10,59 @@ from kvproof.checker.verify.checking import VariantCheck
 
 def write_traces(out: Path, check: VariantCheck) -> list[Path]:
     """Each counterexample as ``.jsonl`` and ``.itf.json``; returns the files written."""
-    from kvproof.checker.traces.itf import write_itf
-    from kvproof.checker.traces.tracefile import write_jsonl
-
     out.mkdir(parents=True, exist_ok=True)
-    files = []
+    files: list[Path] = []
     for r in _violated(check):
-        stem = out / f"{check.variant.name}.{r.invariant}"
-        write_jsonl(r.trace, Path(f"{stem}.jsonl"), protocol=check.protocol)
-        write_itf(r.trace, Path(f"{stem}.itf.json"), check.protocol)
-        files += [Path(f"{stem}.jsonl"), Path(f"{stem}.itf.json")]
+        files += _trace_files(out, f"{check.variant.name}.{r.invariant}", r.trace, check.protocol)
     return files
 
 
 def write_html(out: Path, check: VariantCheck) -> list[Path]:
     """One report per violated invariant (model side: ``check`` never runs the engine)."""
-    from kvproof.checker.report.html_page import trace_page, write
-
     out.mkdir(parents=True, exist_ok=True)
-    files = []
-    for r in _violated(check):
-        path = out / f"{check.variant.name}.{r.invariant}.html"
-        write(path, trace_page(r.trace, check.protocol, variant=check.variant))
-        files.append(path)
-    return files
-
-
-def _violated(check: VariantCheck) -> list[Any]:
-    """The BMC results with a counterexample, in the check's order."""
-    return [r for r in check.bmc.results if r.trace is not None]
+    return [
+        _page(out, f"{check.variant.name}.{r.invariant}", r.trace, check) for r in _violated(check)
+    ]
 
 
 def write_lassos(out: Path | None, html: Path | None, check: Any) -> list[Path]:
     """A liveness check's fair lassos (``checker/verify/liveness.py``), one per violated
     property: ``.jsonl`` and ``.itf.json`` under ``out`` (their loop recorded, for
     ``kvproof replay``), an HTML page with the loop drawn under ``html``."""
-    from kvproof.checker.report.html_page import trace_page, write
-    from kvproof.checker.traces.itf import write_itf
-    from kvproof.checker.traces.tracefile import write_jsonl
-
-    files: list[Path] = []
     lassos = [r for r in check.result.results if r.trace is not None]
+    files: list[Path] = []
     for folder in (out, html):
         if folder is not None and lassos:
             folder.mkdir(parents=True, exist_ok=True)
     for r in lassos:
         name = f"{check.variant.name}.{r.property}"
         if out is not None:
-            write_jsonl(r.trace, out / f"{name}.jsonl", protocol=check.protocol)
-            write_itf(r.trace, out / f"{name}.itf.json", check.protocol)
-            files += [out / f"{name}.jsonl", out / f"{name}.itf.json"]
+            files += _trace_files(out, name, r.trace, check.protocol)
         if html is not None:
-            write(html / f"{name}.html", trace_page(r.trace, check.protocol, variant=check.variant))
-            files.append(html / f"{name}.html")
+            files.append(_page(html, name, r.trace, check))
     return files
+
+
+def _trace_files(out: Path, name: str, trace: Any, protocol: Any) -> list[Path]:
+    """``trace`` as ``out/name.jsonl`` and ``out/name.itf.json``."""
+    from kvproof.checker.traces.itf import write_itf
+    from kvproof.checker.traces.tracefile import write_jsonl
+
+    jsonl, itf = out / f"{name}.jsonl", out / f"{name}.itf.json"
+    write_jsonl(trace, jsonl, protocol=protocol)
+    write_itf(trace, itf, protocol)
+    return [jsonl, itf]
+
+
+def _page(out: Path, name: str, trace: Any, check: Any) -> Path:
+    """``trace`` drawn as ``out/name.html`` (model side; a lasso's loop marked)."""
+    from kvproof.checker.report.html_page import trace_page, write
+
+    path = out / f"{name}.html"
+    write(path, trace_page(trace, check.protocol, variant=check.variant))
+    return path
+
+
+def _violated(check: VariantCheck) -> list[Any]:
+    """The BMC results with a counterexample, in the check's order."""
+    return [r for r in check.bmc.results if r.trace is not None]

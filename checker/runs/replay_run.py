@@ -109,11 +109,12 @@ def load_trace(path: str, variant_name: str | None) -> Any:
     if not p.exists():
         raise KvproofInputError("no such trace file", path)
     if p.name.endswith(".itf.json"):
+        doc = _itf_doc(p)
         if variant_name is None:
-            variant_name = _itf_variant(p)
+            variant_name = _itf_variant(doc, p)
         if not variant_name:
             raise KvproofInputError("an ITF trace needs --variant", path)
-        lasso = _itf_doc(p).get("loop") is not None  # a liveness lasso: with crash (E20)
+        lasso = doc.get("loop") is not None  # a liveness lasso: with crash (E20)
         return read_itf(p, build_handoff(load_variant(variant_name).switches, peer_death=lasso))
     return read_jsonl(p)
 
@@ -131,9 +132,8 @@ def _itf_doc(p: Path) -> dict[str, Any]:
     return doc
 
 
-def _itf_variant(p: Path) -> str | None:
-    """The variant an ITF file names in ``#meta.variant``."""
-    doc = _itf_doc(p)
+def _itf_variant(doc: dict[str, Any], p: Path) -> str | None:
+    """The variant an ITF file (``doc``, read from ``p``) names in ``#meta.variant``."""
     meta = doc.get("#meta", {})
     if not isinstance(meta, dict):
         raise KvproofInputError("'#meta' must be an object", str(p))

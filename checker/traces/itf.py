@@ -82,7 +82,7 @@ def write_itf(trace: Trace, path: Path, protocol: Any) -> None:
     write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
-def itf_loop(loop: int, steps: int | None = None) -> int:
+def itf_loop(loop: int, steps: int) -> int:
     """ITF's ``loop`` for kvproof's: ADR-015's is "the index of the state that starts the
     loop"; "the loop ends in the last state", which is followed by ``states[loop]`` again.
     kvproof writes a row per step, so its last state *equals* ``states[loop]`` (the state
