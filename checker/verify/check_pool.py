@@ -13,7 +13,6 @@ its stages (BMC depth k, proof, necessity) reach the caller's ``progress`` callb
 
 from __future__ import annotations
 
-import functools
 import os
 import pickle
 from collections.abc import Callable, Sequence
@@ -66,7 +65,7 @@ def run_job(
     subset = None
     if job.variant.buggy and job.prove != "never" and not job.depth_given:
         # the holding invariants' proof, beside the BMC
-        subset = functools.partial(portfolio.BackgroundSubset, depth=job.depth)
+        subset = portfolio.background_subset(job.depth)
     check = check_variant(
         job.variant,
         requests=job.requests,

@@ -20,13 +20,14 @@ check runs to the variant's full depth, whatever depth settled the verdict.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import pickle
-import select
 import signal
 from typing import Any
 
 from kvproof.checker.verify.checking import VariantCheck, check_variant
+from kvproof.model.search.bmc import Settlement
 
 # Depth 8 costs about 1.4 s for sglang-0.5.22-pd at 3x6 (depth 15: about 70 s on a loaded
 # 2-core box); every catalog counterexample a fixed variant's assumptions hide is found by
@@ -80,42 +81,53 @@ def portfolio_check(job: Any, factory: Any = None, say: Any = None) -> VariantCh
     return dataclasses.replace(deep, proof=proof, settled_by="bmc")
 
 
-# A buggy variant's BMC asks for a proof of the invariants it has not broken only when it is
-# deep (``SUBSET_MIN_DEPTH``), and ``SUBSET_LEAD`` depths before its last: those cost the most
-# (sglang-pd-deferred-timeout: depth 15 alone is 33 of its 108 s under load), while a
-# depth-12 search is over in about the time the proof takes (Houdini, 3-8 s under load:
-# sglang-0.5.19-pd's whole check went from 2.6 to 8 s when it waited for one).
+# A buggy variant's BMC waits for the proof of the invariants it has not broken at one fixed
+# depth, whatever the proof's speed, so that its answer (and the inductive invariant asserted
+# from then on, which may change Z3's pick among equally short traces) enters every run at
+# the same point: ``SUBSET_LEAD`` depths before the last, in a search at least
+# ``SUBSET_MIN_DEPTH`` deep. Those last depths cost the most (sglang-pd-decode-radix-race:
+# depths 15-17 took 3 of its 3.2 minutes alone without the invariant, 15 s in all with it),
+# while a shallower search is over before the proof (Houdini, 1-3 s) would be (measured per
+# variant, ``kvproof check V``: the proof cost sglang-0.5.19-pd 1.1 -> 3.3 s at depth 12).
 SUBSET_MIN_DEPTH = 15
-SUBSET_LEAD = 3
+SUBSET_LEAD = 4
+
+
+def background_subset(depth: int) -> type[BackgroundSubset] | None:
+    """The ``settled`` hook's factory for a buggy variant's BMC to ``depth`` (None: none)."""
+    if depth < SUBSET_MIN_DEPTH:
+        return None
+    return functools.partial(BackgroundSubset, wait=depth - SUBSET_LEAD)  # type: ignore[return-value]
 
 
 class BackgroundSubset:
-    """``bmc``'s ``settled``: the invariants ``inductive_subset`` proves, computed in a
-    forked child while the BMC goes on in this process (the other core), and waited for
-    once asked. The child is a copy: its Z3 work leaves this process's context as it was,
-    so the BMC picks the counterexamples it always picked (``check_pool._isolated``).
+    """``bmc``'s ``settled``: the invariants ``inductive_subset`` proves and its inductive
+    invariant, computed in a forked child while the BMC goes on in this process (the other
+    core), and waited for at depth ``wait`` (or the last, if that comes first). The
+    child is a copy: its Z3 work leaves this process's context as it was.
 
-    Whether the child starts depends only on the depth and the unresolved names, and once
-    started it is always waited for, so the stop depth (and the ``--json``) is the same
+    Whether the child starts depends only on the unresolved names, and the answer is taken
+    at a fixed depth, so the stop depth, the counterexamples and the ``--json`` are the same
     however fast the proof comes back. Without ``fork`` nothing starts: the full depth."""
 
-    def __init__(self, protocol: Any, depth: int, lead: int = SUBSET_LEAD) -> None:
+    def __init__(self, protocol: Any, wait: int) -> None:
         self.protocol = protocol
-        # no proof for a shallow search: ``from_depth`` past its end
-        self.from_depth = depth - lead if depth >= SUBSET_MIN_DEPTH else depth + 1
+        self.wait = wait
         self.pid: int | None = None
         self.fd: int | None = None
-        self.answer: frozenset[str] | None = None
+        self.answer: Settlement | None = None
+        self.asked = False
 
-    def __call__(self, k: int, unresolved: frozenset[str], last: bool) -> frozenset[str] | None:
+    def __call__(self, k: int, unresolved: frozenset[str], last: bool) -> Settlement | None:
         if self.answer is not None or not unresolved:
             return self.answer
         if self.pid is None:
-            if k < self.from_depth or last or not hasattr(os, "fork"):
+            if self.asked or not hasattr(os, "fork"):
                 return None
+            self.asked = True
             self._start(unresolved)
-        if not last and not select.select([self.fd], [], [], 0)[0]:
-            return None  # still proving: the BMC goes one depth further meanwhile
+        if k < self.wait and not last:
+            return None  # still early: the BMC goes one depth further meanwhile
         return self._collect()
 
     def _start(self, unresolved: frozenset[str]) -> None:
@@ -127,23 +139,25 @@ class BackgroundSubset:
             os.close(read)
             try:
                 try:
-                    names = inductive_subset(self.protocol, tuple(sorted(unresolved))).proved
+                    found = inductive_subset(self.protocol, tuple(sorted(unresolved)))
+                    answer = (found.proved, found.inductive)
                 except Exception:  # a failed proof settles nothing
-                    names = ()
+                    answer = ((), ())
                 with os.fdopen(write, "wb") as out:
-                    out.write(pickle.dumps(tuple(names)))
+                    out.write(pickle.dumps(answer))
             finally:
                 os._exit(0)
         os.close(write)
         self.pid, self.fd = pid, read
 
-    def _collect(self) -> frozenset[str]:
+    def _collect(self) -> Settlement:
         assert self.fd is not None and self.pid is not None
         with os.fdopen(self.fd, "rb") as inp:
             data = inp.read()
         os.waitpid(self.pid, 0)
         self.fd = None
-        self.answer = frozenset(pickle.loads(data)) if data else frozenset()
+        proved, inductive = pickle.loads(data) if data else ((), ())
+        self.answer = Settlement(frozenset(proved), tuple(inductive))
         return self.answer
 
     def close(self) -> None:

@@ -21,14 +21,25 @@ from dataclasses import dataclass, field
 import z3
 
 from kvproof.model.lang.concrete import Concrete
-from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
 from kvproof.model.lang.unroll import Unroller
 from kvproof.model.search.steady import steady_gc
 
-# settled(k, unresolved, last) -> the invariants a proof settled, or None (not known yet)
-Settled = Callable[[int, frozenset[str], bool], "frozenset[str] | None"]
+
+@dataclass(frozen=True)
+class Settlement:
+    """A proof's answer to a running BMC: the safety invariants it proved (they hold at every
+    depth and size) and the conjuncts of its inductive invariant, by name (invariants or
+    strengthening of the protocol), which every reachable state satisfies."""
+
+    proved: frozenset[str]
+    inductive: tuple[str, ...] = ()
+
+
+# settled(k, unresolved, last) -> a proof's answer, or None (not known yet)
+Settled = Callable[[int, frozenset[str], bool], "Settlement | None"]
 
 
 @dataclass(frozen=True)
@@ -81,11 +92,14 @@ def bmc(
     are then reported as holding to that depth only): enough to show an assumption is
     needed.
 
-    ``settled(k, unresolved, last)``, asked after each depth, may answer the invariants a
-    proof has settled (``portfolio.py``); the search then ends at the first depth where
-    every invariant still unresolved is among them. That depth depends only on the answer,
-    never on when it arrives, and stopping there drops no query before it: every
-    counterexample is the one the full-depth search returns."""
+    ``settled(k, unresolved, last)``, asked after each depth, may answer what a proof has
+    settled (``portfolio.py``); the search then ends at the first depth where every
+    invariant still unresolved is among the proved ones. That depth depends only on the
+    answer, never on when it arrives, and stopping there drops no query before it. The
+    answer's inductive invariant is asserted at every step from then on: it holds in every
+    reachable state, so it removes no counterexample (no verdict, no shortest length
+    changes) while it prunes the deep unsatisfiable queries; Z3 may then pick another,
+    equally short, trace, so a hook answers at a depth fixed in advance (``portfolio``)."""
     with steady_gc():
         return _bmc(
             protocol,
@@ -123,6 +137,14 @@ def _bmc(
     plain: dict[str, InvariantResult] = {}
     best: dict[str, InvariantResult] = {}
     clean_lits: list[z3.BoolRef] = []
+    known: list[Invariant] = []  # the proof's inductive invariant, asserted at every step
+
+    def assert_known(j: int) -> None:
+        ctx = unroller.ctx(j)
+        for inv in known:
+            body = inv.body(ctx)
+            if body is not True:
+                solver.add(body)
 
     def clean_upto(k: int) -> None:
         """Literals c_j -> every invariant holds at state j, for j < k."""
@@ -229,7 +251,11 @@ def _bmc(
         if settled is not None:
             answer = settled(k, unresolved_at[-1], k + 1 >= depth)
             if answer is not None:
-                proved = frozenset(answer) & names
+                proved = answer.proved & names
+                by_name = {i.name: i for i in (*protocol.invariants, *protocol.strengthening)}
+                known = [by_name[n] for n in answer.inductive]
+                for j in range(unroller.depth + 1):
+                    assert_known(j)
                 settled = None  # answered once
         if proved:
             stop = next((j for j, u in enumerate(unresolved_at) if u <= proved), None)
@@ -237,6 +263,7 @@ def _bmc(
             break
         unroller.extend()
         k += 1
+        assert_known(k)
     if stop is not None:
         k = stop
     results = []

@@ -1,12 +1,14 @@
 """BMC's ``settled`` hook (``model/search/bmc.py``): a proof's answer ends the search at the
 first depth where every unresolved invariant is proved, whenever the answer arrives, and
-leaves every counterexample as the full-depth search returns it."""
+leaves every counterexample as the full-depth search returns it; its inductive invariant,
+asserted from then on, changes no verdict and no shortest length."""
 
 from __future__ import annotations
 
 from kvproof.checker.verify.check_pool import _isolated
 from kvproof.checker.verify.checking import protocol_for
-from kvproof.model.search.bmc import bmc
+from kvproof.checker.verify.portfolio import BackgroundSubset
+from kvproof.model.search.bmc import Settlement, bmc
 from kvproof.spec.variant import load_variant
 
 SIZES = {"Req": 2, "Page": 3}
@@ -15,9 +17,9 @@ SIZES = {"Req": 2, "Page": 3}
 def _answer_at(when: int, names: frozenset[str]):  # type: ignore[no-untyped-def]
     asked: list[int] = []
 
-    def settled(k: int, unresolved: frozenset[str], last: bool) -> frozenset[str] | None:
+    def settled(k: int, unresolved: frozenset[str], last: bool) -> Settlement | None:
         asked.append(k)
-        return names if k >= when or last else None
+        return Settlement(names) if k >= when or last else None
 
     return settled, asked
 
@@ -49,3 +51,24 @@ def test_an_answer_that_proves_too_little_keeps_the_full_depth() -> None:
     got = bmc(protocol, SIZES, 10, variant="v", settled=settled)
     assert got.depth == 10 and got.proved == ()
     assert asked == [0]  # asked once: an answer is final
+
+
+def test_a_proofs_inductive_invariant_changes_no_verdict_and_no_length() -> None:
+    """The background proof's invariant, asserted at every step from ``SUBSET_WAIT`` on,
+    prunes only unreachable states: each buggy variant keeps its verdicts and shortest
+    lengths at a depth past the wait (the deep queries it exists to cut)."""
+    for name in ("sglang-0.5.19-pd", "sglang-pd-early-free-abort", "vllm-stale-block-lease"):
+        protocol = protocol_for(load_variant(name))
+        plain = _isolated(lambda _: bmc(protocol, SIZES, 11, variant="v"), None)
+
+        def hinted(_: object) -> object:
+            hook = BackgroundSubset(protocol, wait=3)
+            try:
+                return bmc(protocol, SIZES, 11, variant="v", settled=hook)
+            finally:
+                hook.close()
+
+        got = _isolated(hinted, None)
+        assert got.proved, f"{name}: the proof must settle something for this test"
+        for a, b in zip(plain.results, got.results, strict=True):
+            assert (a.invariant, a.holds, a.shortest) == (b.invariant, b.holds, b.shortest), name
