@@ -5,6 +5,8 @@ asserted from then on, changes no verdict and no shortest length."""
 
 from __future__ import annotations
 
+import pytest
+
 from kvproof.checker.verify.check_pool import _isolated
 from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.portfolio import BackgroundSubset
@@ -53,22 +55,24 @@ def test_an_answer_that_proves_too_little_keeps_the_full_depth() -> None:
     assert asked == [0]  # asked once: an answer is final
 
 
-def test_a_proofs_inductive_invariant_changes_no_verdict_and_no_length() -> None:
-    """The background proof's invariant, asserted at every step from ``SUBSET_WAIT`` on,
+@pytest.mark.parametrize(
+    "name", ["sglang-0.5.19-pd", "sglang-pd-early-free-abort", "vllm-stale-block-lease"]
+)
+def test_a_proofs_inductive_invariant_changes_no_verdict_and_no_length(name: str) -> None:
+    """The background proof's invariant, asserted at every step from its wait depth on,
     prunes only unreachable states: each buggy variant keeps its verdicts and shortest
     lengths at a depth past the wait (the deep queries it exists to cut)."""
-    for name in ("sglang-0.5.19-pd", "sglang-pd-early-free-abort", "vllm-stale-block-lease"):
-        protocol = protocol_for(load_variant(name))
-        plain = _isolated(lambda _: bmc(protocol, SIZES, 11, variant="v"), None)
+    protocol = protocol_for(load_variant(name))
+    plain = _isolated(lambda _: bmc(protocol, SIZES, 11, variant="v"), None)
 
-        def hinted(_: object) -> object:
-            hook = BackgroundSubset(protocol, wait=3)
-            try:
-                return bmc(protocol, SIZES, 11, variant="v", settled=hook)
-            finally:
-                hook.close()
+    def hinted(_: object) -> object:
+        hook = BackgroundSubset(protocol, wait=3)
+        try:
+            return bmc(protocol, SIZES, 11, variant="v", settled=hook)
+        finally:
+            hook.close()
 
-        got = _isolated(hinted, None)
-        assert got.proved, f"{name}: the proof must settle something for this test"
-        for a, b in zip(plain.results, got.results, strict=True):
-            assert (a.invariant, a.holds, a.shortest) == (b.invariant, b.holds, b.shortest), name
+    got = _isolated(hinted, None)
+    assert got.proved, f"{name}: the proof must settle something for this test"
+    for a, b in zip(plain.results, got.results, strict=True):
+        assert (a.invariant, a.holds, a.shortest) == (b.invariant, b.holds, b.shortest)
