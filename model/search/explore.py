@@ -201,17 +201,17 @@ def explore(
                     nxt = rep
                     nid = lookup(nxt)
             if nid is None:
+                # Rows interned: states share them (half the memory, rows hot in cache).
                 nxt = tuple(map(row, nxt, nxt))
                 nid = ids[nxt] = len(datas)
-                if True:
-                    store(nxt)
-                    link(sid)
-                    label(action)
-                    deep(below)
-                    if broken_in(nxt):
-                        judge(nid, nxt)
-                        if until_found and len(first) == len(names):
-                            found_all = truncated = True
+                store(nxt)
+                link(sid)
+                label(action)
+                deep(below)
+                if broken_in(nxt):
+                    judge(nid, nxt)
+                    if until_found and len(first) == len(names):
+                        found_all = truncated = True
             if nid != sid:
                 moved = True
             if graph:
