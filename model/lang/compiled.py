@@ -266,7 +266,7 @@ class Compiler:
                 cells = ", ".join(self._render(c, names, used) for c in changed[i])
                 out.append(f"({cells},)")
             else:
-                out.append(f"d[{i}]")
+                out.append(f"r{i}")
         lines.append(f"{indent}new = ({', '.join(out)},)")
         return guard or "True", lines
 
@@ -275,10 +275,12 @@ class Compiler:
         return lambda data: interpret(data, inst)
 
     def _unpack(self, used: set[int]) -> list[str]:
-        lines = []
+        """Every row as a local ``r<i>`` (a new state reuses the rows it leaves alone), and
+        every cell read as a local ``c<i>_<j>``."""
+        lines = [f"    {', '.join(f'r{i}' for i in range(len(self.rows)))}, = d"]
         for i in sorted(used):
             names = ", ".join(f"c{i}_{j}" for j in range(self.rows[i]))
-            lines.append(f"    {names}, = d[{i}]")
+            lines.append(f"    {names}, = r{i}")
         return lines
 
     def _define(self, name: str, body: list[str], env: dict[str, Any]) -> Any:

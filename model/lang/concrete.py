@@ -134,11 +134,18 @@ class Concrete:
         return fn
 
     def violated(self, state: State) -> list[str]:
+        return self.violations()(state.data)
+
+    def violations(self) -> Callable[[Data], list[str]]:
+        """``violated`` on raw ``State.data``, as one function (the explorer's inner loop
+        calls it once per new state: no ``State`` wrapping, no method lookup)."""
         if not self._compiled:
-            return [i.name for i in self.protocol.safety if not self.check(i, state)]
+            return lambda data: [
+                i.name for i in self.protocol.safety if not self.check(i, State(data))
+            ]
         if self._violated_fn is None:
             self._violated_fn = self._compiler_().violated(self.protocol.safety)
-        return self._violated_fn(state.data)
+        return self._violated_fn
 
     def step(self, state: State, inst: ActionInstance) -> State | None:
         """The successor of ``state`` by ``inst``, or None when its guard is false."""
@@ -163,9 +170,15 @@ class Concrete:
 
     def successor_data(self, data: tuple[tuple[Any, ...], ...]) -> list[tuple[ActionInstance, Any]]:
         """``successors`` on raw ``State.data`` (the explorer's inner loop: no wrapping)."""
+        return self.successor_fn()(data)
+
+    def successor_fn(self) -> Callable[[Data], list[tuple[ActionInstance, Any]]]:
+        """``successor_data`` as one function (the generated one when compiled)."""
+        if not self._compiled:
+            return lambda data: [(i, s.data) for i, s in self.successors(State(data))]
         if self._succ_fn is None:
             self._succ_fn = self._compiler_().successors(self.inst.all_instances)
-        return self._succ_fn(data)
+        return self._succ_fn
 
     def enabled(self, state: State, inst: ActionInstance) -> bool:
         return self.step(state, inst) is not None

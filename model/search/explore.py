@@ -37,6 +37,7 @@ trace (``InvariantResult.depth``), not its plain ``shortest``.
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -121,15 +122,18 @@ def explore(
         if s not in protocol.symmetric:
             raise ValueError(f"sort {s!r} is not symmetric in {protocol.name}")
     canon = canonicaliser(concrete, sym)
-    same = getattr(canon, "same", _always)
-    succ = concrete.successor_data
-    violated_fn = concrete.violated
+    after = canon.after  # type: ignore[attr-defined]  # (parent, successor) -> representative
+    succ = concrete.successor_fn()
+    broken_in = concrete.violations()
     names = tuple(i.name for i in protocol.safety)
     holders = [concrete.inst.var_index[v] for v in holding if v in concrete.inst.var_index]
 
+    # The state table: ids maps a representative to its number; per number its data, its
+    # BFS parent and the action from there, its depth. Parents are a machine-int array
+    # (half a million states at the radix witness: no int object per entry).
     ids: dict[Any, int] = {}
     datas: list[Any] = []
-    parent: list[int] = []
+    parent = array("q")
     via: list[ActionInstance | None] = []
     dist: list[int] = []
     first: dict[str, int] = {}
@@ -137,27 +141,31 @@ def explore(
     bad: set[int] = set()
     edges: list[tuple[int, int, ActionInstance]] = []
 
-    def add(data: Any, src: int, action: ActionInstance | None) -> int:
-        nid = len(datas)
-        ids[data] = nid
-        datas.append(data)
-        parent.append(src)
-        via.append(action)
-        dist.append(0 if src < 0 else dist[src] + 1)
-        broken = violated_fn(State(data))
+    def judge(nid: int, data: Any) -> None:
+        broken = broken_in(data)
         if broken:
             bad.add(nid)
             for name in broken:
                 violating[name] += 1
                 first.setdefault(name, nid)
-        return nid
 
     for s in concrete.initial_states():
         data = canon(s.data)
         if data not in ids:
-            add(data, -1, None)
+            ids[data] = len(datas)
+            datas.append(data)
+            parent.append(-1)
+            via.append(None)
+            dist.append(0)
+            judge(len(datas) - 1, data)
     initial = len(datas)
 
+    # The hot loop (issue #30: the witness search expands ~400k states, 1.6M transitions):
+    # bound methods are looked up once, a new state is hashed once for lookup and insert
+    # (``setdefault``), and the target is tested on raw data.
+    lookup = ids.get
+    row = {}.setdefault
+    store, link, label, deep = datas.append, parent.append, via.append, dist.append
     transitions = terminal = 0
     deadlocked: list[int] = []
     level_end = initial  # the ids of the level being expanded end here
@@ -182,17 +190,28 @@ def explore(
             sid += 1
             continue
         moved = False
+        below = depth + 1
         for action, nxt in succ(data):
             transitions += 1
             # A successor already stored as a representative needs no canonical form.
-            nid = ids.get(nxt)
-            if nid is None and not same(data, nxt):
-                nxt = canon(nxt)
-                nid = ids.get(nxt)
+            nid = lookup(nxt)
             if nid is None:
-                nid = add(nxt, sid, action)
-                if until_found and nid in bad and len(first) == len(names):
-                    found_all = truncated = True
+                rep = after(data, nxt)
+                if rep is not nxt:
+                    nxt = rep
+                    nid = lookup(nxt)
+            if nid is None:
+                # Rows interned: states share them (half the memory, rows hot in cache).
+                nxt = tuple(map(row, nxt, nxt))
+                nid = ids[nxt] = len(datas)
+                store(nxt)
+                link(sid)
+                label(action)
+                deep(below)
+                if broken_in(nxt):
+                    judge(nid, nxt)
+                    if until_found and len(first) == len(names):
+                        found_all = truncated = True
             if nid != sid:
                 moved = True
             if graph:
@@ -215,7 +234,7 @@ def explore(
     deadlock = trace_to(deadlocked[0], None) if deadlocked else None
     g = None
     if graph:
-        g = _graph(datas, parent, dist, edges, bad, set(deadlocked), violated_fn)
+        g = _graph(datas, parent, dist, edges, bad, set(deadlocked), concrete.violated)
     return ExploreResult(
         variant=variant,
         sizes=dict(sizes),
@@ -237,10 +256,6 @@ def explore(
     )
 
 
-def _always(p: Any, d: Any) -> bool:
-    return True
-
-
 # -- traces and graph ------------------------------------------------------------------------
 
 
@@ -248,7 +263,7 @@ def _trace(
     concrete: Concrete,
     canon: Callable[[Any], Any],
     datas: list[Any],
-    parent: list[int],
+    parent: Sequence[int],
     via: list[ActionInstance | None],
     nid: int,
     variant: str,
@@ -284,7 +299,7 @@ def _trace(
 
 def _graph(
     datas: list[Any],
-    parent: list[int],
+    parent: Sequence[int],
     dist: list[int],
     edges: list[tuple[int, int, ActionInstance]],
     bad: set[int],

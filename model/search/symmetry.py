@@ -14,10 +14,10 @@ the other), so no orbit is visited twice and none is lost:
   the sort, so sorting the elements by their column of values (every cell that names the
   element) is a canonical form: equal columns are interchangeable, different ones ordered;
 - **two sorts** (requests and pages): the representative is the least, over the request
-  orders that sort requests by a signature blind to page order (the request's own cells
-  and the sorted multiset of its per-page cells), of the page-canonical form of the state
-  with requests in that order. Requests with different signatures have one order, so
-  only ties (typically requests not yet arrived) cost more than one page sort.
+  orders that sort requests by a signature blind to page order (the request's own
+  cells), of the page-canonical form of the state with requests in that order.
+  Requests with different signatures have one order, so only ties (typically requests
+  not yet arrived) cost more than one page sort.
 
 Both are generated Python (``exec``'d once per instance), as ``model/lang/compiled.py``
 generates successors: states stay the interpreter's ``State.data`` tuples.
@@ -38,6 +38,7 @@ def canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
     """The function mapping ``State.data`` to its orbit's representative (``sorts``: the
     symmetric sorts to quotient by, at most two, each with more than one element)."""
     if not sorts:
+        _identity.after = _second  # type: ignore[attr-defined]
         return _identity
     if len(sorts) == 1:
         return _one_sort(concrete, sorts[0])
@@ -47,6 +48,10 @@ def canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
 
 
 def _identity(d: Any) -> Any:
+    return d
+
+
+def _second(p: Any, d: Any) -> Any:
     return d
 
 
@@ -78,9 +83,11 @@ class _Sort:
             self.columns.append((i, per))
         self._movers: dict[tuple[int, ...], Callable[[Any], Any]] = {}
 
-    def key_parts(self) -> list[list[str]]:
+    def key_parts(self, before: dict[int, list[int]] | None = None) -> list[list[str]]:
         """Per element, code reading its cells (the same order for every element): slices
-        where the sort's argument comes first or last (C speed), single reads otherwise."""
+        where the sort's argument comes first or last (C speed), single reads otherwise.
+        ``before``: read the state another sort's move would give (new cell ``j`` of
+        variable ``i`` is old ``before[i][j]``) without building it."""
         protocol = self.concrete.protocol
         parts: list[list[str]] = [[] for _ in range(self.n)]
         per_var = dict(self.columns)
@@ -90,8 +97,12 @@ class _Sort:
                 continue
             k = v.args.index(self.sort)
             width = len(self.concrete.cells[v.name]) // n
+            moved = (before or {}).get(i)
             for e in range(n):
-                if len(v.args) == 1:
+                if moved is not None:
+                    reads = [f"d[{i}][{moved[j]}]" for j in per_var[i][e]]
+                    parts[e].append(reads[0] if len(v.args) == 1 else f"({', '.join(reads)},)")
+                elif len(v.args) == 1:
                     parts[e].append(f"d[{i}][{e}]")
                 elif k == len(v.args) - 1:
                     parts[e].append(f"d[{i}][{e}::{n}]")
@@ -102,11 +113,15 @@ class _Sort:
                     parts[e].append("(" + "".join(f"d[{i}][{j}], " for j in cells) + ")")
         return parts
 
-    def mover(self, perm: tuple[int, ...]) -> Callable[[Any], Any]:
-        """New element ``e`` takes old element ``perm[e]``'s cells (generated, cached)."""
-        move = self._movers.get(perm)
-        if move is not None:
-            return move
+    def keys(self, before: dict[int, list[int]] | None = None) -> Callable[[Any], Any]:
+        """The generated function from ``State.data`` to the list of element keys."""
+        parts = self.key_parts(before)
+        body = ", ".join("(" + ", ".join(p) + ",)" for p in parts)
+        return _exec(["def key(d):", f"    return [{body}]"], "key", f"key:{self.sort}")  # type: ignore[no-any-return]
+
+    def index(self, perm: tuple[int, ...]) -> dict[int, list[int]]:
+        """Per variable with an argument of the sort, the old cell each new cell reads when
+        new element ``e`` takes old element ``perm[e]``'s cells."""
         protocol = self.concrete.protocol
         getters = {}
         for i, per in self.columns:
@@ -115,24 +130,33 @@ class _Sort:
                 for j_new, j_old in zip(per[e], per[perm[e]], strict=True):
                     index[j_new] = j_old
             getters[i] = index
-        parts = []
-        for i in range(len(protocol.vars)):
-            if i in getters:
-                parts.append("(" + "".join(f"r{i}[{j}], " for j in getters[i]) + ")")
-            else:
-                parts.append(f"d[{i}]")
-        unpack = [f"    r{i} = d[{i}]" for i in getters]
-        src = ["def move(d):", *unpack, f"    return ({', '.join(parts)},)"]
-        move = self._movers[perm] = _exec(src, "move", f"move:{self.sort}")
+        return getters
+
+    def mover(self, perm: tuple[int, ...]) -> Callable[[Any], Any]:
+        """New element ``e`` takes old element ``perm[e]``'s cells (generated, cached)."""
+        move = self._movers.get(perm)
+        if move is None:
+            move = self._movers[perm] = _move(self.concrete, self.index(perm), self.sort)
         return move
+
+
+def _move(concrete: Concrete, getters: dict[int, list[int]], tag: str) -> Callable[[Any], Any]:
+    """``State.data`` with new cell ``j`` of variable ``i`` read from old ``getters[i][j]``."""
+    parts = []
+    for i in range(len(concrete.protocol.vars)):
+        if i in getters:
+            parts.append("(" + "".join(f"r{i}[{j}], " for j in getters[i]) + ")")
+        else:
+            parts.append(f"d[{i}]")
+    unpack = [f"    r{i} = d[{i}]" for i in getters]
+    src = ["def move(d):", *unpack, f"    return ({', '.join(parts)},)"]
+    return _exec(src, "move", f"move:{tag}")  # type: ignore[no-any-return]
 
 
 def _one_sort(concrete: Concrete, sort: str) -> Canon:
     """Sort the elements by their columns (exact: see the module docstring)."""
     s = _Sort(concrete, sort)
-    parts = s.key_parts()
-    src = ["def key(d):", f"    return [{', '.join('(' + ', '.join(p) + ',)' for p in parts)}]"]
-    keys = _exec(src, "key", f"key:{sort}")
+    keys = s.keys()
     identity = tuple(range(s.n))
     mover = s.mover
 
@@ -145,9 +169,19 @@ def _one_sort(concrete: Concrete, sort: str) -> Canon:
 
     # The key reads only the sort's rows: a successor that left them equal to those of a
     # canonical parent is canonical already (most steps touch few rows).
-    same = " and ".join(f"d[{i}] == p[{i}]" for i, _ in s.columns) or "True"
-    canon.same = _exec([f"def same(p, d):\n    return {same}"], "same", "same")  # type: ignore[attr-defined]
+    same = _same(s.columns)
+
+    def after(p: Any, d: Any) -> Any:
+        return d if same(p, d) else canon(d)
+
+    canon.after = after  # type: ignore[attr-defined]
     return canon
+
+
+def _same(columns: list[tuple[int, Any]]) -> Callable[[Any, Any], bool]:
+    """Whether two states agree on the rows ``columns`` names (generated)."""
+    same = " and ".join(f"d[{i}] == p[{i}]" for i, _ in columns) or "True"
+    return _exec([f"def same(p, d):\n    return {same}"], "same", "same")  # type: ignore[no-any-return]
 
 
 def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
@@ -158,71 +192,113 @@ def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
     # exact either way. Both sorts' variables must take at most one argument of each.
     outer = _Sort(concrete, outer_sort)
     inner = _Sort(concrete, inner_sort)
-    inner_canon = _one_sort(concrete, inner_sort)
     n, m = outer.n, inner.n
-    # Signature of outer element e: its cells in variables without an inner argument and,
-    # per variable over both sorts, how many of its (e, q) cells are set: blind to inner
-    # order, moved by outer permutations. ``zip`` over the one-argument rows builds every
-    # element's tuple at C speed; ties are enumerated, so a weak signature costs time only.
-    own: list[str] = []
-    counts: list[str] = []
+    # Signature of outer element e: its cells in variables without an inner argument:
+    # blind to inner order, moved by outer permutations. ``zip`` over those rows builds
+    # every element's tuple at C speed; ties are enumerated, so a weak signature costs
+    # time only.
+    own_rows: list[int] = []
     for i, v in enumerate(protocol.vars):
         has_o, has_i = outer_sort in v.args, inner_sort in v.args
         if has_o and len(v.args) > (2 if has_i else 1):
             raise ValueError(f"{v.name}: two-sort symmetry needs at most one other argument")
-        if not has_o:
-            continue
-        if not has_i:
-            own.append(f"d[{i}]")
-            continue
-        ko = v.args.index(outer_sort)
-        rows = [
-            f"d[{i}][{e * m}:{(e + 1) * m}]" if ko == 0 else f"d[{i}][{e}::{n}]" for e in range(n)
-        ]
-        counts.append("(" + "".join(f"{r}.count({v.default!r}), " for r in rows) + ")")
-    signature = _exec(
-        ["def signature(d):", f"    return list(zip({', '.join(own)}))"],
-        "signature",
-        "signature",
-    )
+        if has_o and not has_i:
+            own_rows.append(i)
     identity = tuple(range(n))
-    mover = outer.mover
+    inner_identity = tuple(range(m))
 
-    # (order, which neighbours in it tie) -> the moves of every order that sorts the
-    # signatures: computed once per pattern, so a state costs a sort and a lookup.
-    plans: dict[tuple[tuple[int, ...], tuple[bool, ...]], list[Callable[[Any], Any] | None]] = {}
+    # Per outer order, the inner keys of the state in that order, read from the state as
+    # it is; per (outer order, inner order), one move doing both: a state costs one new
+    # tuple at most, not one per sort (issue #30: the witness search's canonical forms).
+    keys: dict[tuple[int, ...], Callable[[Any], Any]] = {identity: inner.keys()}
+    moves: dict[tuple[tuple[int, ...], tuple[int, ...]], Callable[[Any], Any]] = {}
 
-    def plan(order: tuple[int, ...], ties: tuple[bool, ...]) -> list[Callable[[Any], Any] | None]:
+    def place(d: Any, order: tuple[int, ...]) -> Any:
+        """The inner-canonical form of ``d`` with outer element ``e`` taking ``order[e]``'s
+        cells (``inner_canon(outer.mover(order)(d))``, in one step)."""
+        key = keys.get(order)
+        if key is None:
+            key = keys[order] = inner.keys(outer.index(order))
+        k = key(d)
+        perm = tuple(sorted(inner_identity, key=k.__getitem__))
+        if order == identity and perm == inner_identity:
+            return d
+        move = moves.get((order, perm))
+        if move is None:
+            move = moves[order, perm] = _move(concrete, _then(outer, inner, order, perm), "both")
+        return move(d)
+
+    # (order, which neighbours in it tie) -> every order that sorts the signatures:
+    # computed once per pattern, so a state costs a sort and a lookup.
+    plans: dict[tuple[tuple[int, ...], tuple[bool, ...]], list[tuple[int, ...]]] = {}
+
+    def plan(order: tuple[int, ...], ties: tuple[bool, ...]) -> list[tuple[int, ...]]:
         groups: list[list[int]] = [[order[0]]]
         for e, tied in zip(order[1:], ties, strict=True):
             if tied:
                 groups[-1].append(e)
             else:
                 groups.append([e])
-        moves: list[Callable[[Any], Any] | None] = []
-        for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
-            perm = tuple(e for g in choice for e in g)
-            moves.append(None if perm == identity else mover(perm))
-        plans[order, ties] = moves
-        return moves
+        orders = [
+            tuple(e for g in choice for e in g)
+            for choice in itertools.product(*(itertools.permutations(g) for g in groups))
+        ]
+        plans[order, ties] = orders
+        return orders
 
-    def canon(d: Any) -> Any:
-        sig = signature(d)
+    def general(d: Any, sig: list[Any]) -> Any:
         order = tuple(sorted(identity, key=sig.__getitem__))
         if len(set(sig)) == n:  # no ties: one order
-            return inner_canon(d if order == identity else mover(order)(d))
+            return place(d, order)
         ties = tuple(sig[a] == sig[b] for a, b in itertools.pairwise(order))
-        moves = plans.get((order, ties)) or plan(order, ties)
-        best = None
-        for move in moves:
-            cand = inner_canon(d if move is None else move(d))
-            if best is None or cand < best:
-                best = cand
-        return best
+        return min(place(d, o) for o in plans.get((order, ties)) or plan(order, ties))
 
-    canon.same = _never  # type: ignore[attr-defined]  # every step may reorder requests
-    return canon
+    def sort_inner(d: Any, k: list[Any]) -> Any:
+        return inner.mover(tuple(sorted(inner_identity, key=k.__getitem__)))(d)
+
+    # Generated: most states have distinct signatures already in order and inner keys in
+    # order (``place(d, identity)`` returns ``d``); that case is two chained comparisons,
+    # the rest goes to ``general``. ``after`` takes a successor of a representative
+    # ``p`` (signatures and inner keys sorted) and skips what its step could not change:
+    # with ``p``'s signature rows and no ties its outer order is the identity; with
+    # ``p``'s inner rows and signatures in order it is a representative already (its
+    # inner keys are ``p``'s). Most steps touch one kind of row only.
+    sig = f"list(zip({', '.join(f'd[{i}]' for i in own_rows)}))"
+    rising = " < ".join(f"s[{e}]" for e in range(n))
+    keys_in_order = " <= ".join(f"k[{e}]" for e in range(m))
+    key = ", ".join("(" + ", ".join(p) + ",)" for p in inner.key_parts())
+    same_outer = " and ".join(f"d[{i}] == p[{i}]" for i in own_rows) or "True"
+    same_inner = " and ".join(f"d[{i}] == p[{i}]" for i, _ in inner.columns) or "True"
+    src = [
+        "def inner(d):",
+        f"    k = [{key}]",
+        f"    return d if {keys_in_order} else S(d, k)",
+        "def canon(d):",
+        f"    s = {sig}",
+        f"    return inner(d) if {rising} else G(d, s)",
+        "def after(p, d):",
+        f"    if {same_outer}:",
+        "        if L[0] is not p:",
+        f"            s = {sig.replace('d[', 'p[')}",
+        f"            L[0], L[1] = p, {rising}",
+        "        return inner(d) if L[1] else canon(d)",
+        f"    if {same_inner}:",
+        f"        s = {sig}",
+        f"        return d if {rising} else G(d, s)",
+        "    return canon(d)",
+    ]
+    canon = _exec(src, "canon", "canon:both", {"S": sort_inner, "G": general, "L": [None, 0]})
+    canon.after = canon.__globals__["after"]
+    return canon  # type: ignore[no-any-return]
 
 
-def _never(p: Any, d: Any) -> bool:
-    return False
+def _then(
+    first: _Sort, second: _Sort, perm1: tuple[int, ...], perm2: tuple[int, ...]
+) -> dict[int, list[int]]:
+    """The reads of ``first``'s move by ``perm1`` followed by ``second``'s by ``perm2``."""
+    a, b = first.index(perm1), second.index(perm2)
+    out = dict(a)
+    for i, rb in b.items():
+        ra = a.get(i)
+        out[i] = rb if ra is None else [ra[j] for j in rb]
+    return out
