@@ -8,7 +8,8 @@ from typing import Any
 
 from kvproof import __version__
 from kvproof.checker.verify.forever import lasso_explanation
-from kvproof.model.handoff.assumptions import active, apply, handoff_for
+from kvproof.model.handoff import protocol_of
+from kvproof.model.handoff.assumptions import active, apply
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.explain import args_dict, changes, explain, step_label
@@ -64,7 +65,7 @@ def protocol_for(
     under the variant's assumptions less ``without``. A user protocol gets the guards of
     kvproof's assumptions on the actions it shares with kvproof's handoff."""
     if factory is None:
-        return handoff_for(variant, without)
+        return protocol_of(variant, without=without)
     names = active(variant, without)
     protocol = factory(variant.switches)
     return apply(protocol, names, variant.switches) if names else protocol

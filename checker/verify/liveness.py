@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.model.handoff.assumptions import active, apply, handoff_for
+from kvproof.model.handoff import protocol_of
+from kvproof.model.handoff.assumptions import active, apply
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.search.lasso import LivenessResult, find_lassos
 from kvproof.spec.assumptions import FAIRNESS, of_kind
@@ -74,7 +75,7 @@ def liveness_protocol(
     """The protocol liveness checks: with a peer that may die unless the variant assumes
     ``prefill_eventually_reports``, and the fairness of its fairness assumptions."""
     if factory is None:
-        return handoff_for(variant, without, liveness=True)
+        return protocol_of(variant, without=without, liveness=True)
     names = active(variant, without)
     protocol = factory(variant.switches)
     return apply(protocol, names, variant.switches, str(variant.path)) if names else protocol

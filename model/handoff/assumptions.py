@@ -5,9 +5,7 @@ guard on the environment actions it constrains (timeouts, failures, lease expiry
 in front of the action's own body. The protocol itself is unchanged: dropping an
 assumption (``kvproof check --without NAME``) gives back the action exactly as written in
 ``model/handoff/protocol.py``, and with it the counterexample the assumption was hiding.
-
-    protocol = handoff_for(load_variant("sglang-0.5.22-pd"))  # under bounded_transfer
-    protocol = handoff_for(variant, without=("bounded_transfer",))  # the 30 s stall leaks
+``of_variant.protocol_of`` is how a caller gets a variant's protocol under them.
 """
 
 from __future__ import annotations
@@ -133,23 +131,6 @@ def _guarded(action: Action, extra: list[Guard]) -> Action:
         body(s, *args)
 
     return dataclasses.replace(action, body=guarded)
-
-
-def handoff_for(
-    variant: Variant, without: Iterable[str] = (), *, liveness: bool = False
-) -> Protocol:
-    """kvproof's handoff as ``variant`` configures it, under its assumptions (less
-    ``without``), with the strengthening for that environment. ``liveness``: the protocol
-    liveness checks run, with a prefill that may die (``crash``) unless the variant
-    assumes ``prefill_eventually_reports``."""
-    from kvproof.model.handoff import build_handoff
-    from kvproof.model.handoff.strengthening import strengthening
-
-    names = active(variant, without)
-    sw = variant.switches
-    death = liveness and "prefill_eventually_reports" not in names
-    protocol = apply(build_handoff(sw, peer_death=death), names, sw, str(variant.path))
-    return dataclasses.replace(protocol, strengthening=strengthening(sw, frozenset(names)))
 
 
 def declared(names: Iterable[str]) -> list[dict[str, str]]:

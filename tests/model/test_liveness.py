@@ -132,7 +132,7 @@ def test_fixed_release_is_live_only_under_transfer_eventually_ends() -> None:
 
 def test_safety_protocol_has_no_crash_and_liveness_protocol_does() -> None:
     variant = load_variant("sglang-0.5.22-pd")
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
 
-    assert "crash" not in {a.name for a in handoff_for(variant).actions}
+    assert "crash" not in {a.name for a in protocol_of(variant).actions}
     assert "crash" in {a.name for a in liveness_protocol(variant).actions}
