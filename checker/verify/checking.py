@@ -17,9 +17,8 @@ from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import Trace, replay
 from kvproof.model.search.bmc import BmcResult, bmc
 from kvproof.spec.assumptions import ASSUMPTIONS, GUARD, of_kind
-from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
-from kvproof.spec.names import did_you_mean
+from kvproof.spec.names import require_known
 from kvproof.spec.variant import Variant
 
 ProtocolFactory = Callable[[Any], Protocol]
@@ -59,16 +58,22 @@ class VariantCheck:
 
 
 def protocol_for(
-    variant: Variant, factory: ProtocolFactory | None = None, without: tuple[str, ...] = ()
+    variant: Variant,
+    factory: ProtocolFactory | None = None,
+    without: tuple[str, ...] = (),
+    *,
+    liveness: bool = False,
 ) -> Protocol:
     """The protocol a variant's switches configure: kvproof's handoff unless ``factory``,
     under the variant's assumptions less ``without``. A user protocol gets the guards of
-    kvproof's assumptions on the actions it shares with kvproof's handoff."""
+    kvproof's assumptions on the actions it shares with kvproof's handoff, and the
+    fairness of its fairness assumptions. ``liveness``: kvproof's handoff with a peer that
+    may die unless the variant assumes ``prefill_eventually_reports`` (``protocol_of``)."""
     if factory is None:
-        return protocol_of(variant, without=without)
+        return protocol_of(variant, without=without, liveness=liveness)
     names = active(variant, without)
     protocol = factory(variant.switches)
-    return apply(protocol, names, variant.switches) if names else protocol
+    return apply(protocol, names, variant.switches, str(variant.path)) if names else protocol
 
 
 def check_variant(
@@ -85,14 +90,9 @@ def check_variant(
 ) -> VariantCheck:
     """``settled(protocol)``, when given, makes the BMC's ``settled`` (``bmc.py``)."""
     protocol = protocol_for(variant, factory, without)
-    known = {i.name for i in protocol.safety}
+    known = sorted({i.name for i in protocol.safety})
     for name in invariants or ():
-        if name not in known:
-            raise KvproofInputError(
-                f"unknown invariant {name!r}{did_you_mean(name, sorted(known))} "
-                f"(known: {', '.join(sorted(known))})",
-                "--invariant",
-            )
+        require_known(name, known, "invariant", "--invariant")
     # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x; they
     # change no verdict and no length, but may pick another (equally short) counterexample,
     # so a buggy variant, whose traces are documented and pinned, is checked as before.

@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import pickle
-import select
-import signal
 from typing import Any
 
+from kvproof.checker.distrib.fork import Child, fork_call
 from kvproof.checker.verify.checking import VariantCheck, check_variant
 
 # Depth 8 costs about 1.4 s for sglang-0.5.22-pd at 3x6 (depth 15: about 70 s on a loaded
@@ -103,53 +101,32 @@ class BackgroundSubset:
         self.protocol = protocol
         # no proof for a shallow search: ``from_depth`` past its end
         self.from_depth = depth - lead if depth >= SUBSET_MIN_DEPTH else depth + 1
-        self.pid: int | None = None
-        self.fd: int | None = None
+        self.child: Child | None = None
         self.answer: frozenset[str] | None = None
 
     def __call__(self, k: int, unresolved: frozenset[str], last: bool) -> frozenset[str] | None:
         if self.answer is not None or not unresolved:
             return self.answer
-        if self.pid is None:
+        if self.child is None:
             if k < self.from_depth or last or not hasattr(os, "fork"):
                 return None
-            self._start(unresolved)
-        if not last and not select.select([self.fd], [], [], 0)[0]:
+            self.child = fork_call(_proved, self.protocol, tuple(sorted(unresolved)))
+        if not last and not self.child.ready():
             return None  # still proving: the BMC goes one depth further meanwhile
-        return self._collect()
-
-    def _start(self, unresolved: frozenset[str]) -> None:
-        from kvproof.model.search.subset import inductive_subset
-
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns into the caller's code
-            os.close(read)
-            try:
-                try:
-                    names = inductive_subset(self.protocol, tuple(sorted(unresolved))).proved
-                except Exception:  # a failed proof settles nothing
-                    names = ()
-                with os.fdopen(write, "wb") as out:
-                    out.write(pickle.dumps(tuple(names)))
-            finally:
-                os._exit(0)
-        os.close(write)
-        self.pid, self.fd = pid, read
-
-    def _collect(self) -> frozenset[str]:
-        assert self.fd is not None and self.pid is not None
-        with os.fdopen(self.fd, "rb") as inp:
-            data = inp.read()
-        os.waitpid(self.pid, 0)
-        self.fd = None
-        self.answer = frozenset(pickle.loads(data)) if data else frozenset()
+        try:
+            names = self.child.result("the background proof")
+        except Exception:  # a failed (or dead) proof settles nothing
+            names = ()
+        self.answer = frozenset(names)
         return self.answer
 
     def close(self) -> None:
         """Stop a proof nobody will read (the BMC found every counterexample first)."""
-        if self.pid is not None and self.fd is not None:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            os.close(self.fd)
-            self.fd = None
+        if self.child is not None:
+            self.child.kill()
+
+
+def _proved(protocol: Any, names: tuple[str, ...]) -> tuple[str, ...]:
+    from kvproof.model.search.subset import inductive_subset
+
+    return tuple(inductive_subset(protocol, names).proved)

@@ -19,7 +19,7 @@ from kvproof.model.lang.liveness import Fair
 from kvproof.spec.assumptions import ASSUMPTIONS, FAIRNESS
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.events import EVENT_NAMES
-from kvproof.spec.names import did_you_mean
+from kvproof.spec.names import require_assumed
 from kvproof.spec.variant import Switches, Variant
 
 # (s, *action args) -> the condition the environment is assumed to respect
@@ -72,14 +72,7 @@ def guards(name: str, sw: Switches, death: bool = False) -> dict[str, Guard]:
 def active(variant: Variant, without: Iterable[str] = ()) -> tuple[str, ...]:
     """The variant's assumptions minus ``without`` (each of which it must list)."""
     dropped = tuple(without)
-    for name in dropped:
-        if name not in variant.assume:
-            listed = ", ".join(variant.assume) or "none"
-            raise KvproofInputError(
-                f"{variant.name} does not assume {name!r}{did_you_mean(name, variant.assume)} "
-                f"(it assumes: {listed})",
-                "--without",
-            )
+    require_assumed(variant.name, tuple(variant.assume), dropped)
     return tuple(n for n in variant.assume if n not in dropped)
 
 

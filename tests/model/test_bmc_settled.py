@@ -4,7 +4,7 @@ leaves every counterexample as the full-depth search returns it."""
 
 from __future__ import annotations
 
-from kvproof.checker.verify.check_pool import _isolated
+from kvproof.checker.distrib.fork import fork_call
 from kvproof.checker.verify.checking import protocol_for
 from kvproof.model.search.bmc import bmc
 from kvproof.spec.variant import load_variant
@@ -26,14 +26,14 @@ def test_the_stop_depth_does_not_depend_on_when_the_answer_arrives() -> None:
     protocol = protocol_for(load_variant("sglang-0.5.19-pd"))
     # Each search in a fork of this same process: Z3's one context per process otherwise
     # lets an earlier search steer which (equally short) counterexample a later one picks.
-    full = _isolated(lambda _: bmc(protocol, SIZES, 10, variant="v"), None)
+    full = fork_call(lambda: bmc(protocol, SIZES, 10, variant="v")).result()
     held = frozenset(r.invariant for r in full.results if r.holds)
     assert held, "the variant must keep an invariant for this test"
     last_cex = max(r.shortest or 0 for r in full.results if not r.holds)
     stops = set()
     for when in (0, last_cex, 9):
         settled, _ = _answer_at(when, held)
-        got = _isolated(lambda _, s=settled: bmc(protocol, SIZES, 10, variant="v", settled=s), None)
+        got = fork_call(lambda s=settled: bmc(protocol, SIZES, 10, variant="v", settled=s)).result()
         stops.add(got.depth)
         assert got.proved == tuple(sorted(held))
         for a, b in zip(full.results, got.results, strict=True):
