@@ -14,7 +14,7 @@ import json
 import platform
 import time
 
-from kvproof.model.handoff import build_handoff
+from kvproof.model.handoff import protocol_of
 from kvproof.model.search.explore import explore
 from kvproof.spec.variant import load_variant
 
@@ -30,7 +30,7 @@ def main() -> None:
     start = time.perf_counter()
     runs = []
     for name in VARIANTS:
-        protocol = build_handoff(load_variant(name).switches)
+        protocol = protocol_of(load_variant(name), assumed=False)
         for requests, pages in SIZES:
             r = explore(
                 protocol,

@@ -120,7 +120,7 @@ def main() -> None:
     result["liveness"] = {
         name: liveness_process(name) for name in ("sglang-0.5.22-pd", "sglang-pd-quarantine")
     }
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
     from kvproof.model.search.induction import prove
     from kvproof.spec.variant import list_variants
 
@@ -128,7 +128,7 @@ def main() -> None:
     for v in list_variants():
         if v.buggy:
             continue
-        r = prove(handoff_for(v))  # under the variant's assumptions
+        r = prove(protocol_of(v))  # under the variant's assumptions
         proofs[v.name] = {
             "proved": r.proved,
             "seconds": round(r.seconds, 3),
@@ -216,12 +216,12 @@ def _witness() -> object:
 
     code = (
         "from kvproof.checker.traces.witness import WITNESSES as W\n"
-        "from kvproof.model.handoff.assumptions import handoff_for\n"
+        "from kvproof.model.handoff import protocol_of\n"
         "from kvproof.spec.variant import load_variant\n"
         "import time\n"
         "w = W[0]\n"
         "t = time.perf_counter()\n"
-        "trace = w.find(handoff_for(load_variant(w.variant)))\n"
+        "trace = w.find(protocol_of(load_variant(w.variant)))\n"
         "print(len(trace.steps), round(time.perf_counter() - t, 3))\n"
     )
     start = time.perf_counter()
@@ -248,7 +248,7 @@ def _inference(budget: float) -> object:
     from pathlib import Path
 
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
     from kvproof.model.search.complete import check_complete
     from kvproof.model.search.explore import explore
     from kvproof.spec.variant import load_variant
@@ -257,7 +257,7 @@ def _inference(budget: float) -> object:
     out["infer_fixed"] = _infer_fixed(budget)
     # Under the variant's assumptions, as ``kvproof check`` runs it (without
     # ``bounded_transfer`` it is violated at 7 steps: ``check --without``).
-    fixed = handoff_for(load_variant("sglang-0.5.22-pd"))
+    fixed = protocol_of(load_variant("sglang-0.5.22-pd"))
     sizes = {"Req": 3, "Page": 4}
     c = check_complete(fixed, sizes, budget_s=budget)
     e = explore(fixed, sizes, max_seconds=budget)
@@ -283,12 +283,12 @@ def _infer_fixed(budget: float) -> dict[str, object]:
 
     from kvproof.checker.verify.checking import protocol_for
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
     from kvproof.model.search.induction import prove
     from kvproof.model.search.infer import infer
     from kvproof.spec.variant import list_variants
 
-    targets = [(v.name, handoff_for(v)) for v in list_variants() if not v.buggy]
+    targets = [(v.name, protocol_of(v)) for v in list_variants() if not v.buggy]
     for spec, name in (
         ("examples/custom_protocol/my_handoff.py:Handoff", "deferred-ack"),
         ("examples/deep_bug/pipeline.py:Pipeline", "release-waits"),
@@ -322,13 +322,13 @@ def _complete(explore_cap: float) -> object:
     """``check --complete`` of the fixed variant (under its assumptions) at 3 Req / 4 Page,
     as a whole process and in process; the finite methods alone (proof off); ``explore`` on
     the same instance for ``explore_cap`` seconds (it does not finish: states reached)."""
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
     from kvproof.model.search.complete import check_complete
     from kvproof.model.search.explore import explore
     from kvproof.spec.variant import load_variant
 
     name = "sglang-0.5.22-pd"
-    fixed = handoff_for(load_variant(name))
+    fixed = protocol_of(load_variant(name))
     sizes = {"Req": 3, "Page": 4}
     out: dict[str, object] = {}
     cmd = ["check", name, "--complete", "--requests", "3", "--pages", "4", "--json"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.spec.errors import KvproofInputError
-from kvproof.spec.names import did_you_mean
+from kvproof.spec.names import require_known
 
 
 @dataclass(frozen=True)
@@ -54,12 +54,7 @@ def check_expect(table: Mapping[str, Any], names: Collection[str], path: Path) -
     """A variant's ``[expect]`` table: one verdict, holds or violated, for each of ``names``
     (the protocol's invariants), and no other key."""
     for inv, verdict in table.items():
-        if inv not in names:
-            known = ", ".join(names)
-            raise KvproofInputError(
-                f"unknown invariant 'expect.{inv}'{did_you_mean(inv, names)} (known: {known})",
-                str(path),
-            )
+        require_known(inv, tuple(names), "invariant", str(path), shown=f"'expect.{inv}'")
         if verdict not in VERDICTS:
             raise KvproofInputError(
                 f"'expect.{inv}' must be 'holds' or 'violated', got {verdict!r}", str(path)

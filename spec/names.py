@@ -8,7 +8,9 @@ is imported: the CLI checks names before it loads Z3 or torch, so a typo costs n
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+from kvproof.spec.errors import KvproofInputError
 
 
 def nearest(name: str, known: Iterable[str], n: int = 3) -> list[str]:
@@ -27,3 +29,25 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     if not best:
         return ""
     return "; did you mean " + " or ".join(f"'{b}'" for b in best) + "?"
+
+
+def require_known(name: str, known: Sequence[str], what: str, where: str, shown: str = "") -> None:
+    """The one "unknown ``what``" error (a suggestion, then every known name in the order
+    given) unless ``name`` is known; ``shown`` is how the error quotes it (default: as typed)."""
+    if name not in known:
+        raise KvproofInputError(
+            f"unknown {what} {shown or repr(name)}{did_you_mean(name, known)}"
+            f" (known: {', '.join(known)})",
+            where,
+        )
+
+
+def require_assumed(variant: str, assume: Sequence[str], dropped: Iterable[str]) -> None:
+    """``--without`` names only assumptions the variant lists in ``[assume]``."""
+    for name in dropped:
+        if name not in assume:
+            raise KvproofInputError(
+                f"{variant} does not assume {name!r}{did_you_mean(name, assume)} "
+                f"(it assumes: {', '.join(assume) or 'none'})",
+                "--without",
+            )

@@ -54,6 +54,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.report",
         "checker.conformance",
         "checker.distrib",
+        "checker.audit",
     },
     "checker.cli": {"*"},
 }

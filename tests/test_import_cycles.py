@@ -14,6 +14,8 @@ from pathlib import Path
 
 from test_architecture import ROOT, module_name, sources
 
+from kvproof.model.search.scc import components
+
 MODULES = {module_name(p): p for p in sources()}
 
 
@@ -75,41 +77,11 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Every strongly connected component of more than one module (Tarjan), each given as
-    one cycle through it, so that a failure names modules to untangle, in order."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-    counter = [0]
-
-    def strong(v: str) -> None:
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(_one_cycle(graph, set(comp)))
-
-    for v in sorted(graph):
-        if v not in index:
-            strong(v)
-    return out
+    """Every strongly connected component of more than one module (the library's Tarjan,
+    ``model/search/scc.py``), each given as one cycle through it, so that a failure names
+    modules to untangle, in order."""
+    comps = components(graph, lambda v: sorted(graph.get(v, ())))
+    return [_one_cycle(graph, set(c)) for c in comps if len(c) > 1]
 
 
 def _one_cycle(graph: dict[str, set[str]], comp: set[str]) -> list[str]:

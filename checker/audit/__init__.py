@@ -1,8 +1,9 @@
 """Deployment audit: read what the engines printed, find the incident's preconditions.
 
 ``audit(paths)`` is the whole job as a library call: detect each file's format, build the
-deployment (nodes with roles), apply the rules, solve the danger window with Z3. The CLI
-(``kvproof audit``) only parses arguments and renders the returned ``AuditReport``.
+deployment (nodes with roles), apply the rules, solve the danger window with Z3. The
+command's run (``checker/runs/audit_run.py``) adds the ``--fail-on`` threshold; the CLI
+(``kvproof audit``) only parses arguments, makes that one call and renders the run.
 """
 
 from kvproof.checker.audit.deployment import Deployment, Node, load_deployment

@@ -48,16 +48,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
-    from kvproof.checker.audit import Severity, audit
-    from kvproof.checker.audit.deployment import parse_role
     from kvproof.checker.audit.render import render
+    from kvproof.checker.runs.audit_run import audit_deployment
 
-    roles = dict(parse_role(spec) for spec in args.role)
-    report = audit(args.paths, roles=roles, context=args.context)
-    fail_on = None if args.fail_on == "never" else Severity.parse(args.fail_on)
+    done = audit_deployment(args.paths, args.role, context=args.context, fail_on=args.fail_on)
     if args.json:
-        print(json.dumps(report.to_dict(fail_on), indent=2))
+        print(json.dumps(done.to_json(), indent=2))
     else:
-        render(report, console_for(), fail_on)
-    return report.exit_code(fail_on)
+        render(done.report, console_for(), done.fail_on)
+    return done.exit_code

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.report.html_page import trace_page, write
     from kvproof.checker.runs.replay_run import load_trace, replay_rows
     from kvproof.checker.traces.tracefile import check_against
-    from kvproof.model.handoff import build_handoff
+    from kvproof.model.handoff import protocol_of
     from kvproof.spec.errors import KvproofInputError
     from kvproof.spec.variant import load_variant
 
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         raise KvproofInputError("must be >= 1", "--max-new-tokens")
     trace = load_trace(args.trace, args.variant)
     own = load_variant(trace.variant)
-    protocol = build_handoff(own.switches)
+    protocol = protocol_of(own, assumed=False)
     check_against(trace, protocol, args.trace)
     rows = summary = None
     if not args.no_replay:

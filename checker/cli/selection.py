@@ -34,24 +34,12 @@ def check_names(
         return
     from kvproof.spec.invariants import INVARIANTS
     from kvproof.spec.liveness import LIVENESS
-    from kvproof.spec.names import did_you_mean
+    from kvproof.spec.names import require_assumed, require_known
     from kvproof.spec.variant import VARIANTS_DIR, load_variant
 
     loaded = [load_variant(v, variants_dir or VARIANTS_DIR) for v in variants]
     names = [*INVARIANTS, *LIVENESS]  # --invariant takes a liveness property too (#29)
     for name in invariants:
-        if name not in names:
-            known = ", ".join(sorted(names))
-            raise KvproofInputError(
-                f"unknown invariant {name!r}{did_you_mean(name, names)} (known: {known})",
-                "--invariant",
-            )
+        require_known(name, sorted(names), "invariant", "--invariant")
     for variant in loaded:
-        for name in without:
-            if name not in variant.assume:
-                listed = ", ".join(variant.assume) or "none"
-                raise KvproofInputError(
-                    f"{variant.name} does not assume {name!r}"
-                    f"{did_you_mean(name, variant.assume)} (it assumes: {listed})",
-                    "--without",
-                )
+        require_assumed(variant.name, tuple(variant.assume), without)

@@ -36,7 +36,7 @@ from kvproof.checker.conformance.walk import SIZES, Walk, WalkResult, run_walk, 
 from kvproof.checker.distrib.campaign import CampaignLog
 from kvproof.checker.distrib.executor import Executor, Unit, make_executor, ordered
 from kvproof.checker.traces.tracefile import write_jsonl
-from kvproof.model.handoff import build_handoff
+from kvproof.model.handoff import protocol_of
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import Variant
 
@@ -265,7 +265,7 @@ def fuzz(
             n, s = plans[index]
             if found is not None:
                 path = log.findings / f"{variant.name}.batch-{index}.jsonl"
-                write_jsonl(found.trace, path, protocol=build_handoff(variant.switches))
+                write_jsonl(found.trace, path, protocol=protocol_of(variant, assumed=False))
             log.record(index, {"walks": n, "seed": s, "stats": asdict(stats), "found": bool(found)})
         if on_batch is not None:
             on_batch(stats)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
@@ -52,7 +52,7 @@ def model_search(
 ) -> ModelFinding | None:
     """Random walks of the model alone; the first one reaching a violated invariant."""
     start = time.perf_counter()
-    protocol = handoff_for(variant)
+    protocol = protocol_of(variant)
     concrete = Concrete(Instance(protocol, sizes))
     skip = left_out(protocol, faults)
     inits = list(concrete.initial_states())

@@ -45,8 +45,7 @@ from kvproof.checker.conformance.mapping import (
 )
 from kvproof.checker.conformance.responses import client_responses
 from kvproof.checker.conformance.verdict import Divergence, ReplayReport
-from kvproof.model.handoff import build_handoff
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import Trace
@@ -81,12 +80,12 @@ class Lockstep:
         self.variant = variant
         self.sw = variant.switches
         # A lasso comes from the liveness build: its prefill may die (crash, E20).
-        self.protocol = handoff_for(variant, liveness=liveness)
+        self.protocol = protocol_of(variant, liveness=liveness)
         self.concrete = Concrete(Instance(self.protocol, sizes))
         # The same rules without the variant's assumptions: a step only they forbid is
         # one the assumed environment never takes (the engine itself may well allow it).
         self.unassumed = (
-            Concrete(Instance(build_handoff(self.sw, peer_death=liveness), sizes))
+            Concrete(Instance(protocol_of(variant, assumed=False, liveness=liveness), sizes))
             if variant.assume
             else None
         )
@@ -304,7 +303,7 @@ def replay_trace(
     """Replay ``trace`` on the reference engine configured by ``variant``; a lasso's loop
     ``loops`` times after its stem (``lasso.py``)."""
     lasso = trace.loop is not None  # a liveness counterexample: the liveness build
-    protocol = handoff_for(variant, liveness=lasso)
+    protocol = protocol_of(variant, liveness=lasso)
     trace = normalize(trace, protocol)
     report = ReplayReport(variant.name, trace)
     try:  # the engine under test may raise, even while warming up: that is a finding

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.traces.tracefile import read_json_lines
-from kvproof.model.handoff import build_handoff
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.refimpl.events import EVENT_NAMES, PAGE_EVENTS
@@ -156,7 +156,7 @@ def _nat(x: Any) -> bool:
 
 def validate_log(log: EventLog, variant: Variant) -> ValidationReport:
     """Check every event of ``log`` against the model of ``variant``."""
-    protocol = build_handoff(variant.switches)
+    protocol = protocol_of(variant, assumed=False)
     concrete = Concrete(Instance(protocol, {"Req": log.requests, "Page": log.pages}))
     actions = {a.name for a in protocol.actions}
     states: list[State] = [concrete.make_state()]

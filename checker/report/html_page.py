@@ -140,13 +140,13 @@ def inline(
     from IPython.display import HTML
 
     if protocol is None:
-        from kvproof.model.handoff import build_handoff
+        from kvproof.model.handoff import protocol_of
 
         if variant is None:
             from kvproof.spec.variant import load_variant
 
             variant = load_variant(trace.variant)
-        protocol = build_handoff(variant.switches)
+        protocol = protocol_of(variant, assumed=False)
     rows = None
     if responses is not None:
         rows = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in responses]

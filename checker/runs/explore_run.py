@@ -64,9 +64,9 @@ def explore_variant(
     if user:
         protocol = user.factory(variant.switches)
     else:  # kvproof's handoff under the variant's assumptions
-        from kvproof.model.handoff.assumptions import handoff_for
+        from kvproof.model.handoff import protocol_of
 
-        protocol = handoff_for(variant)
+        protocol = protocol_of(variant)
     if set(protocol.sorts) != {"Req", "Page"}:
         raise KvproofInputError(
             f"--requests/--pages size the sorts Req and Page; this protocol's sorts are "

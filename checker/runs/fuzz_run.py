@@ -179,11 +179,11 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
 
 def _save(variant: Variant, trace: Any, options: FuzzOptions) -> Path:
     from kvproof.checker.traces.tracefile import write_jsonl
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
 
     options.out.mkdir(parents=True, exist_ok=True)
     saved = options.out / f"{variant.name}.fuzz-{options.seed}.jsonl"
-    write_jsonl(trace, saved, protocol=handoff_for(variant))
+    write_jsonl(trace, saved, protocol=protocol_of(variant))
     return saved
 
 
@@ -197,13 +197,13 @@ def write_fuzz_html(out: Path, variant: Variant, trace: Any, seed: int) -> Path:
     """The finding's report, with the shrunk trace replayed for the engine's answers."""
     from kvproof.checker.report.html_page import trace_page, write
     from kvproof.checker.runs.replay_run import replay_rows
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
 
     out.mkdir(parents=True, exist_ok=True)
     rows, summary = replay_rows(trace, variant)
     path = out / f"{variant.name}.fuzz-{seed}.html"
     page = trace_page(
-        trace, handoff_for(variant), variant=variant, responses=rows, replay_summary=summary
+        trace, protocol_of(variant), variant=variant, responses=rows, replay_summary=summary
     )
     write(path, page)
     return path

@@ -178,7 +178,7 @@ def _necessity(
     """For a proof, an assumption is needed when the proof fails without it (the proof
     alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
     from kvproof.checker.verify.necessity import Necessity
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
     from kvproof.model.search.induction import prove
 
     if not proved:
@@ -188,7 +188,7 @@ def _necessity(
         if name in without:
             continue
         report.stage(variant.name, "necessity", name)
-        again = prove(handoff_for(variant, (*without, name)), timeout_ms=timeout_ms)
+        again = prove(protocol_of(variant, without=(*without, name)), timeout_ms=timeout_ms)
         if again.proved:
             out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
         else:

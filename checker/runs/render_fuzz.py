@@ -20,11 +20,11 @@ def render_json(run: FuzzRun) -> None:
 def model_finding(console: Any, variant: Any, found: Any, saved: Path) -> None:
     """The model-side finding, printed (and flushed) before the engine or torch is loaded,
     so a buggy variant reports within a second from the shell."""
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
     from kvproof.model.lang.explain import action_label
 
     trace = found.trace
-    steps = ", ".join(action_label(handoff_for(variant), x) for x in trace.steps)
+    steps = ", ".join(action_label(protocol_of(variant), x) for x in trace.steps)
     console.print(
         f"[bold red]VIOLATION[/] (model-side finding, {found.seconds:.2f} s, "
         f"{found.walks} model walks): invariant [bold]{found.invariant}[/] violated "
@@ -60,7 +60,7 @@ def _campaign(console: Any, run: FuzzRun) -> None:
     from rich.table import Table
 
     from kvproof.checker.conformance.fuzz import COUNTERS
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
     from kvproof.model.lang.explain import action_label
 
     row = run.to_json()
@@ -79,7 +79,7 @@ def _campaign(console: Any, run: FuzzRun) -> None:
     console.print(f"[bold red]{kind}[/]: {f.detail}")
     console.print(
         f"shrunk trace ({len(f.trace.steps)} steps): "
-        + ", ".join(action_label(handoff_for(run.variant), x) for x in f.trace.steps)
+        + ", ".join(action_label(protocol_of(run.variant), x) for x in f.trace.steps)
     )
     wrote(console, run.files)
     console.print(f"replay: kvproof replay {run.trace_file}", highlight=False, soft_wrap=True)

@@ -76,7 +76,7 @@ def replay(
 ) -> ReplayRun:
     """Replay the trace at ``path`` on ``variant_name``'s engine (default: the trace's own)."""
     from kvproof.checker.traces.tracefile import check_against
-    from kvproof.model.handoff import build_handoff
+    from kvproof.model.handoff import protocol_of
     from kvproof.spec.variant import load_variant
 
     # Bad input is found before the engine (and torch) is loaded.
@@ -85,9 +85,8 @@ def replay(
     # Names and sizes must fit the trace's own protocol (a different variant may lack an
     # action: that is "not enabled", not bad input).
     lasso = trace.loop is not None  # a liveness lasso: the build with crash (E20)
-    check_against(
-        trace, build_handoff(load_variant(trace.variant).switches, peer_death=lasso), path
-    )
+    own = protocol_of(load_variant(trace.variant), assumed=False, liveness=lasso)
+    check_against(trace, own, path)
     import torch
 
     from kvproof.checker.conformance.replay import replay_trace
@@ -102,7 +101,7 @@ def load_trace(path: str, variant_name: str | None) -> Any:
     """A trace from ``.jsonl`` or ``.itf.json`` (ITF needs the variant's protocol)."""
     from kvproof.checker.traces.itf import read_itf
     from kvproof.checker.traces.tracefile import read_jsonl
-    from kvproof.model.handoff import build_handoff
+    from kvproof.model.handoff import protocol_of
     from kvproof.spec.variant import load_variant
 
     p = Path(path)
@@ -115,7 +114,7 @@ def load_trace(path: str, variant_name: str | None) -> Any:
         if not variant_name:
             raise KvproofInputError("an ITF trace needs --variant", path)
         lasso = doc.get("loop") is not None  # a liveness lasso: with crash (E20)
-        return read_itf(p, build_handoff(load_variant(variant_name).switches, peer_death=lasso))
+        return read_itf(p, protocol_of(load_variant(variant_name), assumed=False, liveness=lasso))
     return read_jsonl(p)
 
 

@@ -24,7 +24,7 @@ from kvproof.checker.traces.itf import write_itf
 from kvproof.checker.traces.shows import expected
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.checker.traces.witness import WITNESSES
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.trace import Trace
 from kvproof.model.search.bmc import bmc
 from kvproof.spec.variant import list_variants, load_variant
@@ -39,7 +39,7 @@ def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Pat
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for v in list_variants():
-        protocol = handoff_for(v)  # under the variant's assumptions
+        protocol = protocol_of(v)  # under the variant's assumptions
         result = bmc(protocol, SIZES, depth or v.bmc_depth, variant=v.name)
         searches: dict[bool, Any] = {}
         for r in result.results:
@@ -54,7 +54,7 @@ def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Pat
                 write_itf(trace, folder / f"{path.stem}.itf.json", protocol)
                 written.append(folder / f"{path.stem}.itf.json")
     for w in WITNESSES:  # longer runs in which a client sees what BMC's shortest hides
-        protocol = handoff_for(load_variant(w.variant))
+        protocol = protocol_of(load_variant(w.variant))
         trace = canonical(w.find(protocol), protocol)
         path = folder / f"{w.stem}.jsonl"
         write_jsonl(_with_shows(trace, w.stem, w.invariant), path, protocol=protocol)

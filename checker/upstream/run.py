@@ -22,7 +22,7 @@ from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness,
 from kvproof.checker.upstream.intake import intake
 from kvproof.checker.upstream.loader import Loaded
 from kvproof.checker.upstream.walk import walk
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import Trace, initial_assignment
@@ -154,7 +154,7 @@ def conform(
         adapter = select(mods, str(tree))
         with settings.environment(env_table), settings.quiet("sglang"):
             used, source = _env_used(envs, env_table)
-            concrete = Concrete(Instance(handoff_for(variant), SIZES))
+            concrete = Concrete(Instance(protocol_of(variant), SIZES))
             inits = list(concrete.initial_states())
             rng = random.Random(seed)
             steps = 0

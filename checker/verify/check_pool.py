@@ -14,13 +14,13 @@ its stages (BMC depth k, proof, necessity) reach the caller's ``progress`` callb
 from __future__ import annotations
 
 import os
-import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kvproof.checker.distrib.events import ProgressFn, forwarded, forwarding_kind
 from kvproof.checker.distrib.executor import Executor, PoolExecutor, Unit, ordered
+from kvproof.checker.distrib.fork import fork_call
 from kvproof.checker.verify.checking import (
     ProtocolFactory,
     VariantCheck,
@@ -125,32 +125,7 @@ def _isolated(fn: Callable[..., Any], job: CheckJob, *more: Any) -> Any:
     next one slower (dead-prefill-free's BMC: 16 s alone, 26 s after -guarded) and may pick
     another, equally short, counterexample: a fork per unit makes each variant's result the
     one ``kvproof check VARIANT`` gives, whatever the scheduling."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the pool's code
-        os.close(read)
-        try:
-            try:
-                data = pickle.dumps((True, fn(job, *more)))
-            except Exception as exc:  # handed to the parent, raised there (typed if it pickles)
-                try:
-                    data = pickle.dumps((False, exc))
-                except Exception:
-                    data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
-            with os.fdopen(write, "wb") as out:
-                out.write(data)
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as inp:
-        data = inp.read()
-    os.waitpid(pid, 0)
-    if not data:
-        raise RuntimeError(f"the check of {job.variant.name} died without a result")
-    ok, value = pickle.loads(data)
-    if not ok:
-        raise value
-    return value
+    return fork_call(fn, job, *more).result(f"the check of {job.variant.name}")
 
 
 def _work_here(job: CheckJob, progress: ProgressFn | None = None) -> tuple[Any, Any, Any, str]:

@@ -8,7 +8,8 @@ from typing import Any
 
 from kvproof import __version__
 from kvproof.checker.verify.forever import lasso_explanation
-from kvproof.model.handoff.assumptions import active, apply, handoff_for
+from kvproof.model.handoff import protocol_of
+from kvproof.model.handoff.assumptions import active, apply
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.explain import args_dict, changes, explain, step_label
@@ -16,9 +17,8 @@ from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import Trace, replay
 from kvproof.model.search.bmc import BmcResult, bmc
 from kvproof.spec.assumptions import ASSUMPTIONS, GUARD, of_kind
-from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.invariants import INVARIANTS
-from kvproof.spec.names import did_you_mean
+from kvproof.spec.names import require_known
 from kvproof.spec.variant import Variant
 
 ProtocolFactory = Callable[[Any], Protocol]
@@ -58,16 +58,22 @@ class VariantCheck:
 
 
 def protocol_for(
-    variant: Variant, factory: ProtocolFactory | None = None, without: tuple[str, ...] = ()
+    variant: Variant,
+    factory: ProtocolFactory | None = None,
+    without: tuple[str, ...] = (),
+    *,
+    liveness: bool = False,
 ) -> Protocol:
     """The protocol a variant's switches configure: kvproof's handoff unless ``factory``,
     under the variant's assumptions less ``without``. A user protocol gets the guards of
-    kvproof's assumptions on the actions it shares with kvproof's handoff."""
+    kvproof's assumptions on the actions it shares with kvproof's handoff, and the
+    fairness of its fairness assumptions. ``liveness``: kvproof's handoff with a peer that
+    may die unless the variant assumes ``prefill_eventually_reports`` (``protocol_of``)."""
     if factory is None:
-        return handoff_for(variant, without)
+        return protocol_of(variant, without=without, liveness=liveness)
     names = active(variant, without)
     protocol = factory(variant.switches)
-    return apply(protocol, names, variant.switches) if names else protocol
+    return apply(protocol, names, variant.switches, str(variant.path)) if names else protocol
 
 
 def check_variant(
@@ -84,14 +90,9 @@ def check_variant(
 ) -> VariantCheck:
     """``settled(protocol)``, when given, makes the BMC's ``settled`` (``bmc.py``)."""
     protocol = protocol_for(variant, factory, without)
-    known = {i.name for i in protocol.safety}
+    known = sorted({i.name for i in protocol.safety})
     for name in invariants or ():
-        if name not in known:
-            raise KvproofInputError(
-                f"unknown invariant {name!r}{did_you_mean(name, sorted(known))} "
-                f"(known: {', '.join(sorted(known))})",
-                "--invariant",
-            )
+        require_known(name, known, "invariant", "--invariant")
     # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x and,
     # with a proof's inductive invariant (``settled``), a buggy one's deep queries too; they
     # change no verdict and no length, only which equally short trace Z3 picks (issue #30).

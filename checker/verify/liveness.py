@@ -14,19 +14,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.model.handoff.assumptions import active, apply, handoff_for
+from kvproof.checker.verify.checking import ProtocolFactory, protocol_for
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.search.lasso import LivenessResult, find_lassos
 from kvproof.spec.assumptions import FAIRNESS, of_kind
 from kvproof.spec.errors import KvproofInputError
-from kvproof.spec.names import did_you_mean
+from kvproof.spec.names import require_known
 from kvproof.spec.variant import Variant
 
 # Two requests compete for one decode page: enough for a held page to starve the other
 # request, small enough that the complete search takes about a second per variant.
 LIVENESS_SIZES = {"Req": 2, "Page": 1}
-
-ProtocolFactory = Callable[[Any], Protocol]
 
 
 @dataclass(frozen=True)
@@ -68,18 +66,6 @@ class LivenessCheck:
         return not self.result.holds
 
 
-def liveness_protocol(
-    variant: Variant, factory: ProtocolFactory | None = None, without: tuple[str, ...] = ()
-) -> Protocol:
-    """The protocol liveness checks: with a peer that may die unless the variant assumes
-    ``prefill_eventually_reports``, and the fairness of its fairness assumptions."""
-    if factory is None:
-        return handoff_for(variant, without, liveness=True)
-    names = active(variant, without)
-    protocol = factory(variant.switches)
-    return apply(protocol, names, variant.switches, str(variant.path)) if names else protocol
-
-
 def check_liveness(
     variant: Variant,
     *,
@@ -91,19 +77,14 @@ def check_liveness(
 ) -> LivenessCheck:
     """Every liveness property of the variant's protocol (or ``names``) at ``sizes``."""
     sizes = dict(sizes or LIVENESS_SIZES)
-    protocol = liveness_protocol(variant, factory, without)
+    protocol = protocol_for(variant, factory, without, liveness=True)
     if not protocol.liveness:
         raise KvproofInputError(
             f"protocol {protocol.name!r} declares no liveness properties", "--liveness"
         )
     known = [p.name for p in protocol.liveness]
     for name in names or ():
-        if name not in known:
-            raise KvproofInputError(
-                f"unknown liveness property {name!r}{did_you_mean(name, known)}"
-                f" (known: {', '.join(known)})",
-                "--invariant",
-            )
+        require_known(name, known, "liveness property", "--invariant")
     result = find_lassos(protocol, sizes, variant=variant.name, names=names)
     check = LivenessCheck(variant, protocol, result, tuple(without))
     if not necessity:
@@ -115,7 +96,7 @@ def check_liveness(
         if not any(r.holds for r in result.results):
             needs.append(FairnessNeed(name, None))  # nothing it could be needed for
             continue
-        dropped = liveness_protocol(variant, factory, (*without, name))
+        dropped = protocol_for(variant, factory, (*without, name), liveness=True)
         found = find_lassos(dropped, sizes, variant=variant.name, names=names)
         newly = [
             r.property for r in found.results if not r.holds and result.result(r.property).holds

@@ -22,10 +22,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-import pickle
-import signal
 from typing import Any
 
+from kvproof.checker.distrib.fork import Child, fork_call
 from kvproof.checker.verify.checking import VariantCheck, check_variant
 from kvproof.model.search.bmc import Settlement
 
@@ -113,57 +112,36 @@ class BackgroundSubset:
     def __init__(self, protocol: Any, wait: int) -> None:
         self.protocol = protocol
         self.wait = wait
-        self.pid: int | None = None
-        self.fd: int | None = None
+        self.child: Child | None = None
         self.answer: Settlement | None = None
         self.asked = False
 
     def __call__(self, k: int, unresolved: frozenset[str], last: bool) -> Settlement | None:
         if self.answer is not None or not unresolved:
             return self.answer
-        if self.pid is None:
+        if self.child is None:
             if self.asked or not hasattr(os, "fork"):
                 return None
             self.asked = True
-            self._start(unresolved)
+            self.child = fork_call(_proved, self.protocol, tuple(sorted(unresolved)))
         if k < self.wait and not last:
             return None  # still early: the BMC goes one depth further meanwhile
-        return self._collect()
-
-    def _start(self, unresolved: frozenset[str]) -> None:
-        from kvproof.model.search.subset import inductive_subset
-
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns into the caller's code
-            os.close(read)
-            try:
-                try:
-                    found = inductive_subset(self.protocol, tuple(sorted(unresolved)))
-                    answer = (found.proved, found.inductive)
-                except Exception:  # a failed proof settles nothing
-                    answer = ((), ())
-                with os.fdopen(write, "wb") as out:
-                    out.write(pickle.dumps(answer))
-            finally:
-                os._exit(0)
-        os.close(write)
-        self.pid, self.fd = pid, read
-
-    def _collect(self) -> Settlement:
-        assert self.fd is not None and self.pid is not None
-        with os.fdopen(self.fd, "rb") as inp:
-            data = inp.read()
-        os.waitpid(self.pid, 0)
-        self.fd = None
-        proved, inductive = pickle.loads(data) if data else ((), ())
+        try:
+            proved, inductive = self.child.result("the background proof")
+        except Exception:  # a failed (or dead) proof settles nothing
+            proved, inductive = (), ()
         self.answer = Settlement(frozenset(proved), tuple(inductive))
         return self.answer
 
     def close(self) -> None:
         """Stop a proof nobody will read (the BMC found every counterexample first)."""
-        if self.pid is not None and self.fd is not None:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            os.close(self.fd)
-            self.fd = None
+        if self.child is not None:
+            self.child.kill()
+
+
+def _proved(protocol: Any, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The safety invariants proved and the proof's inductive invariant (by name)."""
+    from kvproof.model.search.subset import inductive_subset
+
+    found = inductive_subset(protocol, names)
+    return tuple(found.proved), tuple(found.inductive)

@@ -5,9 +5,7 @@ guard on the environment actions it constrains (timeouts, failures, lease expiry
 in front of the action's own body. The protocol itself is unchanged: dropping an
 assumption (``kvproof check --without NAME``) gives back the action exactly as written in
 ``model/handoff/protocol.py``, and with it the counterexample the assumption was hiding.
-
-    protocol = handoff_for(load_variant("sglang-0.5.22-pd"))  # under bounded_transfer
-    protocol = handoff_for(variant, without=("bounded_transfer",))  # the 30 s stall leaks
+``of_variant.protocol_of`` is how a caller gets a variant's protocol under them.
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ from kvproof.model.lang.liveness import Fair
 from kvproof.spec.assumptions import ASSUMPTIONS, FAIRNESS
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.events import EVENT_NAMES
-from kvproof.spec.names import did_you_mean
+from kvproof.spec.names import require_assumed
 from kvproof.spec.variant import Switches, Variant
 
 # (s, *action args) -> the condition the environment is assumed to respect
@@ -74,14 +72,7 @@ def guards(name: str, sw: Switches, death: bool = False) -> dict[str, Guard]:
 def active(variant: Variant, without: Iterable[str] = ()) -> tuple[str, ...]:
     """The variant's assumptions minus ``without`` (each of which it must list)."""
     dropped = tuple(without)
-    for name in dropped:
-        if name not in variant.assume:
-            listed = ", ".join(variant.assume) or "none"
-            raise KvproofInputError(
-                f"{variant.name} does not assume {name!r}{did_you_mean(name, variant.assume)} "
-                f"(it assumes: {listed})",
-                "--without",
-            )
+    require_assumed(variant.name, tuple(variant.assume), dropped)
     return tuple(n for n in variant.assume if n not in dropped)
 
 
@@ -133,23 +124,6 @@ def _guarded(action: Action, extra: list[Guard]) -> Action:
         body(s, *args)
 
     return dataclasses.replace(action, body=guarded)
-
-
-def handoff_for(
-    variant: Variant, without: Iterable[str] = (), *, liveness: bool = False
-) -> Protocol:
-    """kvproof's handoff as ``variant`` configures it, under its assumptions (less
-    ``without``), with the strengthening for that environment. ``liveness``: the protocol
-    liveness checks run, with a prefill that may die (``crash``) unless the variant
-    assumes ``prefill_eventually_reports``."""
-    from kvproof.model.handoff import build_handoff
-    from kvproof.model.handoff.strengthening import strengthening
-
-    names = active(variant, without)
-    sw = variant.switches
-    death = liveness and "prefill_eventually_reports" not in names
-    protocol = apply(build_handoff(sw, peer_death=death), names, sw, str(variant.path))
-    return dataclasses.replace(protocol, strengthening=strengthening(sw, frozenset(names)))
 
 
 def declared(names: Iterable[str]) -> list[dict[str, str]]:

@@ -30,11 +30,13 @@ from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.liveness import Fair, Liveness, fairness
+from kvproof.model.lang.trace import Trace
 from kvproof.model.lang.unroll import Unroller
 from kvproof.model.search.lasso import (
-    LassoResult,
     LivenessResult,
+    fair_labels,
     instances_of,
+    judge,
     lasso_trace,
     selected,
 )
@@ -55,26 +57,24 @@ def bmc_lassos(
     inst = Instance(protocol, sizes)
     bmc = _Lassos(Unroller(inst, symmetry=False), obligations)
     concrete = Concrete(inst)
-    results = []
-    for prop in props:
-        t0 = time.perf_counter()
+
+    def find(prop: Liveness) -> tuple[Trace, tuple[int, ...]] | None:
         found = bmc.shortest(prop, depth)
         if found is None:
-            results.append(LassoResult(prop.name, True, seconds=time.perf_counter() - t0))
-            continue
+            return None
         init, steps, loop, args = found
-        start_state = concrete.make_state(init)
+        first = concrete.make_state(init).data
         stem, cycle = steps[:loop], steps[loop:]
-        trace = lasso_trace(concrete, start_state.data, stem, cycle, prop, args, variant, "bmc")
-        results.append(LassoResult(prop.name, False, trace, args, time.perf_counter() - t0))
+        return lasso_trace(concrete, first, stem, cycle, prop, args, variant, "bmc"), args
+
     return LivenessResult(
         variant=variant,
         sizes=dict(sizes),
         engine="bmc",
-        results=tuple(results),
+        results=judge(props, find),
         states=0,
         transitions=0,
-        fair=tuple(f"{f.action} ({f.why})" for f in obligations),
+        fair=fair_labels(obligations),
         seconds=time.perf_counter() - start,
         depth=depth,
     )

@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,6 +82,29 @@ def selected(protocol: Protocol, names: tuple[str, ...] | None) -> tuple[Livenes
         return tuple(protocol.liveness)
     by = {p.name: p for p in protocol.liveness}
     return tuple(by[n] for n in names if n in by)
+
+
+# A property -> its lasso (replayed) and the violated instance's arguments, or None.
+Finder = Callable[[Liveness], "tuple[Trace, tuple[int, ...]] | None"]
+
+
+def judge(props: tuple[Liveness, ...], find: Finder) -> tuple[LassoResult, ...]:
+    """One timed verdict per property, whichever engine ``find`` searches with."""
+    results = []
+    for prop in props:
+        t0 = time.perf_counter()
+        found = find(prop)
+        if found is None:
+            results.append(LassoResult(prop.name, True, seconds=time.perf_counter() - t0))
+        else:
+            trace, args = found
+            results.append(LassoResult(prop.name, False, trace, args, time.perf_counter() - t0))
+    return tuple(results)
+
+
+def fair_labels(obligations: tuple[Fair, ...]) -> tuple[str, ...]:
+    """``LivenessResult.fair``: "action (why)" of each obligation."""
+    return tuple(f"{f.action} ({f.why})" for f in obligations)
 
 
 def instances_of(inst: Instance, prop: Liveness) -> Iterator[tuple[int, ...]]:
@@ -180,28 +203,26 @@ def find_lassos(
     obligations = fairness(protocol)
     concrete = Concrete(Instance(protocol, sizes))
     graph = Graph(concrete, obligations, max_states)
-    results = []
-    for prop in props:
-        t0 = time.perf_counter()
+
+    def find(prop: Liveness) -> tuple[Trace, tuple[int, ...]] | None:
         found = None
         for args in instances_of(concrete.inst, prop):
             lasso = _lasso(graph, prop, args, obligations)
             if lasso is not None and (found is None or len(lasso) < len(found[0])):
                 found = (lasso, args)
         if found is None:
-            results.append(LassoResult(prop.name, True, seconds=time.perf_counter() - t0))
-            continue
+            return None
         (stem, loop, init_id), args = found
-        trace = lasso_trace(concrete, graph.datas[init_id], stem, loop, prop, args, variant)
-        results.append(LassoResult(prop.name, False, trace, args, time.perf_counter() - t0))
+        return lasso_trace(concrete, graph.datas[init_id], stem, loop, prop, args, variant), args
+
     return LivenessResult(
         variant=variant,
         sizes=dict(sizes),
         engine="explicit",
-        results=tuple(results),
+        results=judge(props, find),
         states=len(graph.datas),
         transitions=graph.transitions,
-        fair=tuple(f"{f.action} ({f.why})" for f in obligations),
+        fair=fair_labels(obligations),
         seconds=time.perf_counter() - start,
         truncated=graph.truncated,
     )
@@ -247,7 +268,8 @@ def _lasso(
     pending = _pending(graph, trig, goal)
     if not pending:
         return None
-    fair = [c for c in components(graph, pending) if _fair(graph, c)]
+    comps = components(pending, lambda n: (m for _, m in graph.succ[n]))
+    fair = [c for c in comps if _fair(graph, c)]
     if not fair:
         return None
     dist, back = _stem_search(graph, trig, goal)

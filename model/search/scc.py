@@ -1,27 +1,39 @@
-"""Graph walks for the lasso search: strongly connected components and shortest paths,
-over any graph with ``succ[n]`` = the (label, successor) pairs of node ``n``."""
+"""Graph walks: strongly connected components of any graph given by a successor function
+(the lasso search's state graph, the import-cycle test's module graph), and the lasso
+search's shortest paths over a graph with ``succ[n]`` = the (label, successor) pairs of
+node ``n``."""
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Iterator
+from typing import Any, TypeVar
 
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.model.lang.trace import ReplayError
 
+N = TypeVar("N", bound=Hashable)
 
-def components(graph: Any, nodes: set[int]) -> Iterator[list[int]]:
-    """Tarjan's strongly connected components of the subgraph on ``nodes`` (iterative)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on: set[int] = set()
-    stack: list[int] = []
+
+def components(nodes: Iterable[N], successors: Callable[[N], Iterable[N]]) -> Iterator[list[N]]:
+    """Tarjan's strongly connected components of the subgraph on ``nodes`` (iterative: a
+    state graph is deeper than Python's recursion limit). Roots are visited in sorted
+    order, successors in the order ``successors`` gives them, so the components come out
+    the same on every run."""
+    inside = set(nodes)
+
+    def out(n: N) -> Iterator[N]:
+        return iter([m for m in successors(n) if m in inside])
+
+    index: dict[N, int] = {}
+    low: dict[N, int] = {}
+    on: set[N] = set()
+    stack: list[N] = []
     counter = 0
-    for root in sorted(nodes):
+    for root in sorted(inside):  # type: ignore[type-var]
         if root in index:
             continue
-        work = [(root, iter([m for _, m in graph.succ[root] if m in nodes]))]
+        work = [(root, out(root))]
         index[root] = low[root] = counter
         counter += 1
         stack.append(root)
@@ -35,7 +47,7 @@ def components(graph: Any, nodes: set[int]) -> Iterator[list[int]]:
                     counter += 1
                     stack.append(m)
                     on.add(m)
-                    work.append((m, iter([k for _, k in graph.succ[m] if k in nodes])))
+                    work.append((m, out(m)))
                     advanced = True
                     break
                 if m in on:

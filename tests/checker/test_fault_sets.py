@@ -13,7 +13,7 @@ import pytest
 
 from kvproof.checker.conformance import drain, model_first, walk
 from kvproof.checker.conformance.mapping import RidMap
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.refimpl.events import Event
 from kvproof.spec.variant import list_variants
@@ -47,7 +47,7 @@ def _names(insts: list[ActionInstance]) -> set[str]:
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_walkers_fault_sets_are_the_protocols(variant) -> None:  # type: ignore[no-untyped-def]
-    protocol = handoff_for(variant)
+    protocol = protocol_of(variant)
     every = {a.name for a in protocol.actions}
     ls = _fake_lockstep(protocol)
     assert protocol.faults  # every variant has some environment
@@ -66,6 +66,6 @@ def test_state_dependent_rules_are_stated_next_to_the_list() -> None:
     # An out-of-order landing is a reordering network's fault; decode's abort after a
     # Failed poll is its own reaction, no new fault (the only two exceptions).
     assert set(walk.STATE_FAULTS) == {"land"} and set(drain.REACTIONS) == {"abort"}
-    variant = next(v for v in VARIANTS if "abort" in handoff_for(v).faults)
-    ls = _fake_lockstep(handoff_for(variant), poll="failed")
+    variant = next(v for v in VARIANTS if "abort" in protocol_of(v).faults)
+    ls = _fake_lockstep(protocol_of(variant), poll="failed")
     assert "abort" in _names(drain.candidates(ls))

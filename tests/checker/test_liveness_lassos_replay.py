@@ -62,9 +62,9 @@ def test_an_engine_that_can_still_move_diverges_from_a_stutter(lasso: Any) -> No
 def test_a_stutter_lasso_file_round_trips(lasso: Any, tmp_path: Any) -> None:
     from kvproof.checker.traces.itf import read_itf, write_itf
     from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
 
-    protocol = handoff_for(load_variant(VARIANT), liveness=True)
+    protocol = protocol_of(load_variant(VARIANT), liveness=True)
     write_jsonl(lasso, tmp_path / "t.jsonl", protocol=protocol)
     write_itf(lasso, tmp_path / "t.itf.json", protocol)
     for back in (read_jsonl(tmp_path / "t.jsonl"), read_itf(tmp_path / "t.itf.json", protocol)):

@@ -12,7 +12,7 @@ from kvproof.checker.report.html_page import trace_page
 from kvproof.checker.report.proof_report import render_proof
 from kvproof.checker.report.trace_view import build
 from kvproof.checker.traces.tracefile import read_jsonl
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.explain import action_label
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.model.search.induction import prove
@@ -24,13 +24,13 @@ INCIDENT = load_variant("sglang-0.5.19-pd")
 
 
 def test_engine_events_and_model_actions_print_alike() -> None:
-    protocol = handoff_for(INCIDENT)
+    protocol = protocol_of(INCIDENT)
     assert str(Event("alloc", 1, 2)) == "alloc(r1, p2)" and str(Event("send", 0)) == "send(r0)"
     assert action_label(protocol, ActionInstance("alloc", (1, 2))) == "alloc(r1, p2)"
 
 
 def test_cti_names_request_and_page_and_has_no_empty_header() -> None:
-    result = prove(handoff_for(INCIDENT), timeout_ms=20_000)
+    result = prove(protocol_of(INCIDENT), timeout_ms=20_000)
     assert result.cti is not None and result.cti.action is not None
     shown = result.cti.describe()["action"]
     assert shown.startswith(result.cti.action.action + "(r") and ", p" in shown
@@ -46,7 +46,7 @@ def test_report_legend_badge_is_the_traces_own_step() -> None:
     # Traces already on disk still load, and their report marks their own step.
     for path in sorted(TRACES.glob("sglang-0.5.19-pd.*.jsonl")):
         trace = read_jsonl(path)
-        protocol = handoff_for(INCIDENT)
+        protocol = protocol_of(INCIDENT)
         step = build(trace, protocol).violated_step
         page = trace_page(trace, protocol, variant=INCIDENT)
         assert step and f'<span class="swatch">⚠ {step}</span>' in page

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.spec.variant import list_variants, load_variant
 
 NAMES = {v.name for v in list_variants()}
@@ -47,7 +47,7 @@ def test_proof_cores_keep_action_and_conjunct_names_whole(
     monkeypatch.setenv("COLUMNS", "40")
     assert main(["prove", "sglang-0.5.22-pd", "--cores", "--quiet"]) == 0
     out = capsys.readouterr().out
-    protocol = handoff_for(load_variant("sglang-0.5.22-pd"))
+    protocol = protocol_of(load_variant("sglang-0.5.22-pd"))
     actions = {a.name for a in protocol.actions}
     conjuncts = {i.name for i in (*protocol.invariants, *protocol.strengthening)}
     keys = re.findall(r"^(\w+)/(\w+) ", out, flags=re.MULTILINE)

@@ -7,8 +7,7 @@ import json
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.model.handoff import build_handoff
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import build_handoff, protocol_of
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
@@ -20,7 +19,7 @@ SIZES = {"Req": 2, "Page": 3}
 
 def _run(name: str, depth: int = 9):  # type: ignore[no-untyped-def]
     variant = load_variant(name)
-    protocol = handoff_for(variant)  # under the variant's assumptions
+    protocol = protocol_of(variant)  # under the variant's assumptions
     return protocol, bmc(protocol, SIZES, depth, variant=name)
 
 

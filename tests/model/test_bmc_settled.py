@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvproof.checker.verify.check_pool import _isolated
+from kvproof.checker.distrib.fork import fork_call
 from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.portfolio import BackgroundSubset
 from kvproof.model.search.bmc import Settlement, bmc
@@ -30,14 +30,14 @@ def test_the_stop_depth_does_not_depend_on_when_the_answer_arrives() -> None:
     protocol = protocol_for(load_variant("sglang-0.5.19-pd"))
     # Each search in a fork of this same process: Z3's one context per process otherwise
     # lets an earlier search steer which (equally short) counterexample a later one picks.
-    full = _isolated(lambda _: bmc(protocol, SIZES, 10, variant="v"), None)
+    full = fork_call(lambda: bmc(protocol, SIZES, 10, variant="v")).result()
     held = frozenset(r.invariant for r in full.results if r.holds)
     assert held, "the variant must keep an invariant for this test"
     last_cex = max(r.shortest or 0 for r in full.results if not r.holds)
     stops = set()
     for when in (0, last_cex, 9):
         settled, _ = _answer_at(when, held)
-        got = _isolated(lambda _, s=settled: bmc(protocol, SIZES, 10, variant="v", settled=s), None)
+        got = fork_call(lambda s=settled: bmc(protocol, SIZES, 10, variant="v", settled=s)).result()
         stops.add(got.depth)
         assert got.proved == tuple(sorted(held))
         for a, b in zip(full.results, got.results, strict=True):
@@ -63,16 +63,16 @@ def test_a_proofs_inductive_invariant_changes_no_verdict_and_no_length(name: str
     prunes only unreachable states: each buggy variant keeps its verdicts and shortest
     lengths at a depth past the wait (the deep queries it exists to cut)."""
     protocol = protocol_for(load_variant(name))
-    plain = _isolated(lambda _: bmc(protocol, SIZES, 11, variant="v"), None)
+    plain = fork_call(lambda: bmc(protocol, SIZES, 11, variant="v")).result()
 
-    def hinted(_: object) -> object:
+    def hinted() -> object:
         hook = BackgroundSubset(protocol, wait=3)
         try:
             return bmc(protocol, SIZES, 11, variant="v", settled=hook)
         finally:
             hook.close()
 
-    got = _isolated(hinted, None)
+    got = fork_call(hinted).result()
     assert got.proved, f"{name}: the proof must settle something for this test"
     for a, b in zip(plain.results, got.results, strict=True):
         assert (a.invariant, a.holds, a.shortest) == (b.invariant, b.holds, b.shortest)

@@ -12,8 +12,7 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.report.state_graph import graphml_graph, to_dot
-from kvproof.model.handoff import build_handoff
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import build_handoff, protocol_of
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import BOOL, Action, Invariant, Protocol, Var
 from kvproof.model.lang.instance import Instance
@@ -30,7 +29,7 @@ DEPTH = 14  # >= every shortest counterexample at 2 requests / 2 pages (at most 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_explore_agrees_with_bmc_and_expectations(variant) -> None:
-    protocol = handoff_for(variant)  # under the variant's assumptions
+    protocol = protocol_of(variant)  # under the variant's assumptions
     full = explore(protocol, SMALL, variant=variant.name)
     assert not full.truncated
     # The whole state space at 2/2 decides each invariant: it matches the variant's claim.

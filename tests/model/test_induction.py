@@ -8,8 +8,7 @@ import json
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.model.handoff import build_handoff
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import build_handoff, protocol_of
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.explain import step_label
 from kvproof.model.lang.instance import Instance
@@ -22,7 +21,7 @@ FIXED = [v.name for v in list_variants() if not v.buggy]
 @pytest.mark.slow
 @pytest.mark.parametrize("name", FIXED)
 def test_fixed_variants_are_proved(name: str) -> None:
-    result = prove(handoff_for(load_variant(name)))  # under the variant's assumptions
+    result = prove(protocol_of(load_variant(name)))  # under the variant's assumptions
     assert result.proved, result.summary
     assert result.cti is None and result.queries > 0
     # cores name real conjuncts
@@ -30,7 +29,7 @@ def test_fixed_variants_are_proved(name: str) -> None:
 
 
 def test_weakened_strengthening_gives_a_replayable_cti() -> None:
-    protocol = handoff_for(load_variant("sglang-0.5.22-pd"))
+    protocol = protocol_of(load_variant("sglang-0.5.22-pd"))
     weakened = dataclasses.replace(
         protocol,
         strengthening=tuple(c for c in protocol.strengthening if c.name != "inflight_held"),

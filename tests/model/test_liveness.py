@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from kvproof.checker.verify.liveness import LIVENESS_SIZES, liveness_protocol
+from kvproof.checker.verify.checking import protocol_for
+from kvproof.checker.verify.liveness import LIVENESS_SIZES
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import BOOL, Action, ActionKind, Protocol, Var
 from kvproof.model.lang.instance import Instance
@@ -100,7 +101,7 @@ def test_a_property_over_a_sort_the_protocol_lacks_is_bad_input() -> None:
 
 def test_quarantine_holds_a_page_forever_after_the_prefill_dies() -> None:
     variant = load_variant("sglang-pd-quarantine")
-    protocol = liveness_protocol(variant)
+    protocol = protocol_for(variant, liveness=True)
     result = find_lassos(protocol, LIVENESS_SIZES, variant=variant.name)
     trace = result.result("pages_return").trace
     assert trace is not None and trace.loop is not None
@@ -117,14 +118,14 @@ def test_quarantine_holds_a_page_forever_after_the_prefill_dies() -> None:
     live = dataclasses.replace(
         variant, assume={**variant.assume, "prefill_eventually_reports": "x"}
     )
-    assert find_lassos(liveness_protocol(live), LIVENESS_SIZES).holds
+    assert find_lassos(protocol_for(live, liveness=True), LIVENESS_SIZES).holds
 
 
 def test_fixed_release_is_live_only_under_transfer_eventually_ends() -> None:
     variant = load_variant("sglang-0.5.22-pd")
-    assert find_lassos(liveness_protocol(variant), LIVENESS_SIZES).holds
+    assert find_lassos(protocol_for(variant, liveness=True), LIVENESS_SIZES).holds
     hidden = find_lassos(
-        liveness_protocol(variant, without=("transfer_eventually_ends",)), LIVENESS_SIZES
+        protocol_for(variant, without=("transfer_eventually_ends",), liveness=True), LIVENESS_SIZES
     )
     assert not hidden.result("answered").holds
     assert hidden.complete  # the whole graph at this size: a holds is every depth
@@ -132,7 +133,7 @@ def test_fixed_release_is_live_only_under_transfer_eventually_ends() -> None:
 
 def test_safety_protocol_has_no_crash_and_liveness_protocol_does() -> None:
     variant = load_variant("sglang-0.5.22-pd")
-    from kvproof.model.handoff.assumptions import handoff_for
+    from kvproof.model.handoff import protocol_of
 
-    assert "crash" not in {a.name for a in handoff_for(variant).actions}
-    assert "crash" in {a.name for a in liveness_protocol(variant).actions}
+    assert "crash" not in {a.name for a in protocol_of(variant).actions}
+    assert "crash" in {a.name for a in protocol_for(variant, liveness=True).actions}

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvproof.checker.verify.liveness import LIVENESS_SIZES, liveness_protocol
+from kvproof.checker.verify.checking import protocol_for
+from kvproof.checker.verify.liveness import LIVENESS_SIZES
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import replay
@@ -18,7 +19,7 @@ from kvproof.spec.variant import list_variants
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", list_variants(), ids=lambda v: v.name)
 def test_explicit_and_bmc_agree(variant) -> None:  # type: ignore[no-untyped-def]
-    protocol = liveness_protocol(variant)
+    protocol = protocol_for(variant, liveness=True)
     explicit = find_lassos(protocol, LIVENESS_SIZES, variant=variant.name)
     # BMC's shortest lasso is never longer than the explicit one (shortest stem, some loop),
     # so this depth reaches every lasso explicit found; 6 steps otherwise.

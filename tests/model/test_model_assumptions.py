@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kvproof.model.handoff import build_handoff
-from kvproof.model.handoff.assumptions import active, apply, fair_of, guards, handoff_for
+from kvproof.model.handoff import build_handoff, protocol_of
+from kvproof.model.handoff.assumptions import active, apply, fair_of, guards
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.search.bmc import bmc
@@ -30,20 +30,20 @@ def _run(protocol, steps):  # type: ignore[no-untyped-def]
 
 def test_bounded_transfer_disables_the_timeout_while_a_write_is_in_flight() -> None:
     timeout = ActionInstance("timeout", (0,))
-    concrete, state = _run(handoff_for(V22), STALL)
+    concrete, state = _run(protocol_of(V22), STALL)
     assert concrete.step(state, timeout) is None
-    raw, state = _run(handoff_for(V22, ("bounded_transfer",)), STALL)
+    raw, state = _run(protocol_of(V22, without=("bounded_transfer",)), STALL)
     assert raw.step(state, timeout) is not None
     # once the write landed and prefill stopped, the timeout is allowed again
-    concrete, state = _run(handoff_for(V22), [*STALL, ("land", (0, 0)), ("abort_seen", (0,))])
+    concrete, state = _run(protocol_of(V22), [*STALL, ("land", (0, 0)), ("abort_seen", (0,))])
     assert concrete.step(state, timeout) is not None
 
 
 def test_dropping_every_assumption_gives_the_protocol_as_written() -> None:
-    assert handoff_for(V22, tuple(V22.assume)).assumptions == ()
-    assert handoff_for(V22).assumptions == ("bounded_transfer", "transfer_eventually_ends")
+    assert protocol_of(V22, without=tuple(V22.assume)).assumptions == ()
+    assert protocol_of(V22).assumptions == ("bounded_transfer", "transfer_eventually_ends")
     plain = build_handoff(V22.switches)
-    assert [a.name for a in handoff_for(V22, ("bounded_transfer",)).actions] == [
+    assert [a.name for a in protocol_of(V22, without=("bounded_transfer",)).actions] == [
         a.name for a in plain.actions
     ]
 
@@ -64,7 +64,7 @@ def test_every_declared_assumption_is_realised() -> None:
 
 def test_without_bounded_transfer_a_stalled_write_lands_in_a_freed_page() -> None:
     result = bmc(
-        handoff_for(V22, ("bounded_transfer",)),
+        protocol_of(V22, without=("bounded_transfer",)),
         {"Req": 1, "Page": 1},
         7,
         invariants=["no_stray_write"],
@@ -73,7 +73,7 @@ def test_without_bounded_transfer_a_stalled_write_lands_in_a_freed_page() -> Non
     assert not r.holds and r.shortest == 7
     actions = [s.action for s in r.trace.steps]
     assert "timeout" in actions and actions[-1] == "land", actions
-    held = bmc(handoff_for(V22), {"Req": 1, "Page": 1}, 7, invariants=["no_stray_write"])
+    held = bmc(protocol_of(V22), {"Req": 1, "Page": 1}, 7, invariants=["no_stray_write"])
     assert held.holds
 
 
@@ -88,5 +88,5 @@ def test_without_bounded_transfer_a_stalled_write_lands_in_a_freed_page() -> Non
 )
 def test_fixed_variants_need_their_assumptions_for_the_proof(variant: str, name: str) -> None:
     v = load_variant(variant)
-    assert prove(handoff_for(v)).proved
-    assert not prove(handoff_for(v, (name,))).proved
+    assert prove(protocol_of(v)).proved
+    assert not prove(protocol_of(v, without=(name,))).proved

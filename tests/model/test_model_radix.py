@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kvproof.checker.traces.tracefile import read_jsonl
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import ActionInstance as A
 from kvproof.model.lang.instance import Instance
@@ -34,7 +34,7 @@ def steps(*words: str) -> list[A]:
 
 
 def concrete(name: str) -> Concrete:
-    return Concrete(Instance(handoff_for(load_variant(name)), SIZES))
+    return Concrete(Instance(protocol_of(load_variant(name)), SIZES))
 
 
 def run(c: Concrete, seq: list[A]) -> Any:
@@ -79,19 +79,19 @@ def test_corpus_counterexamples_replay_in_the_model() -> None:
     for inv, length in (("isolation", 17), ("one_owner", 14)):
         trace = read_jsonl(TRACES / f"{RACE}.{inv}.jsonl")
         assert trace.violated == inv and len(trace.steps) == length
-        c = Concrete(Instance(handoff_for(load_variant(RACE)), trace.sizes))
+        c = Concrete(Instance(protocol_of(load_variant(RACE)), trace.sizes))
         states = replay(trace, c)
         assert inv in c.violated(states[-1])
 
 
 def test_the_fixed_radix_variant_is_proved_and_the_race_is_not() -> None:
-    result = prove(handoff_for(load_variant(FIXED)))
+    result = prove(protocol_of(load_variant(FIXED)))
     assert result.proved, result.summary
-    names = {c.name for c in handoff_for(load_variant(FIXED)).strengthening}
+    names = {c.name for c in protocol_of(load_variant(FIXED)).strengthening}
     assert {"cached_unowned", "shared_is_cached", "cached_keeps_prefix"} <= names
     # The race's switches with the fixed variant's conjuncts: not inductive.
-    race = handoff_for(load_variant(RACE))
-    fixed_conj = handoff_for(load_variant(FIXED)).strengthening
+    race = protocol_of(load_variant(RACE))
+    fixed_conj = protocol_of(load_variant(FIXED)).strengthening
     assert not prove(dataclasses.replace(race, strengthening=fixed_conj)).proved
 
 
@@ -108,8 +108,8 @@ def test_radix_cache_defaults_off_and_needs_the_prefix_cache() -> None:
 
 
 def test_radix_vars_exist_only_with_the_radix_cache() -> None:
-    off = handoff_for(load_variant("sglang-0.5.22-pd"))
-    on = handoff_for(load_variant(FIXED))
+    off = protocol_of(load_variant("sglang-0.5.22-pd"))
+    on = protocol_of(load_variant(FIXED))
     names = {v.name for v in on.vars} - {v.name for v in off.vars}
     assert names == {"cached", "shares", "prefix_ok", "shared_write"}
     assert {"insert", "share"} <= {a.name for a in on.actions}

@@ -10,7 +10,7 @@ import networkx as nx
 
 from kvproof.checker.report import graph_svg
 from kvproof.checker.report.state_graph import graphml_graph, to_dot
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.search.bmc import bmc
 from kvproof.model.search.complete import check_complete
 from kvproof.model.search.explore import explore
@@ -26,7 +26,7 @@ def _graphml(result: object, protocol: object) -> str:
 
 def test_explore_result_with_its_graph_pickles() -> None:
     variant = "vllm-decode-extra-block"
-    protocol = handoff_for(load_variant(variant))
+    protocol = protocol_of(load_variant(variant))
     result = explore(protocol, SMALL, variant=variant, graph=True)
     assert result.graph is not None and result.violated
     assert not result.graph.graph  # no graph-level attributes (the protocol was one)
@@ -42,7 +42,7 @@ def test_explore_result_with_its_graph_pickles() -> None:
 
 def test_every_model_result_pickles() -> None:
     for name in ("sglang-0.5.19-pd", "sglang-0.5.22-pd"):
-        protocol = handoff_for(load_variant(name))
+        protocol = protocol_of(load_variant(name))
         results = [
             bmc(protocol, SMALL, 6, variant=name),
             prove(protocol),

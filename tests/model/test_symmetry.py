@@ -9,8 +9,7 @@ import random
 
 import pytest
 
-from kvproof.model.handoff import build_handoff
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import build_handoff, protocol_of
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import Instance
 from kvproof.model.search.explore import explore
@@ -24,7 +23,7 @@ SMALL = {"Req": 2, "Page": 2}
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
 def test_same_verdicts_with_and_without_symmetry(variant) -> None:
-    protocol = handoff_for(variant)  # under the variant's assumptions, as check runs it
+    protocol = protocol_of(variant)  # under the variant's assumptions, as check runs it
     plain = explore(protocol, SMALL, variant=variant.name, symmetry=())
     pages = explore(protocol, SMALL, variant=variant.name, symmetry=("Page",))
     both = explore(protocol, SMALL, variant=variant.name, symmetry=("Req", "Page"))

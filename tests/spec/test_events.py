@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kvproof.model.handoff.assumptions import handoff_for
+from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.dsl import Action, ActionKind, Protocol
 from kvproof.refimpl.events import Event
 from kvproof.spec.errors import KvproofInputError
@@ -49,7 +49,7 @@ def test_every_variants_protocol_has_the_events_kinds_and_params() -> None:
     seen: set[str] = set()
     for variant, liveness in itertools.product(list_variants(), (False, True)):
         # liveness checks add the peer's death (crash), which safety leaves out
-        protocol = handoff_for(variant, liveness=liveness)
+        protocol = protocol_of(variant, liveness=liveness)
         for a in protocol.actions:
             spec = BY_NAME[a.name]
             assert (a.params, a.kind) == (spec.params, ActionKind(spec.kind)), a.name
@@ -60,7 +60,7 @@ def test_every_variants_protocol_has_the_events_kinds_and_params() -> None:
 
 
 def test_an_action_without_a_kind_is_fine_for_safety_but_not_for_the_split() -> None:
-    base = handoff_for(list_variants()[0])
+    base = protocol_of(list_variants()[0])
     bare = Action("tick", ("Req",), lambda s, r: None)
     old = Protocol(
         name="old",

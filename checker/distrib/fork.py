@@ -1,0 +1,73 @@
+"""One call in a forked child, its result pickled back through a pipe.
+
+Two callers: ``verify/check_pool.py`` runs each variant's check in a fresh fork (Z3's one
+global context per process grows, and a worker that already checked other variants picks
+other, equally short, counterexamples), and ``verify/portfolio.py`` proves in a child while
+the BMC goes on in this process. The child is a copy, so its Z3 work leaves this process's
+context as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Child:
+    pid: int
+    fd: int | None  # the pipe's read end (None once read or killed)
+
+    def ready(self) -> bool:
+        """Whether the child has written its result (or died): reading will not block."""
+        return self.fd is None or bool(select.select([self.fd], [], [], 0)[0])
+
+    def result(self, what: str = "the forked call") -> Any:
+        """Wait for the child: its return value, or its exception raised here (typed if it
+        pickled); ``what`` names the call when the child died without a result."""
+        assert self.fd is not None, "read once"
+        with os.fdopen(self.fd, "rb") as inp:
+            data = inp.read()
+        self.fd = None
+        os.waitpid(self.pid, 0)
+        if not data:
+            raise RuntimeError(f"{what} died without a result")
+        ok, value = pickle.loads(data)
+        if not ok:
+            raise value
+        return value
+
+    def kill(self) -> None:
+        """Stop a child whose result nobody will read."""
+        if self.fd is not None:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            os.close(self.fd)
+            self.fd = None
+
+
+def fork_call(fn: Callable[..., Any], *args: Any) -> Child:
+    """Start ``fn(*args)`` in a forked child (POSIX only: callers check ``os.fork``)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller's code
+        os.close(read)
+        try:
+            try:
+                data = pickle.dumps((True, fn(*args)))
+            except Exception as exc:  # handed to the parent, raised there (typed if it pickles)
+                try:
+                    data = pickle.dumps((False, exc))
+                except Exception:
+                    data = pickle.dumps((False, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            with os.fdopen(write, "wb") as out:
+                out.write(data)
+        finally:
+            os._exit(0)
+    os.close(write)
+    return Child(pid, read)
