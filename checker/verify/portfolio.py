@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from collections.abc import Callable
 from typing import Any
 
 from kvproof.checker.distrib.fork import Child, fork_call
@@ -92,11 +93,11 @@ SUBSET_MIN_DEPTH = 15
 SUBSET_LEAD = 4
 
 
-def background_subset(depth: int) -> type[BackgroundSubset] | None:
+def background_subset(depth: int) -> Callable[[Any], BackgroundSubset] | None:
     """The ``settled`` hook's factory for a buggy variant's BMC to ``depth`` (None: none)."""
     if depth < SUBSET_MIN_DEPTH:
         return None
-    return functools.partial(BackgroundSubset, wait=depth - SUBSET_LEAD)  # type: ignore[return-value]
+    return functools.partial(BackgroundSubset, wait=depth - SUBSET_LEAD)
 
 
 class BackgroundSubset:
@@ -114,15 +115,13 @@ class BackgroundSubset:
         self.wait = wait
         self.child: Child | None = None
         self.answer: Settlement | None = None
-        self.asked = False
 
     def __call__(self, k: int, unresolved: frozenset[str], last: bool) -> Settlement | None:
         if self.answer is not None or not unresolved:
             return self.answer
         if self.child is None:
-            if self.asked or not hasattr(os, "fork"):
+            if not hasattr(os, "fork"):
                 return None
-            self.asked = True
             self.child = fork_call(_proved, self.protocol, tuple(sorted(unresolved)))
         if k < self.wait and not last:
             return None  # still early: the BMC goes one depth further meanwhile

@@ -252,8 +252,7 @@ def _bmc(
             answer = settled(k, unresolved_at[-1], k + 1 >= depth)
             if answer is not None:
                 proved = answer.proved & names
-                by_name = {i.name: i for i in (*protocol.invariants, *protocol.strengthening)}
-                known = [by_name[n] for n in answer.inductive]
+                known = [protocol.invariant(n) for n in answer.inductive]
                 for j in range(unroller.depth + 1):
                     assert_known(j)
                 settled = None  # answered once
