@@ -38,7 +38,6 @@ def canonicaliser(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
     """The function mapping ``State.data`` to its orbit's representative (``sorts``: the
     symmetric sorts to quotient by, at most two, each with more than one element)."""
     if not sorts:
-        _identity.after = _second  # type: ignore[attr-defined]
         return _identity
     if len(sorts) == 1:
         return _one_sort(concrete, sorts[0])
@@ -53,6 +52,9 @@ def _identity(d: Any) -> Any:
 
 def _second(p: Any, d: Any) -> Any:
     return d
+
+
+_identity.after = _second  # type: ignore[attr-defined]  # set once: no sort, no reordering
 
 
 def _exec(src: list[str], name: str, tag: str, env: dict[str, Any] | None = None) -> Any:
