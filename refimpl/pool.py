@@ -49,6 +49,30 @@ class PoolGeometry:
         )
 
 
+# (shape, seed) -> the pool's first noise and the generator's state after drawing it.
+_NOISE: dict[tuple[tuple[int, ...], int], tuple[torch.Tensor, torch.Tensor]] = {}
+_NOISE_MAX = 32
+
+
+def _seeded_noise(shape: tuple[int, ...], seed: int) -> tuple[torch.Tensor, torch.Generator]:
+    """``torch.randn(shape)`` from ``seed``, and the generator as it is after the draw (a
+    ``scribble`` draws on from there). Remembered per shape and seed: a fuzz campaign builds
+    two pools per walk, and drawing them was its largest single cost (issue 30); a copy of
+    the remembered draw holds the same bytes and leaves the generator in the same state."""
+    key = (shape, seed)
+    hit = _NOISE.get(key)
+    gen = torch.Generator()
+    if hit is None:
+        gen.manual_seed(seed)
+        noise = torch.randn(shape, generator=gen)
+        if len(_NOISE) >= _NOISE_MAX:
+            _NOISE.pop(next(iter(_NOISE)))
+        _NOISE[key] = hit = (noise, gen.get_state())
+    else:
+        gen.set_state(hit[1])
+    return hit[0], gen
+
+
 class KVPool:
     def __init__(
         self, geometry: PoolGeometry, *, device: str = "cpu", seed: int = 0, checksum: bool = False
@@ -56,9 +80,8 @@ class KVPool:
         self.geometry = geometry
         self.page_size = geometry.page_size
         self.num_layers = geometry.num_layers
-        gen = torch.Generator().manual_seed(seed)
-        self.data = torch.randn(geometry.shape, generator=gen).to(device)
-        self._gen = gen
+        noise, self._gen = _seeded_noise(geometry.shape, seed)
+        self.data = noise.to(device, copy=True)
         # CPU pools: one memoryview per (layer, K/V, page) over the tensor's own bytes (no
         # copy) for Adler-32 (``_page_views``): built here for a node that checksums its
         # pages (``checksum``), like the tag array, else on the first checksum.

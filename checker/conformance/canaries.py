@@ -75,8 +75,15 @@ def system_prompt(page_size: int) -> list[int]:
 def reuse_source(cluster: Cluster, rid: int) -> None:
     """Other traffic takes the prefill blocks request ``rid`` just lost: its KV (with its
     canary, at the same positions) replaces the engine's random stand-in. The engine wrote
-    the bytes it reads next from its own pool; replay only plays the other tenant."""
-    pages = list(cluster.pages_of(rid).prefill)
+    the bytes it reads next from its own pool; replay only plays the other tenant.
+
+    Only blocks that are free now: a request whose poll failed has given its blocks back
+    already (its lease expires later), and the allocator may have handed them to the next
+    request, whose KV other traffic cannot touch. Writing them all planted a leak on
+    vllm-nixl-fixed (fail r0, r1 allocates r0's blocks, expire r0: r1 got 200 with the
+    reuse canary), found by the 10,000-walk campaigns of issue 30."""
+    alloc = cluster.prefill.alloc
+    pages = [p for p in cluster.pages_of(rid).prefill if alloc.is_free(p)]
     if not pages:
         return
     pool = cluster.prefill.pool

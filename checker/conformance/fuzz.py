@@ -31,6 +31,8 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from kvproof.checker.conformance.model_side import ModelSide
+from kvproof.checker.conformance.remembered import RememberedAnswers
 from kvproof.checker.conformance.replay import EngineFactory
 from kvproof.checker.conformance.walk import SIZES, Walk, WalkResult, run_walk, trim, walks
 from kvproof.checker.distrib.campaign import CampaignLog
@@ -123,10 +125,12 @@ def search_batch(
 
     start = time.perf_counter()
     model = build_model("echo", seed=0, device=device)
-    reference = SingleNode(model, page_size=16, num_pages=64, device=device)
+    node = SingleNode(model, page_size=16, num_pages=64, device=device)
+    reference = RememberedAnswers(node)
     if device != "cpu":
         engine = functools.partial(engine, device=device)
     stats = FuzzStats()
+    side = ModelSide.of(variant, sizes)  # compiled once for the batch's walks
 
     seen: dict[Walk, bool] = {}
 
@@ -142,7 +146,7 @@ def search_batch(
         return verdict
 
     def _fails(walk: Walk) -> bool:
-        kw = {"sizes": sizes, "faults": faults, "engine": engine, "model": model}
+        kw = {"sizes": sizes, "faults": faults, "engine": engine, "model": model, "side": side}
         # Whether it fails is all Hypothesis needs: no drain to the clients' answers here.
         res = run_walk(variant, walk, reference=reference, answers=False, **kw)  # type: ignore[arg-type]
         if stats.first_finding_s is None or not res.failed:
@@ -176,6 +180,7 @@ def search_batch(
         "engine": engine,
         "model": model,
         "reference": reference,
+        "side": side,
     }
     res = run_walk(variant, walk, **kw)  # type: ignore[arg-type]
     if shrink:

@@ -43,11 +43,12 @@ from kvproof.checker.conformance.mapping import (
     prompt_tokens,
     reservations,
 )
+from kvproof.checker.conformance.model_side import ModelSide
 from kvproof.checker.conformance.responses import client_responses
 from kvproof.checker.conformance.verdict import Divergence, ReplayReport
 from kvproof.model.handoff import protocol_of
-from kvproof.model.lang.concrete import Concrete, State
-from kvproof.model.lang.instance import ActionInstance, Instance
+from kvproof.model.lang.concrete import State
+from kvproof.model.lang.instance import ActionInstance
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
@@ -76,21 +77,22 @@ class Lockstep:
         page_size: int = PAGE_SIZE,
         shared_head: frozenset[int] | None = None,
         liveness: bool = False,
+        side: ModelSide | None = None,
     ) -> None:
         self.variant = variant
         self.sw = variant.switches
         # A lasso comes from the liveness build: its prefill may die (crash, E20).
-        self.protocol = protocol_of(variant, liveness=liveness)
-        self.concrete = Concrete(Instance(self.protocol, sizes))
-        # The same rules without the variant's assumptions: a step only they forbid is
-        # one the assumed environment never takes (the engine itself may well allow it).
-        self.unassumed = (
-            Concrete(Instance(protocol_of(variant, assumed=False, liveness=liveness), sizes))
-            if variant.assume
-            else None
-        )
+        if side is None:
+            side = ModelSide.of(variant, sizes, liveness=liveness)
+        elif not side.serves(variant, sizes, liveness):
+            raise ValueError(f"a model side built for {side.variant} {side.sizes}")
+        self.protocol = side.protocol
+        self.concrete = side.concrete
+        self.unassumed = side.unassumed
         self.state: State = self.concrete.make_state(init)
-        self._actions = {a.name for a in self.protocol.actions}
+        self._actions = side.actions
+        # The engine's state as the model sees it, after the last step (``abstracted``).
+        self._seen: State | None = None
         self.sizes = sizes
         self.reserve = reserve
         self.page_size = ps = page_size
@@ -259,7 +261,7 @@ class Lockstep:
         return "ok", None
 
     def _compare(self, step: int, label: str) -> Divergence | None:
-        eng = abstract(self.cluster, self.concrete, self.rids.offset)
+        eng = self._seen = abstract(self.cluster, self.concrete, self.rids.offset)
         mism = compare(self.concrete, self.state, eng)
         if not mism:
             return None
@@ -272,7 +274,20 @@ class Lockstep:
         return self.concrete.violated(self.state)
 
     def engine_violated(self) -> list[str]:
-        return self.concrete.violated(abstract(self.cluster, self.concrete, self.rids.offset))
+        return self.concrete.violated(self.abstracted())
+
+    def abstracted(self) -> State:
+        """The engine's state as a model state: the one the last step's comparison built
+        (a walk asks for it again at once; building it was a tenth of a walk's time),
+        unless the engine moved outside ``apply`` since (``redeliver``)."""
+        if self._seen is None:
+            self._seen = abstract(self.cluster, self.concrete, self.rids.offset)
+        return self._seen
+
+    def redeliver(self, inst: ActionInstance) -> None:
+        """The status message of ``inst`` (done, ack) arrives a second time (a fault)."""
+        self._seen = None
+        self.cluster.redeliver(self.rids.event(inst))
 
     def oracle(self, reference: Any = None) -> list[AnswerFinding]:
         """The oracle's verdict on every 200 of the model's requests (not the warm-up's)."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvproof.checker.conformance.drain import drain
+from kvproof.checker.conformance.model_side import ModelSide
 from kvproof.checker.conformance.replay import Divergence, EngineFactory, Lockstep
 from kvproof.checker.conformance.responses import ClientResponse, client_responses
 from kvproof.checker.conformance.verdict import (
@@ -113,12 +114,14 @@ def run_walk(
     reference: Any = None,
     forced: tuple[ActionInstance, ...] | None = None,
     answers: bool = True,
+    side: ModelSide | None = None,
 ) -> WalkResult:
     """One lockstep walk; stops at the first finding. ``forced``: take these steps instead
     of choosing (shrinking's trimming pass); a step the engine cannot take ends the run.
     ``answers=False``: no drain after a finding, whose kind is then only provisional
     (``violation``, or ``wrong_answer`` for the oracle): Hypothesis's search and shrinking
-    need only whether a walk fails; the walk itself is the same either way.
+    need only whether a walk fails; the walk itself is the same either way. ``side``: the
+    model's half, shared by the walks of a batch (``model_side.py``).
 
     An engine that raises is a finding (``crash``), not the fuzzer's crash: it is shrunk and
     saved like any other (e.g. a planted bug committing decode before the transfer ended
@@ -156,6 +159,7 @@ def run_walk(
             engine=engine,
             model=model,
             max_new_tokens=ANSWER_TOKENS,
+            side=side,
         )
         div = ls.check_initial()
         if div is not None:
@@ -182,12 +186,12 @@ def run_walk(
                 reason = div.reason if div else "the engine performs it, the model does not"
                 return result("divergence", f"step {len(steps)}: {inst}: {reason}", div)
             if faults and inst.action in ("done", "ack"):
-                ls.cluster.redeliver(ls.rids.event(inst))  # a duplicate status message
+                ls.redeliver(inst)  # a duplicate status message
                 n_faults += 1
             bad_engine, bad_model = ls.engine_violated(), ls.model_violated()
             if bad_engine or bad_model:
-                side, bad = ("engine", bad_engine) if bad_engine else ("model", bad_model)
-                state = f"{side} violates {', '.join(bad)} after {inst}"
+                who, bad = ("engine", bad_engine) if bad_engine else ("model", bad_model)
+                state = f"{who} violates {', '.join(bad)} after {inst}"
                 named = (bad_model or bad_engine)[0]  # the trace's claim is the model's
                 state_only = ENGINE_STATE if bad_engine else NOTHING
                 seen = _answers(ls, reference, named, state_only, answers)
