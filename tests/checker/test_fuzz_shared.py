@@ -55,7 +55,7 @@ def test_a_shared_model_side_and_remembered_answers_change_no_walk(name: str) ->
 def test_a_model_side_serves_only_its_own_variant_and_sizes() -> None:
     side = ModelSide.of(load_variant("sglang-0.5.22-pd"), SIZES)
     init = {"over_p": {(0,): False, (1,): False}, "over_d": {(0,): False, (1,): False}}
-    with pytest.raises(ValueError, match="built for sglang-0.5.22-pd"):
+    with pytest.raises(ValueError, match=r"built for sglang-0\.5\.22-pd"):
         Lockstep(load_variant("sglang-0.5.19-pd"), SIZES, init, (1, 1), side=side)
     with pytest.raises(ValueError, match="built for"):
         Lockstep(load_variant("sglang-0.5.22-pd"), {"Req": 2, "Page": 2}, init, (1, 1), side=side)
