@@ -57,6 +57,10 @@ class Concrete:
         self.logic = PyLogic(inst.sizes)
         # var -> its argument tuples in flattening order (the compiler's layout too)
         self.cells = {v.name: inst.cells(v) for v in self.protocol.vars}
+        # var -> {args: flat index}: cells are listed in flattening order, so a cell's
+        # index is its place in the list (a dict lookup, where ``Instance.flat`` sums
+        # strides: make_state runs once per conformance step, issue 30).
+        self._flat = {name: {a: i for i, a in enumerate(cs)} for name, cs in self.cells.items()}
         self._where = {v.name: (i, inst.strides(v.name)) for i, v in enumerate(self.protocol.vars)}
         self._bodies = {a.name: a.body for a in self.protocol.actions}
         self._compiled = compiled
@@ -72,9 +76,10 @@ class Concrete:
         values = values or {}
         data = []
         for v in self.protocol.vars:
-            row = [v.default] * len(self.cells[v.name])
+            index = self._flat[v.name]
+            row = [v.default] * len(index)
             for args, val in values.get(v.name, {}).items():
-                row[self.inst.flat(v.name, args)] = val
+                row[index[args]] = val
             data.append(tuple(row))
         return State(tuple(data))
 
