@@ -7,7 +7,7 @@ difference (the stray write carries the very tokens the victim had). So every pa
 replay writes its own canary into its KV, one per page-sized chunk:
 
 - each model request ``r`` is tenant ``t<r>`` with prompt ``+T<r>-CANARY-...`` repeated;
-- the warm-up tenant's canary fills decode's pool before the trace (``replay.Lockstep``);
+- the warm-up tenant's canary fills decode's pool before the trace (``lockstep.Lockstep``);
 - other traffic that reuses prefill's blocks after a lease expiry or an early free
   (``expire``, vLLM #52234, dynamo #826) is a tenant too: its canary is written into the
   freed blocks (the engine's own stand-in is random bytes, which name nobody).

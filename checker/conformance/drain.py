@@ -22,7 +22,7 @@ from kvproof.checker.conformance.verdict import Divergence
 from kvproof.model.lang.instance import ActionInstance
 
 if TYPE_CHECKING:  # replay imports this module
-    from kvproof.checker.conformance.replay import Lockstep
+    from kvproof.checker.conformance.lockstep import Lockstep
 
 
 def _reacts_to_failed(ls: Lockstep, inst: ActionInstance, rid: int) -> bool:

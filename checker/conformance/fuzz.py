@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from kvproof.checker.conformance.lockstep import EngineFactory
 from kvproof.checker.conformance.model_side import ModelSide
 from kvproof.checker.conformance.remembered import RememberedAnswers
-from kvproof.checker.conformance.replay import EngineFactory
 from kvproof.checker.conformance.walk import SIZES, Walk, WalkResult, run_walk, trim, walks
 from kvproof.checker.distrib.campaign import CampaignLog
 from kvproof.checker.distrib.executor import Executor, Unit, make_executor, ordered

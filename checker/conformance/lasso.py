@@ -20,7 +20,7 @@ from kvproof.checker.conformance.verdict import Divergence
 from kvproof.checker.verify.forever import WAITING, Forever, forever
 
 if TYPE_CHECKING:  # replay imports this module
-    from kvproof.checker.conformance.replay import Lockstep
+    from kvproof.checker.conformance.lockstep import Lockstep
     from kvproof.checker.conformance.verdict import ReplayReport
     from kvproof.model.lang.concrete import State
     from kvproof.model.lang.trace import Trace

@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvproof.checker.conformance.drain import drain
+from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep
 from kvproof.checker.conformance.model_side import ModelSide
-from kvproof.checker.conformance.replay import Divergence, EngineFactory, Lockstep
 from kvproof.checker.conformance.responses import ClientResponse, client_responses
 from kvproof.checker.conformance.verdict import (
     ENGINE_STATE,

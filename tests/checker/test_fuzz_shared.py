@@ -10,9 +10,9 @@ import random
 
 import pytest
 
+from kvproof.checker.conformance.lockstep import Lockstep
 from kvproof.checker.conformance.model_side import ModelSide
 from kvproof.checker.conformance.remembered import RememberedAnswers
-from kvproof.checker.conformance.replay import Lockstep
 from kvproof.checker.conformance.walk import SIZES, Walk, run_walk
 from kvproof.refimpl.models import build_model
 from kvproof.refimpl.single_node import SingleNode

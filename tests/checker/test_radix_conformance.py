@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from kvproof.checker.conformance.abstraction import abstract, compare
 from kvproof.checker.conformance.fuzz import fuzz
-from kvproof.checker.conformance.replay import Lockstep, replay_trace
+from kvproof.checker.conformance.lockstep import Lockstep
+from kvproof.checker.conformance.replay import replay_trace
 from kvproof.model.lang.instance import ActionInstance as A
 from kvproof.model.lang.trace import Trace
 from kvproof.spec.variant import load_variant

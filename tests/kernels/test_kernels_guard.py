@@ -17,7 +17,13 @@ from kvproof.kernels import (
     paged_extend_guarded,
     tag_mismatch,
 )
-from kvproof.kernels.guard import _tag_mismatch_loop, _tag_mismatch_numpy, _tag_mismatch_torch
+from kvproof.kernels.guard import (
+    LOOP_MAX_IDS,
+    _tag_mismatch_full_rows,
+    _tag_mismatch_loop,
+    _tag_mismatch_numpy,
+    _tag_mismatch_torch,
+)
 
 BACKENDS = ["torch", "reference"]
 
@@ -163,3 +169,47 @@ def test_tag_checks_agree_with_plain_python(rows, tags, table_dtype) -> None:
     assert _tag_mismatch_numpy(*args).tolist() == want
     assert _tag_mismatch_torch(*args).tolist() == want
     assert tag_mismatch(*args).tolist() == want
+    full = _tag_mismatch_full_rows(*args)
+    reads_all = all((n + page_size - 1) // page_size >= 4 for n, _ in rows)
+    in_pool = all(0 <= i < 8 for _, ids in rows for i in ids)
+    # It answers only for an int32 table read whole with every id in the pool, then rightly.
+    int32 = table_dtype == torch.int32
+    assert (full is not None) == (int32 and reads_all and in_pool)
+    assert full is None or full.tolist() == want
+
+
+@pytest.mark.parametrize("table_dtype", [torch.int32, torch.int64])
+def test_the_whole_rows_path_flags_a_foreign_page_and_leaves_bad_ids_to_the_full_check(
+    table_dtype: torch.dtype,
+) -> None:
+    """Tables past the loop's size where every row is read whole take five numpy calls; a
+    foreign tag is flagged there, and an id outside the pool (-1, past the end) goes to the
+    full check, which flags it too (numpy's ``take`` would wrap -1 to the last page)."""
+    rows, width, page_size = 4, 40, 16
+    table = torch.arange(rows * width, dtype=table_dtype).view(rows, width)
+    lens = torch.full((rows,), width * page_size, dtype=torch.int32)
+    tags = torch.arange(rows, dtype=torch.int64).repeat_interleave(width)
+    expected = torch.arange(rows, dtype=torch.int64)
+    assert table.numel() > LOOP_MAX_IDS
+    if table_dtype == torch.int64:  # numpy would wrap a negative int64 id: never this path
+        assert _tag_mismatch_full_rows(table, lens, page_size, tags, expected) is None
+        return
+    assert _tag_mismatch_full_rows(table, lens, page_size, tags, expected).tolist() == [False] * 4
+    foreign = tags.clone()
+    foreign[width * 2 + 7] = 0  # row 2 reads a page of request 0
+    got = _tag_mismatch_full_rows(table, lens, page_size, foreign, expected)
+    assert got.tolist() == tag_mismatch(table, lens, page_size, foreign, expected).tolist()
+    assert got.tolist() == [False, False, True, False]
+    for bad_id in (-1, rows * width):
+        holed = table.clone()
+        holed[1, 5] = bad_id
+        assert _tag_mismatch_full_rows(holed, lens, page_size, tags, expected) is None
+        assert tag_mismatch(holed, lens, page_size, tags, expected).tolist() == [
+            False,
+            True,
+            False,
+            False,
+        ]
+    short = lens.clone()
+    short[3] = page_size  # row 3 reads one page: a mask is needed, the full check runs
+    assert _tag_mismatch_full_rows(table, short, page_size, tags, expected) is None

@@ -1,0 +1,292 @@
+"""``Lockstep``: a model state and an engine, advanced together by model actions.
+
+Each step is checked three ways: the model must enable it (else the trace stops: *not
+enabled*); the engine must agree (an event enabled on one side only is a divergence, and
+every event the engine could perform must be one the model allows); and after it the
+abstraction of the engine's state must equal the model's state (else a divergence, shown as
+a side-by-side diff). Replay (``replay.py``), fuzz walks (``walk.py``), drains and lassos
+drive it. Before the first step a warm-up tenant's canary fills decode's pool (the model's
+initial state: every page holds KV of requests outside the instance).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
+from kvproof.checker.conformance.canaries import (
+    REQUEST_LEAD,
+    REUSE_CANARY,
+    REUSE_TENANT,
+    canary_prompt,
+    fill_unwritten,
+    page_chunk,
+    request_canary,
+    reuse_source,
+    system_prompt,
+    tenant,
+)
+from kvproof.checker.conformance.mapping import (
+    PAGE_SIZE,
+    WARMUP_CANARY,
+    WARMUP_TENANT,
+    RidMap,
+    prompt_tokens,
+)
+from kvproof.checker.conformance.model_side import ModelSide
+from kvproof.checker.conformance.verdict import Divergence
+from kvproof.model.lang.concrete import State
+from kvproof.model.lang.instance import ActionInstance
+from kvproof.refimpl.cluster import Cluster
+from kvproof.refimpl.events import Event
+from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
+from kvproof.refimpl.oracle import AnswerFinding, leak_check
+from kvproof.spec.variant import Sizes, Variant
+
+# Builds the engine; tests pass a deliberately broken one.
+EngineFactory = Callable[..., Cluster]
+
+
+class Lockstep:
+    """A model state and an engine, advanced together by model actions."""
+
+    def __init__(
+        self,
+        variant: Variant,
+        sizes: dict[str, int],
+        init: dict[str, dict[tuple[int, ...], Any]],
+        reserve: tuple[int, ...],
+        *,
+        engine: EngineFactory = Cluster,
+        model: Any = "echo",
+        warmup: bool = True,
+        max_new_tokens: int = 8,
+        page_size: int = PAGE_SIZE,
+        shared_head: frozenset[int] | None = None,
+        liveness: bool = False,
+        side: ModelSide | None = None,
+    ) -> None:
+        self.variant = variant
+        self.sw = variant.switches
+        # A lasso comes from the liveness build: its prefill may die (crash, E20).
+        if side is None:
+            side = ModelSide.of(variant, sizes, liveness=liveness)
+        elif not side.serves(variant, sizes, liveness):
+            raise ValueError(f"a model side built for {side.variant} {side.sizes}")
+        self.protocol = side.protocol
+        self.concrete = side.concrete
+        self.unassumed = side.unassumed
+        self.state: State = self.concrete.make_state(init)
+        self._actions = side.actions
+        # The engine's state as the model sees it, after the last step (``abstracted``).
+        self._seen: State | None = None
+        self.sizes = sizes
+        self.reserve = reserve
+        self.page_size = ps = page_size
+        n_pages = sizes["Page"]
+        # A prefix hit (issue 12 item 3): decode's cache holds the prompt's first page.
+        self.hits = [bool(init.get("hit", {}).get((r,), False)) for r in range(len(reserve))]
+        prompts = [
+            prompt_tokens(k, self.sw, ps) + (ps if hit else 0)
+            for k, hit in zip(reserve, self.hits, strict=True)
+        ]
+        longest = max([*prompts, n_pages * ps])
+        context = longest + max_new_tokens + 2 * ps
+        pool_pages = sum(reserve) + n_pages + 4
+        # A placeholder reuses the prefill page freed last: a held warm-up request (see
+        # ``_hold_canary``) needs one decode page outside the model's instance.
+        self._spare = n_pages if warmup and self._placeholder_possible() else None
+        self.cluster = engine(
+            variant,
+            sizes=Sizes(context, pool_pages * ps, n_pages * ps, ps),
+            model=model,
+            decode_pages=n_pages + (self._spare is not None),
+            prefill_pages=pool_pages,
+        )
+        self.canaries: dict[str, str] = {}
+        offset = self._warm_up(n_pages) if warmup else 0
+        self.rids = RidMap(offset)
+        self.max_new_tokens = max_new_tokens
+        # Decode's radix cache keys a page by its tokens (``refimpl/radix.py``): a hit is a
+        # prompt that opens with the page another request inserted, so with the radix cache
+        # on a prompt opens with one shared system-prompt page, and the tenant's own canary
+        # pages follow. ``shared_head`` (by default every request) names the requests of
+        # that application; the others are tenants with prompts of their own, whose first
+        # page is their canary (a freed shared page they overwrite then shows it to a hit).
+        system = system_prompt(ps) if self.sw.radix_cache != "off" else []
+        for r, n in enumerate(prompts):  # each request's own canary (``canaries.py``)
+            head = system if shared_head is None or r in shared_head else []
+            self.canaries[tenant(r)] = canary = request_canary(r)
+            rest = canary_prompt(canary, n - len(head), ps, REQUEST_LEAD)
+            self.cluster.submit(tenant(r), head + rest, max_new_tokens)
+        self.canaries[REUSE_TENANT] = REUSE_CANARY
+        self.step_no = 0
+
+    def _warm_up(self, n_pages: int) -> int:
+        """A canary tenant's request fills every decode page with its KV (the model's
+        initial state: every page holds KV of requests outside the instance)."""
+        c, ps = self.cluster, self.page_size
+        own = n_pages - 1 if self.sw.decode_reserve == "plus_one" else n_pages
+        if own < 1:
+            return 0
+        chunk = page_chunk(WARMUP_CANARY, ps)  # one page, canary after slot 0
+        text = (chunk * own)[: own * ps]
+        rid = c.submit(WARMUP_TENANT, text, 1)
+        self._force_limits(len(text), over_p=False, over_d=False)
+        c.run()
+        if c.requests[rid].resp != "ok":  # pragma: no cover - the engine's own happy path
+            raise RuntimeError(f"warm-up request failed: {c.requests[rid].reason}")
+        self.canaries[WARMUP_TENANT] = WARMUP_CANARY
+        if own < n_pages:  # plus_one: the warm-up's last page, read at chunk ``own``
+            fill_unwritten(c, range(n_pages), WARMUP_CANARY, own)
+        if self._spare is None:
+            return 1
+        return 1 + self._hold_canary(chunk, self._spare)
+
+    # -- position (issue 12 item 3) -----------------------------------------------------
+    def _placeholder_possible(self) -> bool:
+        """The model's ``placeholder(r)`` can hold: a prefill reject is not honoured."""
+        return self.sw.placeholder_prompt and not self.sw.honor_pending_reject
+
+    def _hold_canary(self, chunk: str, spare: int) -> int:
+        """A one-page canary request of the warm-up tenant, run until decoding and held
+        there (it never finishes: its decode page ``spare`` lies outside the instance).
+        Its prefill page is the one freed last, so prefill's LIFO allocator hands it to the
+        next prefill: a placeholder's single page then carries this canary, at positions
+        1.. of chunk 0, in the slots the placeholder leaves (the model's ``at_pos``)."""
+        c = self.cluster
+        rid = c.submit(WARMUP_TENANT, chunk, 1)
+        self._force_limits(len(chunk), over_p=False, over_d=False)
+        c.apply(Event("arrive", rid))
+        c.apply(Event("alloc", rid, spare))
+        progress = ("send", "post", "land", "done", "commit")
+        while c.status(rid).decode != "running":
+            ev = next(e for e in c.enabled() if e.rid == rid and e.name in progress)
+            c.apply(ev)
+        return 1
+
+    def _force_limits(self, n: int, *, over_p: bool, over_d: bool) -> None:
+        # The deployment decides which side rejects: put the prompt on the trace's side of
+        # each node's limit (read only at arrive).
+        def lim(over: bool) -> Limits:
+            cap = n - 1 if over else max(n, 1)
+            return Limits(cap + INPUT_HEADROOM, cap)
+
+        self.cluster.prefill.limits = lim(over_p)
+        self.cluster.decode.limits = lim(over_d)
+
+    # -- the two sides -----------------------------------------------------------------
+    def model_step(self, inst: ActionInstance) -> State | None:
+        """The model's successor; None when not enabled or not an action of this variant
+        (e.g. ``timeout`` exists only with ``release = deferred_timeout``)."""
+        if inst.action not in self._actions:
+            return None
+        return self.concrete.step(self.state, inst)
+
+    def engine_enabled(self, *, assumed: bool = True) -> list[ActionInstance]:
+        """The engine's enabled events as model actions; with ``assumed``, less those the
+        variant's assumptions exclude from the environment."""
+        out = []
+        for ev in self.cluster.enabled():
+            inst = self.rids.action(ev)
+            if inst is not None and not (assumed and self.excluded(inst)):
+                out.append(inst)
+        return out
+
+    def excluded(self, inst: ActionInstance) -> bool:
+        """Only an assumption forbids ``inst`` now (the rules alone enable it)."""
+        if self.unassumed is None or inst.action not in self._actions:
+            return False
+        if self.concrete.step(self.state, inst) is not None:
+            return False
+        return self.unassumed.step(self.state, inst) is not None
+
+    def engine_can(self, inst: ActionInstance) -> bool:
+        return self.cluster.can(self.rids.event(inst))
+
+    def check_initial(self) -> Divergence | None:
+        return self._compare(0, "init")
+
+    def apply(self, inst: ActionInstance) -> tuple[str, Divergence | None]:
+        """('ok' | 'not_enabled' | 'divergence', detail) after one step."""
+        step = self.step_no + 1
+        nxt = self.model_step(inst)
+        ev = self.rids.event(inst)
+        engine_ok = self.cluster.can(ev)
+        if nxt is None:
+            if engine_ok and not self.excluded(inst):
+                return "divergence", Divergence(
+                    step, str(inst), "the engine performs it, the model does not enable it"
+                )
+            return "not_enabled", None
+        if not engine_ok:
+            return "divergence", Divergence(
+                step, str(inst), "the model enables it, the engine refuses it"
+            )
+        if inst.action == "arrive":
+            r = inst.args[0]
+            req = self.cluster.requests[ev.rid]
+            over_p = self.concrete.value(self.state, "over_p", (r,))
+            over_d = self.concrete.value(self.state, "over_d", (r,))
+            self._force_limits(len(req.prompt), over_p=over_p, over_d=over_d)
+            self.cluster.decode.prefix_pages = 1 if self.hits[r] else 0
+        self.cluster.apply(ev)
+        if inst.action == "expire":  # other traffic reuses the released prefill blocks
+            reuse_source(self.cluster, ev.rid)
+        self.state = nxt
+        self.step_no = step
+        div = self._compare(step, str(inst))
+        if div is not None:
+            return "divergence", div
+        for other in self.engine_enabled(assumed=False):
+            if self.model_step(other) is None and not self.excluded(other):
+                return "divergence", Divergence(
+                    step,
+                    str(inst),
+                    f"afterwards the engine could perform {other}, which the model forbids",
+                )
+        return "ok", None
+
+    def _compare(self, step: int, label: str) -> Divergence | None:
+        eng = self._seen = abstract(self.cluster, self.concrete, self.rids.offset)
+        mism = compare(self.concrete, self.state, eng)
+        if not mism:
+            return None
+        rows = side_by_side(self.concrete, self.state, eng, mism)
+        return Divergence(
+            step, label, "the engine's state differs from the model's", tuple(mism), tuple(rows)
+        )
+
+    def model_violated(self) -> list[str]:
+        return self.concrete.violated(self.state)
+
+    def engine_violated(self) -> list[str]:
+        return self.concrete.violated(self.abstracted())
+
+    def abstracted(self) -> State:
+        """The engine's state as a model state: the one the last step's comparison built
+        (a walk asks for it again at once; building it was a tenth of a walk's time),
+        unless the engine moved outside ``apply`` since (``redeliver``)."""
+        if self._seen is None:
+            self._seen = abstract(self.cluster, self.concrete, self.rids.offset)
+        return self._seen
+
+    def redeliver(self, inst: ActionInstance) -> None:
+        """The status message of ``inst`` (done, ack) arrives a second time (a fault)."""
+        self._seen = None
+        self.cluster.redeliver(self.rids.event(inst))
+
+    def oracle(self, reference: Any = None) -> list[AnswerFinding]:
+        """The oracle's verdict on every 200 of the model's requests (not the warm-up's)."""
+        found = leak_check(self.cluster, self.canaries, reference)
+        return [f for f in found if f.rid >= self.rids.offset]
+
+    def describe_request(self, r: int) -> str:
+        c, st = self.concrete, self.state
+        names = ("dphase", "pphase", "poll", "resp")
+        parts = ", ".join(f"{n} {c.value(st, n, (r,))}" for n in names)
+        out = f"r{r}: {parts}; " + self.cluster.requests[r + self.rids.offset].reason
+        if self.variant.assume:
+            out += f" (the variant assumes: {', '.join(self.variant.assume)})"
+        return out
