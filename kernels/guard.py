@@ -46,10 +46,11 @@ def tag_mismatch(
             return _tag_mismatch_loop(
                 rows, lens, page_size, memoryview(page_tags.numpy()), expected
             )
-        full = _tag_mismatch_full_rows(page_table, kv_lens, page_size, page_tags, expected_tags)
+        table = page_table.numpy()  # a view, made once for either numpy path
+        full = _tag_mismatch_full_rows(table, kv_lens, page_size, page_tags, expected_tags)
         if full is not None:
             return full
-        return _tag_mismatch_numpy(page_table, kv_lens, page_size, page_tags, expected_tags)
+        return _tag_mismatch_numpy(table, kv_lens, page_size, page_tags, expected_tags)
     return _tag_mismatch_torch(page_table, kv_lens, page_size, page_tags, expected_tags)
 
 
@@ -100,7 +101,7 @@ def _tag_mismatch_torch(
 
 
 def _tag_mismatch_full_rows(
-    page_table: torch.Tensor,
+    table: np.ndarray,
     kv_lens: torch.Tensor,
     page_size: int,
     page_tags: torch.Tensor,
@@ -112,8 +113,8 @@ def _tag_mismatch_full_rows(
     check. Right after a decode has streamed the KV through the
     caches each call into numpy or torch costs 10-18 us against 1-3 us warm, so the number
     of calls is the cost: 112 against 150 us at 8 x 64 ids, 139 against 187 us at 8 x 1024
-    (issue 30, ``benchmarks/kernels.py``'s ``guard_check_share``)."""
-    table = page_table.numpy()
+    (issue 30, ``benchmarks/kernels.py``'s ``guard_check_share``). ``table``: the page
+    table's numpy view."""
     if table.dtype != np.int32:
         return None
     width = table.shape[1]
@@ -132,7 +133,7 @@ def _tag_mismatch_full_rows(
 
 
 def _tag_mismatch_numpy(
-    page_table: torch.Tensor,
+    table: np.ndarray,
     kv_lens: torch.Tensor,
     page_size: int,
     page_tags: torch.Tensor,
@@ -140,8 +141,8 @@ def _tag_mismatch_numpy(
 ) -> torch.Tensor:
     """The same check on CPU tensors through numpy views (no copies): each numpy call costs
     ~1-3 us against ~5-8 us for a torch op, which keeps the guard near 1% of a 1k-token
-    decode (benchmarks/kernels.py reports ``guard_check_share``)."""
-    table = page_table.numpy()
+    decode (benchmarks/kernels.py reports ``guard_check_share``). ``table``: the page
+    table's numpy view."""
     tags = page_tags.numpy()
     needed = (kv_lens.numpy().astype(np.int64) + (page_size - 1)) // page_size
     used = np.arange(table.shape[1]) < needed[:, None]

@@ -166,10 +166,10 @@ def test_tag_checks_agree_with_plain_python(rows, tags, table_dtype) -> None:
     args = (table, lens, page_size, page_tags, expected)
     as_lists = (table.tolist(), lens.tolist(), page_size, memoryview(page_tags.numpy()))
     assert _tag_mismatch_loop(*as_lists, expected.tolist()).tolist() == want
-    assert _tag_mismatch_numpy(*args).tolist() == want
+    assert _tag_mismatch_numpy(table.numpy(), *args[1:]).tolist() == want
     assert _tag_mismatch_torch(*args).tolist() == want
     assert tag_mismatch(*args).tolist() == want
-    full = _tag_mismatch_full_rows(*args)
+    full = _tag_mismatch_full_rows(table.numpy(), *args[1:])
     reads_all = all((n + page_size - 1) // page_size >= 4 for n, _ in rows)
     in_pool = all(0 <= i < 8 for _, ids in rows for i in ids)
     # It answers only for an int32 table read whole with every id in the pool, then rightly.
@@ -192,18 +192,19 @@ def test_the_whole_rows_path_flags_a_foreign_page_and_leaves_bad_ids_to_the_full
     expected = torch.arange(rows, dtype=torch.int64)
     assert table.numel() > LOOP_MAX_IDS
     if table_dtype == torch.int64:  # numpy would wrap a negative int64 id: never this path
-        assert _tag_mismatch_full_rows(table, lens, page_size, tags, expected) is None
+        assert _tag_mismatch_full_rows(table.numpy(), lens, page_size, tags, expected) is None
         return
-    assert _tag_mismatch_full_rows(table, lens, page_size, tags, expected).tolist() == [False] * 4
+    clean = _tag_mismatch_full_rows(table.numpy(), lens, page_size, tags, expected)
+    assert clean.tolist() == [False] * 4
     foreign = tags.clone()
     foreign[width * 2 + 7] = 0  # row 2 reads a page of request 0
-    got = _tag_mismatch_full_rows(table, lens, page_size, foreign, expected)
+    got = _tag_mismatch_full_rows(table.numpy(), lens, page_size, foreign, expected)
     assert got.tolist() == tag_mismatch(table, lens, page_size, foreign, expected).tolist()
     assert got.tolist() == [False, False, True, False]
     for bad_id in (-1, rows * width):
         holed = table.clone()
         holed[1, 5] = bad_id
-        assert _tag_mismatch_full_rows(holed, lens, page_size, tags, expected) is None
+        assert _tag_mismatch_full_rows(holed.numpy(), lens, page_size, tags, expected) is None
         assert tag_mismatch(holed, lens, page_size, tags, expected).tolist() == [
             False,
             True,
@@ -212,4 +213,4 @@ def test_the_whole_rows_path_flags_a_foreign_page_and_leaves_bad_ids_to_the_full
         ]
     short = lens.clone()
     short[3] = page_size  # row 3 reads one page: a mask is needed, the full check runs
-    assert _tag_mismatch_full_rows(table, short, page_size, tags, expected) is None
+    assert _tag_mismatch_full_rows(table.numpy(), short, page_size, tags, expected) is None
