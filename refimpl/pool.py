@@ -13,6 +13,7 @@ lives in the run's ``Recorder`` (``refimpl/recorder.py``), which the engine neve
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import torch
@@ -49,28 +50,23 @@ class PoolGeometry:
         )
 
 
-# (shape, seed) -> the pool's first noise and the generator's state after drawing it.
-_NOISE: dict[tuple[tuple[int, ...], int], tuple[torch.Tensor, torch.Tensor]] = {}
-_NOISE_MAX = 32
+@functools.lru_cache(maxsize=32)
+def _first_draw(shape: tuple[int, ...], seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``torch.randn(shape)`` from ``seed``, and the generator's state after the draw.
+    Remembered per shape and seed: a fuzz campaign builds two pools per walk, and drawing
+    them was its largest single cost (issue 30). Callers copy the tensor, never write it."""
+    gen = torch.Generator().manual_seed(seed)
+    noise = torch.randn(shape, generator=gen)
+    return noise, gen.get_state()
 
 
 def _seeded_noise(shape: tuple[int, ...], seed: int) -> tuple[torch.Tensor, torch.Generator]:
-    """``torch.randn(shape)`` from ``seed``, and the generator as it is after the draw (a
-    ``scribble`` draws on from there). Remembered per shape and seed: a fuzz campaign builds
-    two pools per walk, and drawing them was its largest single cost (issue 30); a copy of
-    the remembered draw holds the same bytes and leaves the generator in the same state."""
-    key = (shape, seed)
-    hit = _NOISE.get(key)
+    """The first draw from ``seed`` and a generator in the state it leaves (a ``scribble``
+    draws on from there): a copy of the remembered draw holds the same bytes."""
+    noise, state = _first_draw(shape, seed)
     gen = torch.Generator()
-    if hit is None:
-        gen.manual_seed(seed)
-        noise = torch.randn(shape, generator=gen)
-        if len(_NOISE) >= _NOISE_MAX:
-            _NOISE.pop(next(iter(_NOISE)))
-        _NOISE[key] = hit = (noise, gen.get_state())
-    else:
-        gen.set_state(hit[1])
-    return hit[0], gen
+    gen.set_state(state)
+    return noise, gen
 
 
 class KVPool:
