@@ -3,7 +3,7 @@
 A ``Lockstep`` needs the variant's protocol, its concrete interpreter, and (when the variant
 assumes something) the same rules without the assumptions. Building them compiles the DSL
 into straight-line Python per action instance (``model/lang/compiled.py``): done per walk,
-that compile was about a sixth of a fuzz walk's time (issue 30, ``benchmarks/scale.py``).
+that compile was about a sixth of a fuzz walk's time (issue 30, cProfile of a batch).
 The interpreters hold no walk's state (states are values passed in and out), so one
 ``ModelSide`` serves any number of walks of the same variant, sizes and build.
 """
