@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvproof.checker.conform import model_side
-from kvproof.checker.conform.coverage import Guide, reachable
+from kvproof.checker.conform.coverage import Guide
 from kvproof.checker.conform.diagnose import diagnose
 from kvproof.checker.conform.engine import Engine
+from kvproof.checker.conform.reach_cache import reachable_cached
 from kvproof.checker.conform.result import ConformRun
 from kvproof.checker.conform.trace_out import write_divergence
 from kvproof.checker.conform.walk import WalkResult, walk
@@ -56,7 +57,7 @@ def conform_engine(
     start = time.perf_counter()
     concrete = Concrete(Instance(protocol_of(variant), dict(engine.sizes)))
     allowed = allowed_actions(opts.faults)
-    reach = reachable(concrete, allowed)
+    reach = reachable_cached(variant, concrete, allowed, opts.faults)
     guide = Guide(concrete, reach, opts.seed)
     steps, trivial = 0, 0
     decisions: Counter[str] = Counter(engine.run_decisions())
