@@ -29,6 +29,7 @@ from kvproof.checker.upstream import host, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
+from kvproof.checker.upstream.raised import sglang_root
 from kvproof.model.lang.instance import ActionInstance
 
 DECODE = "sglang.srt.disaggregation.decode"
@@ -50,6 +51,7 @@ class Harness:
     ) -> None:
         self.mods = mods
         self.adapter = adapter
+        self.root = sglang_root(mods)  # where an exception is the release's own
         self.decode = mods[DECODE]
         self.kvpoll = mods[BASE].KVPoll
         envs = mods["sglang.srt.environ"].envs
