@@ -1,5 +1,8 @@
-"""An exception raised inside the release's own code during a walk is a finding (exit 1,
-the upstream file:line and the walk step, the traceback written), not a kvproof bug."""
+"""Changes planted in a copy of a cached release, as an SGLang developer's branch would have.
+
+An exception raised inside the release's own code during a walk is a finding (exit 1, the
+upstream file:line and the walk step, the traceback written), not a kvproof bug; a refactor
+of ``Scheduler.abort_request`` that reads more of the real ``Scheduler`` still runs."""
 
 from __future__ import annotations
 
@@ -90,3 +93,48 @@ def test_kvproof_s_own_exception_is_not_blamed_on_sglang(
     monkeypatch.setattr(drive.Harness, "_alloc", broken)
     with pytest.raises(ZeroDivisionError):
         conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=20)
+
+
+ABORT_SENT = "# an ack racing back is never dropped."  # 0.5.22's transfer-queue abort
+
+
+def _plant_after(file: Path, anchor: str, lines: list[str]) -> None:
+    text = file.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(text) if anchor in line) + 1  # the abort() call
+    indent = " " * (len(text[at]) - len(text[at].lstrip()))
+    text[at + 1 : at + 1] = [f"{indent}{line}\n" for line in lines]
+    file.write_text("".join(text))
+
+
+def test_a_refactor_reading_more_scheduler_fields_still_conforms(tmp_path: Path) -> None:
+    """The abort path reads the real Scheduler's pools and cache (no behaviour change):
+    conform runs it and agrees (a stand-in ``self`` without these fields exited 3)."""
+    tree = copy_release("0.5.22", tmp_path)
+    sched = tree / "sglang" / "srt" / "managers" / "scheduler.py"
+    _plant_after(sched, ABORT_SENT, [
+        "_pools = (self.tree_cache, self.req_to_token_pool, self.token_to_kv_pool_allocator)",
+        "if self.enable_hierarchical_cache and self.server_args.page_size and _pools:",
+        "    self.tree_cache.dec_lock_ref(decode_req.req)",
+    ])  # fmt: skip
+    variant = load_variant("sglang-0.5.22-pd")
+    run = conform(variant, str(tree), traces=200, faults=True)
+    assert run.exit_code == 0, (run.raised, run.detail)
+
+
+@pytest.mark.parametrize(
+    "free",
+    [
+        "release_kv_cache(decode_req.req, self.tree_cache)",
+        "self.tree_cache.cache_finished_req(decode_req.req)",
+        "self.token_to_kv_pool_allocator.free("
+        "self.req_to_token_pool.req_to_token[decode_req.req.req_pool_idx])",
+    ],
+)
+def test_freeing_through_the_scheduler_s_cache_is_a_divergence(tmp_path: Path, free: str) -> None:
+    """Freeing an aborted transfer's pages at once through ``self.tree_cache`` (or the
+    pools) is the early free 0.5.22 fixed: a divergence on ``release``, not a crash."""
+    tree = copy_release("0.5.22", tmp_path)
+    sched = tree / "sglang" / "srt" / "managers" / "scheduler.py"
+    _plant_after(sched, ABORT_SENT, [free])
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=200)
+    assert run.raised is None and run.exit_code == 1 and run.switch == "release", run.detail
