@@ -109,7 +109,8 @@ def walk(
             model = model_side.project(concrete, state, committed, intake)
             mismatches = compare(model, harness.project())
         except UpstreamRaised as exc:
-            exc.step = len(res.steps)
+            what = f"{move}" if isinstance(move, float) else f"{move.action}{move.args}"
+            exc.during = exc.during or f"step {len(res.steps)} ({what})"
             res.raised, res.step_index = exc, len(res.steps)
             return res
         if mismatches:
