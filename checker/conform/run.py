@@ -48,7 +48,7 @@ def allowed_actions(faults: bool) -> Callable[[str], bool]:
     the client's abort (the decision code under test is the abort path)."""
     if faults:
         return lambda action: True
-    return lambda action: action == "abort" or BY_NAME[action].kind != FAULT
+    return lambda action: action == "abort" or (action in BY_NAME and BY_NAME[action].kind != FAULT)
 
 
 def conform_engine(
