@@ -73,6 +73,7 @@ class ConformRun:
     exercised: tuple[str, ...] = ()
     coverage: Coverage | None = None
     trivial: int = 0  # walks that were arrivals only
+    events: dict[str, int] = field(default_factory=dict)  # model steps taken, by action
 
     @property
     def diverged(self) -> bool:
@@ -106,6 +107,7 @@ class ConformRun:
             "sizes": self.sizes,
             "walks": self.walks,
             "trivial_walks": self.trivial,
+            "events": self.events,
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
             "coverage": self.coverage.to_json() if self.coverage else None,

@@ -46,6 +46,8 @@ def render(run: ConformRun) -> None:
             f"coverage: {cov.exercised} of {cov.reachable} reachable abstract transitions "
             f"({cov.ratio:.0%})" + (f"; not taken: {', '.join(cov.missing)}" if cov.missing else "")
         )
+    if run.events:
+        _say("events: " + ", ".join(f"{k} {v}" for k, v in run.events.items()))
     env = ", ".join(f"{k}={v} ({run.env_source[k]})" for k, v in run.env.items())
     _say(f"env: {env}")
     made = ", ".join(f"{k} {v}" for k, v in run.decisions.items())

@@ -55,6 +55,9 @@ def test_the_default_run_covers_the_model_with_few_trivial_walks() -> None:
     assert run.trivial <= run.walks // 10
     # Every kind of decision, commits under faults included, in one default run.
     assert all(run.decisions[k] > 0 for k in ("held", "released", "aborted", "committed"))
+    kinds = {"arrive", "alloc", "send", "post", "land", "done", "fail", "p_abort", "abort",
+             "abort_seen", "ack", "timeout", "give_up", "commit"}  # fmt: skip
+    assert kinds <= set(run.events), kinds - set(run.events)
 
 
 def test_without_faults_the_reachable_set_is_smaller() -> None:
