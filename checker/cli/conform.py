@@ -51,12 +51,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
         return result.exit_code
-    env = ", ".join(f"{k}={v} ({result.env_source[k]})" for k, v in result.env.items())
     verdict = "conforms" if result.switch is None else f"DIVERGES on switch '{result.switch}'"
     verdict = "RAISED (the release's own code; a finding)" if result.raised else verdict
     print(f"{variant.name} vs sglang {result.release} (adapter {result.adapter}): {verdict}")
     print(f"  {result.walks} walks, {result.steps} steps, {result.seconds:.2f} s")
-    print(f"  env: {env}")
+    # One setting a line: three env names on one line made a 221-character line (issue 41).
+    print("  env:")
+    for k, v in result.env.items():
+        print(f"    {k}={v} ({result.env_source[k]})")
     made = ", ".join(f"{k} {v}" for k, v in (result.decisions or {}).items())
     print(f"  the code decided: {made}")
     for line in result.detail:
