@@ -207,7 +207,7 @@ class Cluster:
             )
         return EngineView(pages, tuple(reqs))
 
-    # -- the read-only face (checker/serve, checker/conformance) --------------------------
+    # -- the read-only face (ops/serve, checker/conformance) --------------------------
     def status(self, rid: int) -> FlightStatus:
         """Where request ``rid`` stands: phases, poll, response, token counts."""
         return self.handoff.flights[rid].status()

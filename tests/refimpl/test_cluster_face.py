@@ -1,4 +1,4 @@
-"""``Cluster``'s read-only face: what ``checker/serve`` and conformance read of a request."""
+"""``Cluster``'s read-only face: what ``ops/serve`` and conformance read of a request."""
 
 from __future__ import annotations
 
