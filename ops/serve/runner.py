@@ -86,8 +86,9 @@ class EngineRunner:
         self.config = config
         self.cluster = c = Cluster(config.variant, sizes=config.sizes, seed=config.seed)
         self.policy = Policy(c)
-        self._prefill_pages = c.prefill.alloc.free_count
-        self._caps = (c.decode.num_pages, c.decode.tail_alloc.free_count)  # prompt pages, tail
+        n = c.counts()
+        self._prefill_pages = n.prefill_free
+        self._caps = (n.decode_pages, n.tail_free)  # prompt pages, tail
         self._lock = threading.Lock()  # held while the engine steps or is read
         self._inbox: queue.SimpleQueue[tuple[str, Ticket]] = queue.SimpleQueue()
         self._wake = threading.Event()
@@ -132,13 +133,14 @@ class EngineRunner:
     def stats(self) -> EngineStats:
         with self._lock:
             c = self.cluster
+            n = c.counts()
             return EngineStats(
                 variant=c.variant.name,
                 page_size=c.sizes.page_size,
-                decode_pages=c.decode.num_pages,
-                decode_pages_in_use=c.decode.num_pages - c.decode.alloc.free_count,
+                decode_pages=n.decode_pages,
+                decode_pages_in_use=n.decode_pages - n.decode_free,
                 prefill_pages=self._prefill_pages,
-                prefill_pages_in_use=self._prefill_pages - c.prefill.alloc.free_count,
+                prefill_pages_in_use=self._prefill_pages - n.prefill_free,
                 transfers_in_flight=len(c.in_flight()),
                 requests_live=len(self._live),
                 requests_waiting=len(self._waiting),
@@ -248,7 +250,7 @@ class EngineRunner:
             # out while prefill computed an aborted one: none could own its freed pages
             # before the late write landed.
             need = (
-                _pages(n, ps) + (1 if c.decode.decode_reserve == "plus_one" else 0),
+                _pages(n, ps) + (1 if c.variant.switches.decode_reserve == "plus_one" else 0),
                 _pages(t.max_new_tokens + ps, ps) + 1,
             )
             fits = all(u + k <= cap for u, k, cap in zip(self._used, need, self._caps, strict=True))
@@ -297,7 +299,7 @@ class EngineRunner:
             self._posted_at[(ev.rid, ev.page)] = now
         elif ev.name in ("commit", "step"):
             self._read_at[ev.rid] = now
-        elif ev.name == "land" and c.decode.alloc.owner.get(ev.page) != ev.rid:
+        elif ev.name == "land" and ev.page is not None and c.owner(ev.page) != ev.rid:
             self._stray += 1  # invariant 2 (no_stray_write) broken: oracle counter
         self._notify(ev.rid)
         self._unreserve()
