@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         return result.exit_code
     env = ", ".join(f"{k}={v} ({result.env_source[k]})" for k, v in result.env.items())
     verdict = "conforms" if result.switch is None else f"DIVERGES on switch '{result.switch}'"
+    verdict = "RAISED (the release's own code; a finding)" if result.raised else verdict
     print(f"{variant.name} vs sglang {result.release} (adapter {result.adapter}): {verdict}")
     print(f"  {result.walks} walks, {result.steps} steps, {result.seconds:.2f} s")
     print(f"  env: {env}")

@@ -29,6 +29,8 @@ from kvproof.checker.upstream import host, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
+from kvproof.checker.upstream.raised import sglang_root
+from kvproof.checker.upstream.scheduler import scheduler_self
 from kvproof.model.lang.instance import ActionInstance
 
 DECODE = "sglang.srt.disaggregation.decode"
@@ -50,6 +52,7 @@ class Harness:
     ) -> None:
         self.mods = mods
         self.adapter = adapter
+        self.root = sglang_root(mods)  # where an exception is the release's own
         self.decode = mods[DECODE]
         self.kvpoll = mods[BASE].KVPoll
         envs = mods["sglang.srt.environ"].envs
@@ -73,6 +76,8 @@ class Harness:
         )
         mods[SCHED].release_kv_cache = self.decode.release_kv_cache
         mods[SCHED].prepare_abort = self.decode.prepare_abort
+        mods[SCHED].get_parallel = self.decode.get_parallel
+        mods[SCHED].get_disagg = self.decode.get_disagg
         self.scheduler = SimpleNamespace(
             enable_decode_hicache=False,
             enable_hisparse=False,
@@ -88,12 +93,18 @@ class Harness:
             host.IndexAllocator(),
             host.MetadataBuffers(64),
             self.scheduler,
-            host.TreeCache(),
+            host.TreeCache(self.pages),
         )
         self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
-        self.sched_self = host.scheduler_self(self.queue, self.outcome)
-        # The scheduler module's own enum (a stand-in when utils.py is not loaded real).
-        self.sched_self.disaggregation_mode = mods[SCHED].DisaggregationMode.DECODE
+        # The release's Scheduler, without its __init__; the scheduler module's own enum
+        # (a stand-in when utils.py is not loaded real).
+        self.sched_self = scheduler_self(
+            mods[SCHED].Scheduler,
+            mods[SCHED].DisaggregationMode.DECODE,
+            self.queue,
+            self.outcome,
+            self.pages,
+        )
         self.scheduler.disagg_decode_prealloc_queue = self.sched_self.disagg_decode_prealloc_queue
         self.receivers: dict[int, Any] = {}
         self.entries: dict[int, Any] = {}  # request -> DecodeRequest

@@ -21,6 +21,7 @@ from kvproof.checker.upstream.adapters import select
 from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness, default_disagg
 from kvproof.checker.upstream.intake import intake
 from kvproof.checker.upstream.loader import Loaded
+from kvproof.checker.upstream.raised import Raised, sglang_root, trace_text, upstream_raise
 from kvproof.checker.upstream.walk import walk
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete
@@ -79,18 +80,21 @@ class ConformRun:
     files: tuple[str, ...] = ()
     decisions: dict[str, int] | None = None  # what the code decided, summed over walks
     exercised: tuple[str, ...] = EXERCISED
+    # The release's code raised: the exception, its upstream file:line and the walk step.
+    raised: str | None = None
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.switch is None else 1
+        return 0 if self.switch is None and self.raised is None else 1
 
     def to_json(self) -> dict[str, Any]:
         return {
             "variant": self.variant,
             "sglang": self.release,
             "adapter": self.adapter,
-            "verdict": "conforms" if self.switch is None else "diverges",
+            "verdict": self.verdict,
             "switch": self.switch,
+            "raised": self.raised,
             "detail": list(self.detail),
             "env": self.env,
             "env_source": self.env_source,
@@ -102,6 +106,12 @@ class ConformRun:
             "files": list(self.files),
             "exit_code": self.exit_code,
         }
+
+    @property
+    def verdict(self) -> str:
+        if self.raised is not None:
+            return "raised"
+        return "conforms" if self.switch is None else "diverges"
 
 
 def default_release(variant: Variant) -> str:
@@ -160,26 +170,53 @@ def conform(
             steps = 0
             backend = mods[MOONCAKE].MooncakeKVManager
             receiver = mods[MOONCAKE].MooncakeKVReceiver
-            over_long = intake(mods, over=True)
-            # ``get_disagg()``: the release's ServerArgs (a tree without its field
-            # declarations gets host receive off and no retraction backup).
-            disagg = SimpleNamespace(**{**vars(default_disagg()), **args})
-            decisions: Counter[str] = Counter(intake_retired=int(over_long.retired))
-            for n in range(1, traces + 1):
-                h = Harness(mods, adapter, backend, receiver, disagg)
-                res = walk(
-                    concrete, inits, h, rng, faults=faults, max_steps=max_steps, over_long=over_long
-                )
-                steps += len(res.steps)
-                decisions.update(h.decisions())
-                if res.switch is not None:
-                    files = _write(concrete, variant, res, seed, out, label) if out else ()
-                    detail = tuple(m.line() for m in res.mismatches)
-                    secs = time.perf_counter() - start
-                    return ConformRun(
-                        variant.name, label, adapter.name, used, source, n, steps, secs,
-                        res.switch, detail, files, dict(decisions),
+            root = sglang_root(mods)
+            decisions: Counter[str] = Counter()
+            try:
+                over_long = _outside_walk(root, "prefill's intake", lambda: intake(mods, over=True))
+                # ``get_disagg()``: the release's ServerArgs (a tree without its field
+                # declarations gets host receive off and no retraction backup).
+                disagg = SimpleNamespace(**{**vars(default_disagg()), **args})
+                decisions["intake_retired"] = int(over_long.retired)
+                for n in range(1, traces + 1):
+                    h = _outside_walk(
+                        root, "the harness's setup",
+                        lambda: Harness(mods, adapter, backend, receiver, disagg),
                     )  # fmt: skip
+                    res = walk(
+                        concrete,
+                        inits,
+                        h,
+                        rng,
+                        faults=faults,
+                        max_steps=max_steps,
+                        over_long=over_long,
+                    )
+                    steps += len(res.steps)
+                    decisions.update(h.decisions())
+                    if res.raised is not None:
+                        files = _write(concrete, variant, res, seed, out, label) if out else ()
+                        secs = time.perf_counter() - start
+                        return ConformRun(
+                            variant.name, label, adapter.name, used, source, n, steps, secs,
+                            detail=(res.raised.line_text(),), files=files,
+                            decisions=dict(decisions), raised=res.raised.line_text(),
+                        )  # fmt: skip
+                    if res.switch is not None:
+                        files = _write(concrete, variant, res, seed, out, label) if out else ()
+                        detail = tuple(m.line() for m in res.mismatches)
+                        secs = time.perf_counter() - start
+                        return ConformRun(
+                            variant.name, label, adapter.name, used, source, n, steps, secs,
+                            res.switch, detail, files, dict(decisions),
+                        )  # fmt: skip
+            except UpstreamRaised as up:  # before any walk step: no trace, the traceback
+                files = _write_traceback(up, variant, out, label) if out else ()
+                secs = time.perf_counter() - start
+                return ConformRun(
+                    variant.name, label, adapter.name, used, source, 0, steps, secs,
+                    detail=(up.raised.line_text(),), files=files, raised=up.raised.line_text(),
+                )  # fmt: skip
     secs = time.perf_counter() - start
     return ConformRun(
         variant.name, label, adapter.name, used, source, traces, steps, secs,
@@ -205,11 +242,12 @@ def _write(
     from kvproof.checker.traces.itf import write_itf
     from kvproof.checker.traces.tracefile import write_jsonl
 
+    raised = res.raised
     meta = {
-        "finding": "divergence",
+        "finding": "upstream_exception" if raised else "divergence",
         "source": f"conform against sglang {label}",
         "switch": res.switch,
-        "detail": "; ".join(m.line() for m in res.mismatches),
+        "detail": raised.line_text() if raised else "; ".join(m.line() for m in res.mismatches),
         "seed": seed,
         # Time stalled past the code's release deadline after these steps (no model step).
         "stalls_after_step": list(res.stalls),
@@ -228,4 +266,36 @@ def _write(
     jsonl, itf = folder / f"{stem}.jsonl", folder / f"{stem}.itf.json"
     write_jsonl(trace, jsonl, protocol=concrete.protocol)
     write_itf(trace, itf, concrete.protocol)
-    return (str(jsonl), str(itf))
+    if raised is None:
+        return (str(jsonl), str(itf))
+    text = folder / f"{stem}.traceback.txt"
+    text.write_text(f"{raised.line_text()}\n\n{res.traceback}", encoding="utf-8")
+    return (str(jsonl), str(itf), str(text))
+
+
+def _write_traceback(up: UpstreamRaised, variant: Variant, out: Path, label: str) -> tuple[str]:
+    out.mkdir(parents=True, exist_ok=True)
+    text = out / f"{variant.name}-vs-sglang-{Path(label).name}.traceback.txt"
+    text.write_text(f"{up.raised.line_text()}\n\n{up.text}", encoding="utf-8")
+    return (str(text),)
+
+
+def _outside_walk(root: Path, what: str, call: Any) -> Any:
+    """``call`` into the release's code before a walk: its own exception is an
+    ``UpstreamRaised`` (exit 1 at the CLI), kvproof's propagates."""
+    try:
+        return call()
+    except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+        raised = upstream_raise(exc, root, 0, what)
+        if raised is None:
+            raise
+        raise UpstreamRaised(raised, trace_text(exc)) from exc
+
+
+class UpstreamRaised(Exception):
+    """The release's code raised outside any walk step (setup, prefill's intake)."""
+
+    def __init__(self, raised: Raised, text: str) -> None:
+        super().__init__(raised.line_text())
+        self.raised = raised
+        self.text = text

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from kvproof.checker.upstream.drive import Harness
 from kvproof.checker.upstream.project import Mismatch, compare, intake_mismatch, switch_for
+from kvproof.checker.upstream.raised import Raised, trace_text, upstream_raise
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance
@@ -39,6 +41,8 @@ class WalkResult:
     switch: str | None = None
     step_index: int | None = None  # the step after which the code disagreed
     stalls: list[int] = field(default_factory=list)  # after which steps time stalled
+    raised: Raised | None = None  # the release's code raised during a step (a finding)
+    traceback: str = ""  # its full traceback, written beside the trace
 
 
 def walk(
@@ -75,7 +79,8 @@ def walk(
             # A stall past the release timeout in a model that has no timeout (release =
             # "deferred_ack"): time passes, the model does nothing, the code may release.
             harness.clock.jump_to(stall[pick - len(succ)])
-            harness.tick()
+            if not _guarded(res, harness, "a stall past the release deadline", harness.tick):
+                return res
             res.stalls.append(len(res.steps))
             mismatches = compare(concrete, state, harness, committed)
             if mismatches:
@@ -88,10 +93,14 @@ def walk(
         res.steps.append(inst)
         r = inst.args[0]
         last[r] = inst.action
-        if inst.action == "done":
-            harness.done_as(r, concrete.value(state, "poll", (r,)) == "failed")
-        else:
-            harness.apply(inst)
+        failed = concrete.value(state, "poll", (r,)) == "failed"
+        take = (
+            partial(harness.done_as, r, failed)
+            if inst.action == "done"
+            else partial(harness.apply, inst)
+        )
+        if not _guarded(res, harness, str(inst), take):
+            return res
         if concrete.value(state, "poll", (r,)) == "failed" and inst.action in ("fail", "done"):
             failed_first.add(r)
         state = _close(concrete, state, harness, res, committed, last)
@@ -105,6 +114,20 @@ def walk(
             res.step_index = len(res.steps)
             return res
     return res
+
+
+def _guarded(res: WalkResult, h: Harness, action: str, call: Any) -> bool:
+    """Run ``call`` (into the release's code); an exception it raises in the loaded
+    ``sglang/`` tree is recorded on ``res`` as a finding (False); kvproof's own propagates."""
+    try:
+        call()
+    except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+        raised = upstream_raise(exc, h.root, len(res.steps), action)
+        if raised is None:
+            raise
+        res.raised, res.traceback = raised, trace_text(exc)
+        return False
+    return True
 
 
 def _stall_candidates(concrete: Concrete, h: Harness) -> list[float]:
