@@ -20,11 +20,17 @@ from kvproof.checker.upstream.drive import Harness
 from kvproof.checker.upstream.project import Mismatch, compare, intake_mismatch, switch_for
 from kvproof.checker.upstream.raised import Raised, trace_text, upstream_raise
 from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance
 
-# Environment faults, drawn only with ``--faults`` (as for ``fuzz``). A client abort is in
-# every conform walk: the decision code under test is the abort path.
-ENV_FAULTS = frozenset({"fail", "p_abort", "timeout", "expire", "give_up"})
+# A client abort is in every conform walk: the decision code under test is the abort path.
+ALWAYS = frozenset({"abort"})
+
+
+def left_out(protocol: Protocol, faults: bool) -> frozenset[str]:
+    """What a walk never draws: the protocol's environment faults (``Protocol.faults``, from
+    spec/events.py), drawn only with ``--faults`` (as for ``fuzz``), less a client abort."""
+    return frozenset() if faults else protocol.faults - ALWAYS
 
 
 @dataclass
@@ -56,12 +62,13 @@ def walk(
     committed: set[int] = set()
     last: dict[int, str] = {}
     failed_first: set[int] = set()
+    skip = left_out(concrete.protocol, faults)
     for _ in range(max_steps):
         succ = [
             (inst, data)
             for inst, data in concrete.successor_data(state.data)
             if inst.action != "commit"
-            and (faults or inst.action not in ENV_FAULTS)
+            and inst.action not in skip
             and _consistent_jump(concrete, State(data), harness, inst)
         ]
         stall = _stall_candidates(concrete, harness) if faults else []
