@@ -56,6 +56,17 @@ ALLOWED: dict[str, set[str]] = {
         "checker.distrib",
         "checker.audit",
     },
+    # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
+    "checker.advise": {
+        "spec",
+        "model",
+        "checker.traces",
+        "checker.verify",
+        "checker.report",
+        "checker.upstream",
+        "checker.audit",
+        "checker.runs",
+    },
     "checker.cli": {"*"},
 }
 

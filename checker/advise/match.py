@@ -68,7 +68,9 @@ def _effective(table: Any, given: dict[str, Any], defaults: dict[str, Any], key:
     return bool(mine == theirs)
 
 
-def listed(variant: Variant, dep: Deployment, keys: tuple[set[str], set[str]], defaults: Any) -> bool:
+def listed(
+    variant: Variant, dep: Deployment, keys: tuple[set[str], set[str]], defaults: Any
+) -> bool:
     """The variant's ``[upstream]`` table lists ``dep``'s release under its settings."""
     up = variant.upstream
     if up is None or dep.version not in up.releases:
@@ -128,9 +130,7 @@ def match(
         return Match(dep.version, None, (), (), tuple(tried), any_run.env, any_run.env_source,
                      any_run.adapter, False)  # fmt: skip
     primary = max(pool, key=lambda v: (len(v.assume), v.role == "recommended", v.name))
-    same = tuple(
-        v.name for v in pool if v is not primary and v.switches == primary.switches
-    )
+    same = tuple(v.name for v in pool if v is not primary and v.switches == primary.switches)
     also = tuple(v.name for v in agree if v is not primary and v.name not in same)
     run = runs[primary.name]
     return Match(dep.version, primary.name, same, also, tuple(tried), run.env, run.env_source,

@@ -116,9 +116,7 @@ def deployment(
     typed_args = dict(info_args)
     for name, text in arg_pairs:
         if name not in defaults:
-            raise KvproofInputError(
-                f"sglang {version} has no server arg {name}", "--server-arg"
-            )
+            raise KvproofInputError(f"sglang {version} has no server arg {name}", "--server-arg")
         typed_args[name] = _arg_value(text, defaults[name])
         given[name] = "--server-arg"
     return Deployment(engine, version, typed_env, typed_args, given, tree)

@@ -221,11 +221,25 @@ def story(
     """A counterexample in two sentences: what the engines did, then why it is wrong
     (``why``: the explanation sentence the protocol already writes in engine words)."""
     said = step_words(rows, voice)
-    facts = [f.replace(": ", "'s ", 1) for f in initial if "within both limits" not in f]
+    facts = [_fact(f) for f in initial if "within both limits" not in f]
     lead = (", ".join(facts) + "; ") if facts else ""
-    first = (lead + "; ".join(said)).strip()
-    first = first[:1].upper() + first[1:] + "."
-    return f"{first} {why}".strip()
+    return f"{_sentence(lead + '; '.join(said))} {_sentence(why)}".strip()
+
+
+def _fact(text: str) -> str:
+    """``r0: prompt over prefill's limit`` -> ``r0's prompt is over prefill's limit``."""
+    who, _, what = text.partition(": ")
+    return f"{who}'s {what.replace('prompt over', 'prompt is over', 1)}" if what else text
+
+
+def _sentence(text: str) -> str:
+    """Capitalised (unless it opens with a request's or page's name) and full-stopped."""
+    text = text.strip()
+    if not text:
+        return ""
+    if not re.match(r"[rp]\d", text):
+        text = text[0].upper() + text[1:]
+    return text if text.endswith(".") else text + "."
 
 
 def uses_model_names(text: str) -> list[str]:
