@@ -54,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
     env = ", ".join(f"{k}={v} ({result.env_source[k]})" for k, v in result.env.items())
     verdict = "conforms" if result.switch is None else f"DIVERGES on switch '{result.switch}'"
     print(f"{variant.name} vs sglang {result.release} (adapter {result.adapter}): {verdict}")
+    if result.switch is None:
+        from kvproof.checker.report.variant_meaning import what_it_means
+
+        print(f"  your code behaves as {variant.name}, {what_it_means(variant)}")
     print(f"  {result.walks} walks, {result.steps} steps, {result.seconds:.2f} s")
     print(f"  env: {env}")
     made = ", ".join(f"{k} {v}" for k, v in (result.decisions or {}).items())

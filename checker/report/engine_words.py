@@ -247,3 +247,44 @@ def uses_model_names(text: str) -> list[str]:
     tests that keep them out of what people read."""
     found = [n for n in MODEL_NAMES if re.search(rf"\b{n}\b(\(|:|=| ->)", text)]
     return found + re.findall(r"\b\d+ (?:Req|Page)\b", text)
+
+
+# Page state a page-pool view shows beyond owner, contents and writes (the radix cache, the
+# ghosts), in words: ``cached`` -> "in decode's radix cache".
+_PAGE_WORDS = {
+    "cached": "in decode's radix cache",
+    "prefix_ok": "cached KV intact",
+    "shared_write": "✖ written while the radix tree mapped it",
+    "stray": "✖ STRAY write",
+    "at_pos": "chunk at its position",
+}
+
+
+def page_word(extra: str) -> str:
+    """A page-pool cell's extra mark (``trace_view.page_extra``: ``cached``, ``shares(r0)``)
+    in words."""
+    name, _, rest = extra.partition("(")
+    if name == "shares":
+        return f"{rest.rstrip(')')} reads it as its prompt head"
+    return _PAGE_WORDS.get(name, extra)
+
+
+def view_rows(steps: Iterable[Any], states: list[Mapping[str, Mapping[Any, Any]]]) -> list[dict]:
+    """``checking.trace_rows``-shaped rows from a drawn trace (``trace_view.TraceView``: its
+    steps and re-derived states), so the HTML report tells the same story as ``check``."""
+    rows = []
+    for step in steps:
+        k = step.number
+        letters = {"Req": "r", "Page": "p"}
+        args = {
+            letters.get(s, s[:1].lower()): a for s, a in zip(step.params, step.args, strict=True)
+        }
+        before, after = states[k - 1], states[k]
+        changes = [
+            {"var": var, "args": list(key), "from": before.get(var, {}).get(key), "to": value}
+            for var, cells in after.items()
+            for key, value in cells.items()
+            if before.get(var, {}).get(key) != value
+        ]
+        rows.append({"step": k, "action": step.action, "args": args, "changes": changes})
+    return rows
