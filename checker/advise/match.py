@@ -1,14 +1,14 @@
 """Which variant a release's code is, under the operator's settings: ask the code.
 
-Every SGLang variant of the catalog is run against the release's own decision code
+The variants whose ``[upstream]`` tables list the release under settings that agree with
+the operator's are the candidates; each is run against the release's own decision code
 (``checker/upstream/run.py::conform``, with faults) under the operator's settings over the
-release's defaults, each as its switches alone (its assumptions dropped: an assumption
-narrows the walks, and the question here is what the code does, not what it does when the
-environment behaves). The variants the code agrees with are the candidates; the
-``[upstream]`` tables rank them: a variant whose table lists the release under settings that
-agree with the operator's comes first. Among those, the primary is the one that states the
-most assumptions (its verdict is "safe under X"); a variant with the same switches and fewer
-assumptions is the same code in an environment that breaks one (``same_code``).
+release's defaults, as its switches alone (its assumptions dropped: an assumption narrows
+the walks, and the question is what the code does, not what it does when the environment
+behaves). When no candidate agrees, every other SGLang variant is asked. Among the variants
+the code agrees with, the primary states the most assumptions (its verdict is "safe under
+X"); one with the same switches and fewer assumptions is the same code in an environment
+that breaks one (``same_code``).
 """
 
 from __future__ import annotations
@@ -110,18 +110,29 @@ def match(
         {k for v in variants if v.upstream for k in v.upstream.server_args},
     )
     tried, runs = [], {}
-    for variant in variants:
-        if on_variant is not None:
-            on_variant(variant.name)
-        try:
-            run = conform(
-                as_operator_runs(variant, dep), dep.version, traces=traces, seed=seed, faults=True
-            )
-        except KvproofInputError as exc:  # the settings, not the variant: say which flag
-            raise KvproofInputError(exc.message, "--server-arg/--env") from None
-        runs[variant.name] = run
-        is_listed = listed(variant, dep, keys, (env_defaults, arg_defaults))
-        tried.append(Tried(variant.name, run.switch, run.walks, is_listed, run.detail))
+
+    def run_all(batch: list[Variant]) -> None:
+        for variant in batch:
+            if on_variant is not None:
+                on_variant(variant.name)
+            try:
+                run = conform(
+                    as_operator_runs(variant, dep), dep.version, traces=traces, seed=seed,
+                    faults=True,
+                )  # fmt: skip
+            except KvproofInputError as exc:  # the settings, not the variant: say which flag
+                raise KvproofInputError(exc.message, "--server-arg/--env") from None
+            runs[variant.name] = run
+            is_listed = listed(variant, dep, keys, (env_defaults, arg_defaults))
+            tried.append(Tried(variant.name, run.switch, run.walks, is_listed, run.detail))
+
+    # The tables name the candidates; the code confirms them. Only when no listed variant
+    # agrees is every other variant asked (the release under settings no table lists).
+    table = [v for v in variants if listed(v, dep, keys, (env_defaults, arg_defaults))]
+    run_all(table)
+    if not any(runs[v.name].switch is None for v in table):
+        run_all([v for v in variants if v not in table])
+    variants = [v for v in variants if v.name in runs]
     agree = [v for v in variants if runs[v.name].switch is None]
     by_table = [v for v in agree if next(t for t in tried if t.variant == v.name).listed]
     pool = by_table or agree
