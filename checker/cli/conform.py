@@ -54,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
     verdict = "conforms" if result.switch is None else f"DIVERGES on switch '{result.switch}'"
     verdict = "RAISED (the release's own code; a finding)" if result.raised else verdict
     print(f"{variant.name} vs sglang {result.release} (adapter {result.adapter}): {verdict}")
+    if result.switch is None:
+        from kvproof.checker.report.variant_meaning import what_it_means
+
+        print(f"  your code behaves as {variant.name}, {what_it_means(variant)}")
     print(f"  {result.walks} walks, {result.steps} steps, {result.seconds:.2f} s")
     # One setting a line: three env names on one line made a 221-character line (issue 41).
     print("  env:")
