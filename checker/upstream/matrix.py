@@ -89,7 +89,8 @@ def cells() -> Iterator[Cell]:
         for release in table.releases if table else ():
             yield Cell(v.name, release, (), "listed")
         for release, group, default in GROUPS:
-            yield Cell(v.name, release, (), f"{group} default")
+            # The release's default, over any [upstream.env] the variant sets.
+            yield Cell(v.name, release, ((DEFERRED, default),), f"{group} default")
             yield Cell(
                 v.name,
                 release,
