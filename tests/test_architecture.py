@@ -38,8 +38,10 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.distrib",
     },
+    # conform's engine-neutral core: it never imports an engine adapter (issue 40).
+    "checker.conform": {"spec", "model", "checker.traces"},
     # The real SGLang release code against the model: no kvproof engine in between.
-    "checker.upstream": {"spec", "model", "checker.traces"},
+    "checker.upstream": {"spec", "model", "checker.traces", "checker.conform", "checker.distrib"},
     # Operations, not verification. The audit and the probe need neither model nor engine:
     # an operator runs them on a laptop.
     "ops.audit": {"spec"},
@@ -55,6 +57,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.conformance",
+        "checker.conform",
         "checker.distrib",
     },
     # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
