@@ -15,13 +15,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("variant", help="variant name or .toml path (an SGLang variant)")
+    parser.add_argument(
+        "variant",
+        help="variant name, .toml path, or release (sglang==0.5.20: the variant its code is,"
+        " and that release unless --sglang says another)",
+    )
     parser.add_argument(
         "--sglang",
         metavar="VERSION|PATH",
@@ -37,12 +42,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.upstream.run import conform, default_release
+    from kvproof.spec.by_release import parse_release, release_span, say_release
     from kvproof.spec.variant import load_variant
 
     variant = load_variant(args.variant)
+    say_release([args.variant])
+    asked = parse_release(args.variant)
+    release = args.sglang or (asked.version if asked else default_release(variant))
+    if not args.sglang:  # say which release runs, and why (issue 41: 0.5.23, unsaid)
+        why = (
+            f"the release named, {asked}"
+            if asked
+            else f"the newest of {release_span(variant)} that {variant.name}'s [upstream] lists"
+        )
+        print(
+            f"kvproof: running sglang {release}: {why} (--sglang VERSION|PATH picks another)",
+            file=sys.stderr,
+        )
     result = conform(
         variant,
-        args.sglang or default_release(variant),
+        release,
         traces=args.traces,
         seed=args.seed,
         faults=args.faults,
