@@ -14,6 +14,7 @@ with the switch whose flip explains it), 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
@@ -22,7 +23,12 @@ from kvproof.checker.distrib.options import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("variant", nargs="?", help="variant name or .toml path (an SGLang variant)")
+    parser.add_argument(
+        "variant",
+        nargs="?",
+        help="variant name, .toml path, or release (sglang==0.5.20: the variant its code is,"
+        " and that release unless --sglang says another)",
+    )
     parser.add_argument(
         "--all",
         action="store_true",
@@ -64,11 +70,24 @@ def run(args: argparse.Namespace) -> int:
     if not args.variant:
         raise KvproofInputError("give a VARIANT, or --all", "conform")
     from kvproof.checker.upstream.run import conform, default_release
+    from kvproof.spec.by_release import parse_release, release_span, say_release
     from kvproof.spec.variant import load_variant
 
     out = check_output_dir(Path(args.out), "--out")
     variant = load_variant(args.variant)
-    release = args.sglang or default_release(variant)
+    say_release([args.variant])
+    asked = parse_release(args.variant)
+    release = args.sglang or (asked.version if asked else default_release(variant))
+    if not args.sglang and not args.quiet:  # say which release runs, and why (issue 41)
+        why = (
+            f"the release named, {asked}"
+            if asked
+            else f"the newest of {release_span(variant)} that {variant.name}'s [upstream] lists"
+        )
+        print(
+            f"kvproof: running sglang {release}: {why} (--sglang VERSION|PATH picks another)",
+            file=sys.stderr,
+        )
     progress = _progress(args.quiet, f"conform {variant.name}")
     result = conform(
         variant, release, traces=args.traces, seed=args.seed, faults=args.faults, out=out,
@@ -83,7 +102,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _progress(quiet: bool, what: str):  # type: ignore[no-untyped-def]
     """Walks done, on stderr every 50 (a line each: fine in a pipe)."""
-    import sys
 
     def tick(n: int, total: int) -> None:
         if not quiet and (n % 50 == 0 or n == total) and total >= 50:
@@ -93,8 +111,6 @@ def _progress(quiet: bool, what: str):  # type: ignore[no-untyped-def]
 
 
 def _run_all(args: argparse.Namespace) -> int:
-    import sys
-
     from kvproof.checker.distrib.executor import make_executor
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.runs.render_conform import render_json, render_matrix
