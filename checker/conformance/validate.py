@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from kvproof.checker.traces.tracefile import read_json_lines
 from kvproof.model.handoff import protocol_of
@@ -140,17 +140,17 @@ def _event(row: dict[str, Any], where: str, n: int) -> LogEvent:
         raise KvproofInputError(f"event {name!r} {need} 'page'", where)
     if page is not None and not _nat(page):
         raise KvproofInputError("'page' must be a non-negative integer", where)
+    args: tuple[int, ...] = (rid,) if page is None else (rid, page)
     flags = {}
     for key in ("over_p", "over_d"):
         if key in row:
             if name != "arrive" or not isinstance(row[key], bool):
                 raise KvproofInputError(f"'{key}' is a boolean of an arrive event", where)
             flags[key] = row[key]
-    args = (rid,) if page is None else (rid, page)
     return LogEvent(n, ActionInstance(name, args), flags.get("over_p"), flags.get("over_d"))
 
 
-def _nat(x: Any) -> bool:
+def _nat(x: object) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
 

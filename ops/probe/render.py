@@ -70,7 +70,7 @@ def render(report: ProbeReport, console: Any = None, print_table: Any = None) ->
             "no answer faster than its prefill, identical prompts answered alike"
         )
         return
-    for f in report.findings:
-        console.print(f"[bold red]{f.kind}[/] {escape(f.detail)}")
-        if f.kind == "foreign_canary":
-            console.print(f"    answer: {escape(str(f.evidence['text']))}")
+    for found in report.findings:
+        console.print(f"[bold red]{found.kind}[/] {escape(found.detail)}")
+        if found.kind == "foreign_canary":
+            console.print(f"    answer: {escape(str(found.evidence['text']))}")
