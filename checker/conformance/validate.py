@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from kvproof.checker.traces.tracefile import read_json_lines
 from kvproof.model.handoff import protocol_of
@@ -24,6 +24,9 @@ from kvproof.refimpl.events import EVENT_NAMES, PAGE_EVENTS
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import write_text_atomic
 from kvproof.spec.variant import Variant
+
+if TYPE_CHECKING:
+    from kvproof.refimpl.cluster import Cluster
 
 LOG_VERSION = 1
 
@@ -63,7 +66,7 @@ class ValidationReport:
         return 0 if self.ok and not self.violations else 1
 
 
-def write_event_log(cluster: Any, path: Path) -> None:
+def write_event_log(cluster: Cluster, path: Path) -> None:
     """Write a ``Cluster``'s event log (with its admission verdicts on ``arrive``)."""
     header = {
         "kvproof_log": LOG_VERSION,
