@@ -57,6 +57,17 @@ ALLOWED: dict[str, set[str]] = {
         "checker.conformance",
         "checker.distrib",
     },
+    # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
+    "checker.advise": {
+        "spec",
+        "model",
+        "checker.traces",
+        "checker.verify",
+        "checker.report",
+        "checker.upstream",
+        "checker.audit",
+        "checker.runs",
+    },
     "checker.cli": {"*"},
 }
 

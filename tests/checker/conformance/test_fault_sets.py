@@ -1,7 +1,7 @@
 """Every walker's fault set is the protocol's (``Protocol.faults``, from spec/events.py).
 
 The engine walks (``walk.py``), the drain after a finding (``drain.py``), the model-first
-search (``model_first.py``) and conform's walks of the release code (``upstream/walk.py``)
+search (``model_first.py``) and conform's walks of the release code (``conform/run.py``)
 each leave faults out or inject them; each is driven here over every action its variant's
 protocol has, and what it treats as a fault must be exactly the protocol's faults
 (``model_first`` once missed ``give_up``; conform kept a hand-written list). And no walker
@@ -15,9 +15,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from kvproof.checker.conform import run as conform_run
 from kvproof.checker.conformance import drain, model_first, walk
 from kvproof.checker.conformance.mapping import RidMap
-from kvproof.checker.upstream import walk as conform_walk
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.refimpl.events import Event
@@ -66,9 +66,11 @@ def test_walkers_fault_sets_are_the_protocols(variant) -> None:  # type: ignore[
     # model_first.py: model walks leave out the same set.
     assert model_first.left_out(protocol, faults=False) == protocol.faults
     assert model_first.left_out(protocol, faults=True) == frozenset()
-    # upstream/walk.py (conform): the same, less the client abort every conform walk takes.
-    assert conform_walk.left_out(protocol, faults=False) == protocol.faults - {"abort"}
-    assert conform_walk.left_out(protocol, faults=True) == frozenset()
+    # conform's walks (checker/conform/run.py): the same, less the client abort every
+    # conform walk takes.
+    off, on = conform_run.allowed_actions(False), conform_run.allowed_actions(True)
+    assert {a for a in every if not off(a)} == protocol.faults - {"abort"}
+    assert {a for a in every if not on(a)} == frozenset()
 
 
 def test_state_dependent_rules_are_stated_next_to_the_list() -> None:
