@@ -39,7 +39,10 @@ ALLOWED: dict[str, set[str]] = {
         "checker.distrib",
     },
     # The real SGLang release code against the model: no kvproof engine in between.
-    "checker.upstream": {"spec", "model", "checker.traces"},
+    # Its walks run on the executor (checker.distrib) through conform's room (issue 39).
+    "checker.upstream": {"spec", "model", "checker.traces", "checker.distrib", "checker.conform"},
+    # conform's run, walk and renderers (issue 39): the model against an engine's code.
+    "checker.conform": {"spec", "model", "checker.traces"},
     # Operations, not verification. The audit and the probe need neither model nor engine:
     # an operator runs them on a laptop.
     "ops.audit": {"spec"},
@@ -56,6 +59,8 @@ ALLOWED: dict[str, set[str]] = {
         "checker.report",
         "checker.conformance",
         "checker.distrib",
+        "checker.upstream",  # conform's run (issue 39)
+        "checker.conform",
     },
     # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
     "checker.advise": {
@@ -65,7 +70,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.upstream",
-        "checker.audit",
+        "ops.audit",
         "checker.runs",
     },
     "checker.cli": {"*"},

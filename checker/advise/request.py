@@ -2,7 +2,7 @@
 ``--server-arg`` and ``--server-info``, each checked against the release before any work.
 
 A ``/server_info`` document is read by the audit's own parser
-(``checker/audit/sglang_server_info.py``): its version, the server args the audit knows and
+(``ops/audit/sglang_server_info.py``): its version, the server args the audit knows and
 the environment it lists (only with ``SGLANG_EXPOSE_OWN_ENV_VARS=1``). ``--env`` and
 ``--server-arg`` win over it; both win over the release's defaults.
 """
@@ -128,9 +128,9 @@ def _server_info(
     """(env, server args, where each was read, version) from a ``/server_info`` file."""
     if path is None:
         return {}, {}, {}, None
-    from kvproof.checker.audit import sglang_env
-    from kvproof.checker.audit.sglang_args import ARGS
-    from kvproof.checker.audit.sglang_server_info import parse
+    from kvproof.ops.audit import sglang_env
+    from kvproof.ops.audit.sglang_args import ARGS
+    from kvproof.ops.audit.sglang_server_info import parse
 
     try:
         text = Path(path).read_text(encoding="utf-8")
