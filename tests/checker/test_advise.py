@@ -72,7 +72,7 @@ def test_server_info_version_and_env_are_read(tmp_path: Path) -> None:
     dep = deployment(None, server_info=path)
     assert dep.version == "0.5.22" and dep.env == {DEFERRED: False}
     assert dep.server_args == {"disaggregation_transfer_backend": "mooncake"}
-    with pytest.raises(KvproofInputError, match="not 0.5.21"):
+    with pytest.raises(KvproofInputError, match=r"not 0\.5\.21"):
         deployment("sglang==0.5.21", server_info=path)
 
 
@@ -127,5 +127,5 @@ def test_0_5_22_without_deferred_release_frees_early(tmp_path: Path) -> None:
     from kvproof.checker.report.advise_html import advise_page
 
     html = advise_page(doc)
-    assert "UNSAFE" in html and "ol class=\"engine-steps\"" in html
+    assert "UNSAFE" in html and 'ol class="engine-steps"' in html
     assert not uses_model_names(html.split("<style>")[0] + html.split("</style>")[1])
