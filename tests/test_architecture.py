@@ -65,7 +65,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.upstream",
-        "checker.audit",
+        "ops.audit",
         "checker.runs",
     },
     "checker.cli": {"*"},
