@@ -78,9 +78,10 @@ class Engine:
         prompt = list(range(1, PROMPT_TOKENS + 1))
         self.sched.add_request(self.mods[REQUEST].Request(req_id, prompt, sp, None))
 
-    def step(self, **kv_output: Any) -> Any:
+    def step(self, **kv_output: Any) -> tuple[Any, Any]:
         """``schedule()`` then ``update_from_output`` with one token per scheduled request
-        and the worker's ``KVConnectorOutput(**kv_output)`` (none when empty)."""
+        and the worker's ``KVConnectorOutput(**kv_output)`` (none when empty); the
+        ``SchedulerOutput`` and the engine-core outputs back."""
         out = self.sched.schedule()
         ids = list(out.num_scheduled_tokens)
         outputs = self.mods[OUTPUTS]
@@ -88,9 +89,9 @@ class Engine:
         mro = outputs.ModelRunnerOutput(
             req_ids=ids, sampled_token_ids=[[7] for _ in ids], kv_connector_output=kvo
         )
-        self.sched.update_from_output(out, mro)
+        eco = self.sched.update_from_output(out, mro)
         self.steps += 1
-        return out
+        return out, eco
 
     def abort(self, req_id: str) -> None:
         """``finish_requests`` as the API server calls it on a client disconnect."""
