@@ -95,7 +95,10 @@ class Cluster:
             record=self.truth,
             checksum=variant.switches.decode_checksums,
         )
-        transfer = TransferEngine(variant.switches.transfer_mode, self.truth)
+        sw = variant.switches
+        # A push WRITE under a lease reads its source while it runs (vLLM NIXL push).
+        read_at_land = sw.transfer_mode == "pull" or sw.prefill_hold == "lease"
+        transfer = TransferEngine(sw.transfer_mode, self.truth, read_at_land=read_at_land)
         self.handoff = Handoff(variant.switches, prefill, decode, transfer)
         self._enabled = EnabledEvents(self.handoff)
         self.prefill, self.decode = prefill, decode

@@ -71,6 +71,8 @@ class EnabledEvents:
                 names.append("expire")
             if push and pp == "active" and h.sw.prefill_hold == "early_free":
                 names.append("expire")
+            if push and p_open and lease:  # vLLM NIXL push (refimpl/rules/expire.py)
+                names.append("expire")
             if dp == "transfer" and h.sw.decode_gives_up != "never":
                 names.append("give_up")
             out += [ev for ev in map(Event, names, [r] * len(names)) if h.can(ev)]

@@ -33,7 +33,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "prefill_hold": ("until_read", "lease", "early_free"),
     # -- issue 12 (variants): switches of the widened catalog ------------------------------
     "transfer_checksum": ("off", "both", "prefill_only", "decode_only"),
-    "failure_status": ("failed", "success"),
+    "failure_status": ("failed", "success", "silent"),
     "abort_ack": ("after_drain", "before_drain"),
     "decode_gives_up": ("never", "free_at_once", "hold"),
     # -- position and sharing (issue 12 item 3) --
@@ -82,10 +82,11 @@ class Switches:
     transfer_checksum: str
     # Per-page owner tags checked before every decode read (Cloudflare's prototype).
     page_tags: bool
-    # Pull mode: prefill holds its blocks until decode's read completes, or frees them
-    # when a lease expires even if decode still holds a reference (vLLM #52234).
-    # "early_free" (push): prefill frees its source blocks while its writes still read
-    # them (dynamo #826, MLA path).
+    # Prefill holds its blocks until decode's read completes, or frees them when a lease
+    # expires even if decode still holds a reference (pull: vLLM #52234; push: vLLM NIXL
+    # push_worker.py::get_transfer_results reports an expired request finished_sending
+    # with its WRITE in flight). "early_free" (push): prefill frees its source blocks
+    # between its writes (dynamo #826, MLA path).
     prefill_hold: str
     # -- position and sharing (issue 12 item 3) --
     # Decode's prefix cache matches the head of a prompt and decode receives only the rest
@@ -99,7 +100,8 @@ class Switches:
     # -- issue 12 (variants) ----------------------------------------------------------------
     # What decode sees when a transfer fails: "failed", or "success" (vLLM #52234's HMA
     # path skips _invalid_block_ids; dynamo #15079 marks a failed KVBM transfer loaded;
-    # LMCache #2972 review: completion notified after a failed NIXL write).
+    # LMCache #2972 review: completion notified after a failed NIXL write), or "silent":
+    # decode is never told (vLLM NIXL push, #50754: a failed WRITE leaves D waiting).
     failure_status: str
     # When prefill sends ABORT_ACK: after its writes drained, or before (NIXL ACKs a
     # cleared room early, #35360 review "this is a real hole"; #38961 points 1-3).
@@ -117,6 +119,11 @@ class Switches:
     # lock (#38355's fix); "free_while_cached": the request's release still frees a page it
     # inserted while the tree maps it (#38319: ``cache_finished_req(is_insert=False)``).
     radix_cache: str = "off"
+    # Push: decode's abort reaches prefill (SGLang ``receiver.abort()``: prefill stops and
+    # ACKs the drain). False (vLLM NIXL push, 0.34.0): decode tells prefill nothing and
+    # frees an aborted request's pages only on its finished_recving, i.e. once prefill's
+    # writes completed (v1/core/sched/scheduler.py::finish_requests, #32255).
+    abort_notifies_prefill: bool = True
 
     @property
     def prefill_checksums(self) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import kvproof.model.handoff.lease as lease
 import kvproof.model.handoff.radix as radix
 from kvproof.model.handoff.explain import explain_handoff
 from kvproof.model.handoff.invariants import handoff_invariants
@@ -240,7 +241,8 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         # failure_status = success: the failure reaches decode as Success (vLLM #52234's
         # HMA path, dynamo #15079, LMCache #2972), and decode commits unwritten pages.
         reported = "success" if sw.failure_status == "success" else "failed"
-        s.set("poll", (r,), s.ite(s.eq(s.poll(r), "failed"), "failed", reported))
+        if sw.failure_status != "silent":  # silent: decode waits on (vLLM push, #50754)
+            s.set("poll", (r,), s.ite(s.eq(s.poll(r), "failed"), "failed", reported))
 
     def commit(s: Any, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "transfer"))
@@ -305,8 +307,10 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
             s.require(alive(s, r))  # a dead prefill sends no ACK
         if sw.abort_ack == "after_drain":  # before_drain: #35360 review, #38961 points 1-3
             s.require(no_inflight(s, r))
-        if push:
+        if push and sw.abort_notifies_prefill:
             s.require(s.not_(s.isin(s.pphase(r), "waiting", "active")))
+        elif push:  # vLLM: only prefill's completed writes free it (finished_recving)
+            s.require(s.eq(s.pphase(r), "sent"))
         s.set("dphase", (r,), "done")
         _free_pages_of(s, r)
 
@@ -315,19 +319,6 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.require(s.eq(s.dphase(r), "draining"))
         s.set("dphase", (r,), "done")
         _free_pages_of(s, r)
-
-    def expire(s: Any, r: Any) -> None:
-        s.require(s.src_ok(r))
-        if push:
-            # dynamo #826: prefill frees its source blocks while it is still sending. The
-            # engine snapshots a push write's source when it is posted, so the free falls
-            # between writes: every write posted after it carries reused blocks.
-            s.require(sw.prefill_hold == "early_free")
-            s.require(s.eq(s.pphase(r), "active"))
-            s.require(no_inflight(s, r))
-        else:
-            s.require(sw.prefill_hold == "lease")  # vLLM #52234
-        s.set("src_ok", (r,), False)
 
     # -- issue 12 (variants): decode gives up on its own ---------------------------------
     def give_up(s: Any, r: Any) -> None:
@@ -359,15 +350,15 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         action("finish", ("Req",), finish, "decode finishes and frees the pages"),
         action("abort", ("Req",), abort, "decode aborts (client disconnect, failure)"),
     ]
-    if push:
+    if push and sw.abort_notifies_prefill:
         actions.append(action("abort_seen", ("Req",), abort_seen, "prefill sees the ABORT"))
     actions.append(action("ack", ("Req",), ack, "prefill ACKs the drain; decode frees"))
     if sw.release == "deferred_timeout":
         actions.append(action("timeout", ("Req",), timeout, "decode frees without the ACK"))
-    if not push and sw.prefill_hold == "lease":
-        actions.append(action("expire", ("Req",), expire, "prefill's lease expires"))
-    if push and sw.prefill_hold == "early_free":
-        actions.append(action("expire", ("Req",), expire, "prefill frees its source blocks"))
+    if lease.expires(sw):  # prefill's source blocks go back early (model/handoff/lease.py)
+        early = sw.prefill_hold == "early_free"
+        why = "prefill frees its source blocks" if early else "prefill's lease expires"
+        actions.append(action("expire", ("Req",), lease.expire_body(sw), why))
     if sw.decode_gives_up != "never":
         actions.append(action("give_up", ("Req",), give_up, "decode gives up without ABORT"))
     if shared:
