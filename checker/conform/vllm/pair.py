@@ -61,7 +61,7 @@ class Pair:
 
     def _prefill_freed(self, r: str) -> None:
         self.decisions["prefill freed source blocks"] += 1
-        if r not in self.received and r in self.in_d:
+        if r not in self.received:
             self.src_freed_early.add(r)
         agent = self.p_agent if self.mode == "push" else self.d_agent
         if agent.in_flight([h for (q, _), h in self.handles.items() if q == r]):
@@ -151,6 +151,11 @@ class Pair:
             self.d.abort(r)
         self.settle()
 
+    def finish(self, r: str) -> None:
+        """Decode's request stops (``finish_requests`` with ``FINISHED_STOPPED``)."""
+        self.d.sched.finish_requests(r, self.d.status_cls.FINISHED_STOPPED)
+        self.settle()
+
     def p_abort(self, r: str) -> None:
         """An abort reaching prefill: its request already finished (``max_tokens=1``)."""
         self.p.abort(r)
@@ -162,10 +167,7 @@ class Pair:
     def heartbeat(self) -> None:
         """Decode's packaged heartbeat reaches prefill (``_handle_heartbeat``)."""
         msg = self.heartbeats.pop(0)
-        if self.mode == "push":
-            self.p_agent.deliver("decode", f"HB:{msg}")
-        else:
-            self.p_agent.deliver("decode", f"HB:{msg}")
+        self.p_agent.deliver("decode", f"HB:{msg}")
         self.step_p()
 
     def stall_until(self, when: float | None) -> None:
@@ -187,3 +189,4 @@ class Pair:
 
     def holding(self) -> dict[str, int]:
         return defaultdict(int, {r: len(self.d.blocks(r)) for r in self.in_d})
+
