@@ -64,7 +64,7 @@ class Pair:
         if r not in self.received:
             self.src_freed_early.add(r)
         agent = self.p_agent if self.mode == "push" else self.d_agent
-        if agent.in_flight([h for (q, _), h in self.handles.items() if q == r]):
+        if agent.in_flight([h for (q, p), h in self.handles.items() if q == r and p >= 0]):
             self.src_freed_inflight.add(r)
 
     def step_d(self) -> None:
@@ -114,6 +114,8 @@ class Pair:
         self.in_d.add(r)
         self.d.add(r, dict(self.params[r]), 4)
         self.step_d()
+        if self.mode == "pull" and r in self.dw.posted:
+            self.post(r, -1)  # the READ start_load_kv posts (_read_blocks_for_req)
 
     def post(self, r: str, page: int) -> None:
         agent = self.p_agent if self.mode == "push" else self.d_agent
@@ -149,6 +151,13 @@ class Pair:
     def abort(self, r: str) -> None:
         if r in self.in_d:
             self.d.abort(r)
+        self.settle()
+
+    def drain(self, r: str) -> None:
+        """Pull: decode's own READs drain (the one ``start_load_kv`` posted included)."""
+        for (q, _), h in self.handles.items():
+            if q == r and self.d_agent.states[h] == "PROC":
+                self.d_agent.land(h)
         self.settle()
 
     def finish(self, r: str) -> None:

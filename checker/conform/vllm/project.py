@@ -35,7 +35,11 @@ def rid(r: int) -> str:
     return f"r{r}"
 
 
-def model_holds(concrete: Concrete, state: State, r: int) -> bool:
+def model_holds(concrete: Concrete, state: State, r: int) -> bool | None:
+    """``None`` while decode preallocates (``queued``): vLLM allocates and parks in one
+    ``schedule()``, which is the model's ``send``."""
+    if concrete.value(state, "dphase", (r,)) == "queued":
+        return None
     pages = concrete.inst.sizes["Page"]
     return any(concrete.value(state, "owns", (r, p)) for p in range(pages))
 
@@ -65,7 +69,7 @@ def compare(
                 name in pair.src_freed_inflight and name in pair.src_freed_early,
             ),
         )
-        out += [Mismatch(r, what, m, c) for what, m, c in pairs if m != c]
+        out += [Mismatch(r, what, m, c) for what, m, c in pairs if m is not None and m != c]
     return out
 
 

@@ -106,13 +106,15 @@ def _apply(pair: Pair, inst: ActionInstance) -> None:
     act = inst.action
     if act == "arrive":
         pair.arrive(name)
-    elif act == "alloc":
+    elif act == "send":  # vLLM allocates and parks in one schedule(): decode sends then
         pair.alloc(name)
+    elif act == "ack" and pair.mode == "pull":
+        pair.drain(name)
     elif act in ("post", "land"):
         getattr(pair, act)(name, inst.args[1])
     elif act in ("done", "fail", "abort", "p_abort", "expire", "finish"):
         getattr(pair, act)(name)
-    else:  # send, step, abort_seen, ack: the code moves on its own
+    else:  # alloc, step, abort_seen, push's ack: the code moves on its own
         pair.settle()
     del r
 
@@ -138,7 +140,8 @@ def _close(
             wanted.append("expire")
         if concrete.value(state, "dphase", (r,)) == "draining" and not pair.d.blocks(name):
             wanted.append("ack")
-        for action in wanted:
+        known = {a.name for a in concrete.protocol.actions}
+        for action in (a for a in wanted if a in known):
             nxt = concrete.step(state, ActionInstance(action, (r,)))
             if nxt is None:
                 continue  # the model cannot follow: the comparison says so
