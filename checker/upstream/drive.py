@@ -25,6 +25,8 @@ from __future__ import annotations
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from kvproof.checker.conform.engine import Decided, RequestSpec, Step
+from kvproof.checker.conform.projection import Projection, RequestView
 from kvproof.checker.upstream import host, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
@@ -47,7 +49,11 @@ class Harness:
         backend: type,
         receiver: type,
         disagg: Any = None,
+        requests: tuple[RequestSpec, ...] = (),
+        over_long: Any = None,
     ) -> None:
+        self.requests = requests
+        self.over_long = over_long  # intake.Intake of an over-long prompt
         self.mods = mods
         self.adapter = adapter
         self.decode = mods[DECODE]
@@ -112,8 +118,59 @@ class Harness:
             "aborts_sent_to_prefill": len(self.peer.aborts),
         }
 
+    # -- the core's view (``checker/conform/engine.py::Harness``) ------------------------
+    def apply(self, step: Step | ActionInstance) -> None:
+        """The model's step; ``done`` reports the status the model's KVPoll took (an
+        abort can win over prefill's Success). A bare instance: a scripted step (tests)."""
+        if isinstance(step, ActionInstance):
+            self.take(step)
+        elif step.inst.action == "done":
+            self.done_as(step.inst.args[0], step.status == "failed")
+        else:
+            self.take(step.inst)
+
+    def decided(self, r: int) -> Decided:
+        return Decided(
+            committed=r in self.outcome.committed,
+            aborted=r in self.outcome.aborted,
+            waited_out=self.waiting_expired(r),
+            release_due=self.release_expired(r),
+        )
+
+    def project(self) -> Projection:
+        views = tuple(
+            RequestView(
+                self.pages.of(r),
+                r in self.outcome.aborted,
+                r in self.outcome.committed,
+                intake=self.intake_of(r),
+            )
+            for r in range(len(self.requests))
+        )
+        return Projection(views, frozenset(self.pages.stray))
+
+    def intake_of(self, r: int) -> str | None:
+        """Prefill's intake of an over-long prompt, once it arrived (``intake.py``: the
+        same for every walk of a release)."""
+        if self.over_long is None or r not in self.entries:
+            return None
+        if not self.requests[r].over_prefill:
+            return None
+        if self.over_long.retired:
+            return "retired"
+        return "stub" if self.over_long.queued_tokens == 1 else "queued"
+
+    def stall_deadlines(self) -> list[float]:
+        return sorted(
+            d for r, d in self.release_deadline.items() if self.pages.of(r) and self.clock.now < d
+        )
+
+    def stall(self, when: float) -> None:
+        self.clock.jump_to(when)
+        self.tick()
+
     # -- the model's steps ---------------------------------------------------------------
-    def apply(self, inst: ActionInstance) -> None:
+    def take(self, inst: ActionInstance) -> None:
         # Time passes only at the model's timeout/give_up (the model has no clock): holds
         # set between two jumps share a deadline, and a jump expires them together.
         r = inst.args[0]
