@@ -88,6 +88,9 @@ def walk(
             if isinstance(move, float):
                 harness.stall(move)
                 res.stalls.append(len(res.steps))
+            elif move.action not in {a.name for a in concrete.protocol.actions}:
+                res.refused = True  # a scripted move this model has no action for
+                return res
             else:
                 nxt = concrete.step(state, move)
                 if nxt is None:
@@ -156,7 +159,13 @@ def _close(
             wanted.append("give_up")
         if seen.release_due and dphase == "draining":
             wanted.append("timeout")
-        for action in wanted:
+        if seen.source_expired and concrete.value(state, "src_ok", (r,)):
+            wanted.append("expire")
+        # Freed after an abort the code took in this same pass: ack after that abort.
+        if seen.freed and (dphase == "draining" or "abort" in wanted):
+            wanted.append("ack")
+        known = {a.name for a in concrete.protocol.actions}
+        for action in (a for a in wanted if a in known):
             inst = ActionInstance(action, (r,))
             nxt = concrete.step(state, inst)
             if nxt is None:

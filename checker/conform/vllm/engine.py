@@ -1,113 +1,107 @@
-"""One vLLM engine's scheduler, real: ``v1/core/sched/scheduler.py::Scheduler`` with its
-``KVCacheManager``/``BlockPool`` and the NIXL connector's scheduler side (pull:
-``nixl/pull_scheduler.py``, push: ``nixl/push_scheduler.py``), built by the release's own
-``KVConnectorFactory``. The model runner is stood in by the outputs it would return: one
-sampled token per scheduled request, and the worker's ``KVConnectorOutput``.
+"""vLLM as a conform engine (``checker/conform/engine.py::Engine``): the release's modules
+loaded once per run (``loader.Loaded``), a fresh ``Pair`` of schedulers and workers per walk.
 
-What stands in, and why it cannot change a decision: the sampling parameters (``SP``: every
-field the request reads but the ones set is ``None``, the release's default for a plain
-text request) and the grammar engine (``GrammarOff.accept_tokens``: True, what
-``v1/structured_output/__init__.py::StructuredOutputManager.accept_tokens`` answers for a
-request without structured output).
+``open_vllm(variant, release)`` checks its input before loading anything (the variant's
+engine, the tree, an adapter for it) and yields the engine; the loaded modules leave
+``sys.modules`` when it exits. The variant's ``[upstream.kv_transfer_config]`` and
+``[upstream.kv_connector_extra_config]`` are what the engines run under; a key neither
+table gives is the release's default (``config.py``).
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
-from kvproof.checker.conform.vllm.config import (
-    BLOCK_SIZE,
-    PROMPT_TOKENS,
-    EngineSettings,
-    kv_cache_config,
-    vllm_config,
-)
+from kvproof.checker.conform.engine import RequestSpec
+from kvproof.checker.conform.vllm import adapters, fetch
+from kvproof.checker.conform.vllm.harness import VllmHarness
+from kvproof.checker.conform.vllm.loader import Loaded
+from kvproof.checker.conform.vllm.modules import load
+from kvproof.checker.conform.vllm.pair import LEASE, Pair
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.variant import Variant
 
-SCHED = "vllm.v1.core.sched.scheduler"
-REQUEST = "vllm.v1.request"
-OUTPUTS = "vllm.v1.outputs"
-
-
-class SP:
-    """``SamplingParams`` of a plain text request: unset fields read as ``None``."""
-
-    def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return None
+SIZES = {"Req": 2, "Page": 2}
+# kv_connector_extra_config keys the harness passes on (others are refused: exit 2).
+EXTRA = ("transfer_mode", "kv_lease_duration")
 
 
-class GrammarOff:
-    def accept_tokens(self, request: Any, new_token_ids: list[int]) -> bool:
-        return True
-
-    def __getattr__(self, name: str) -> Any:
-        raise AttributeError(f"the grammar engine is not driven ({name})")
-
-
-class Engine:
-    """A real scheduler and its connector, one engine step at a time."""
-
-    def __init__(self, mods: dict[str, Any], settings: EngineSettings) -> None:
-        self.mods = mods
-        self.settings = settings
-        self.sched = mods[SCHED].Scheduler(
-            vllm_config(mods, settings), kv_cache_config(mods), GrammarOff(), BLOCK_SIZE
-        )
-        self.status_cls = mods[REQUEST].RequestStatus
-        self.steps = 0
+@dataclass
+class VllmEngine:
+    release: str
+    mods: dict[str, Any]
+    adapter_obj: adapters.Adapter
+    mode: str
+    policy: str
+    extra: tuple[tuple[str, Any], ...]
+    settings: dict[str, Any]
+    settings_source: dict[str, str]
+    name: str = "vllm"
+    sizes: Mapping[str, int] = field(default_factory=lambda: dict(SIZES))
 
     @property
-    def connector(self) -> Any:
-        """The connector's scheduler side (``NixlPullConnectorScheduler`` or push)."""
-        return self.sched.connector.connector_scheduler
+    def adapter(self) -> str:
+        return self.adapter_obj.name
 
-    def add(self, req_id: str, params: dict[str, Any], max_tokens: int) -> None:
-        sp = SP(
-            max_tokens=max_tokens,
-            extra_args={"kv_transfer_params": params},
-            n=1,
-            min_tokens=0,
-            stop_token_ids=[],
-            all_stop_token_ids=set(),
-            ignore_eos=True,
+    def harness(self, requests: tuple[RequestSpec, ...]) -> VllmHarness:
+        return VllmHarness(Pair(self.mods, self.mode, self.policy, self.extra), requests)
+
+    def exercised(self) -> tuple[str, ...]:
+        return self.adapter_obj.exercised
+
+    def run_decisions(self) -> Mapping[str, int]:
+        return {}
+
+
+def check_variant(variant: Variant) -> None:
+    if variant.engine != "vllm":
+        raise KvproofInputError(f"not a vLLM variant (engine {variant.engine!r})", variant.name)
+
+
+def _settings(variant: Variant) -> tuple[str, dict[str, Any], dict[str, str], tuple]:
+    table = variant.upstream
+    kv = dict(table.kv_transfer_config) if table else {}
+    extra = dict(table.kv_connector_extra_config) if table else {}
+    where = f"{variant.path}: upstream.kv_connector_extra_config"
+    for key in extra:
+        if key not in EXTRA:
+            raise KvproofInputError(f"conform --vllm does not drive {key!r}", f"{where}.{key}")
+    mode = str(extra.get("transfer_mode", variant.switches.transfer_mode))
+    if mode != variant.switches.transfer_mode:
+        raise KvproofInputError(
+            f"transfer_mode {mode!r} but the variant's switch says "
+            f"{variant.switches.transfer_mode!r}",
+            f"{where}.transfer_mode",
         )
-        prompt = list(range(1, PROMPT_TOKENS + 1))
-        self.sched.add_request(self.mods[REQUEST].Request(req_id, prompt, sp, None))
+    policy = str(kv.get("kv_load_failure_policy", "fail"))
+    used = {
+        "transfer_mode": mode,
+        "kv_load_failure_policy": policy,
+        "kv_lease_duration": extra.get("kv_lease_duration", LEASE),
+    }
+    source = {k: "variant" if k in kv or k in extra else "release default" for k in used}
+    if "transfer_mode" not in extra:
+        source["transfer_mode"] = "variant switch"
+    pairs = tuple((k, v) for k, v in extra.items() if k != "transfer_mode")
+    return policy, used, source, (("transfer_mode", mode), *pairs)
 
-    def step(self, **kv_output: Any) -> tuple[Any, Any]:
-        """``schedule()`` then ``update_from_output`` with one token per scheduled request
-        and the worker's ``KVConnectorOutput(**kv_output)`` (none when empty); the
-        ``SchedulerOutput`` and the engine-core outputs back."""
-        out = self.sched.schedule()
-        ids = list(out.num_scheduled_tokens)
-        outputs = self.mods[OUTPUTS]
-        kvo = outputs.KVConnectorOutput(**kv_output) if kv_output else None
-        mro = outputs.ModelRunnerOutput(
-            req_ids=ids, sampled_token_ids=[[7] for _ in ids], kv_connector_output=kvo
-        )
-        eco = self.sched.update_from_output(out, mro)
-        self.steps += 1
-        return out, eco
 
-    def abort(self, req_id: str) -> None:
-        """``finish_requests`` as the API server calls it on a client disconnect."""
-        self.sched.finish_requests(req_id, self.status_cls.FINISHED_ABORTED)
-
-    def blocks(self, req_id: str) -> tuple[int, ...]:
-        """The blocks the scheduler still holds for the request (its ``requests`` entry is
-        deleted by ``_free_blocks`` when they go back to the pool)."""
-        if req_id not in self.sched.requests:
-            return ()
-        groups = self.sched.kv_cache_manager.get_block_ids(req_id)
-        return tuple(b for g in groups for b in g)
-
-    def status(self, req_id: str) -> str | None:
-        req = self.sched.requests.get(req_id)
-        return None if req is None else req.status.name
-
-    def free_blocks(self) -> int:
-        return int(self.sched.kv_cache_manager.block_pool.get_num_free_blocks())
+@contextmanager
+def open_vllm(variant: Variant, vllm: str) -> Iterator[VllmEngine]:
+    check_variant(variant)
+    policy, used, source, extra = _settings(variant)
+    tree, label = fetch.resolve(vllm)
+    adapter = adapters.select(tree)
+    # The release logs every expiry and late read it meets, once per walk.
+    logging.disable(logging.ERROR)
+    try:
+        with Loaded(tree) as loaded:
+            mods = load(loaded)
+            mode = str(used["transfer_mode"])
+            yield VllmEngine(label, mods, adapter, mode, policy, extra, used, source)
+    finally:
+        logging.disable(logging.NOTSET)

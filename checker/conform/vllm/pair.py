@@ -16,22 +16,34 @@ from typing import Any
 from kvproof.checker.conform.vllm.agent import FakeNixlAgent
 from kvproof.checker.conform.vllm.clock import Clock, install
 from kvproof.checker.conform.vllm.config import EngineSettings
-from kvproof.checker.conform.vllm.engine import Engine
+from kvproof.checker.conform.vllm.scheduler import SchedulerSide
 from kvproof.checker.conform.vllm.worker import build_worker, forward_notifs
 
 LEASE = 30  # nixl/base_scheduler.py: get_from_extra_config("kv_lease_duration", 30)
+DECODE_TOKENS = 1000
 
 
 class Pair:
-    def __init__(self, mods: dict[str, Any], mode: str, policy: str | None = None) -> None:
+    def __init__(
+        self,
+        mods: dict[str, Any],
+        mode: str,
+        policy: str | None = None,
+        extra: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
         self.mode = mode
         self.clock = Clock()
         install(mods, self.clock)
-        self.p = Engine(mods, EngineSettings(mode, "kv_producer"))
-        self.d = Engine(mods, EngineSettings(mode, "kv_consumer", policy))
+        lease = int(dict(extra).get("kv_lease_duration", LEASE))
+        self.lease = lease
+        self.p = SchedulerSide(mods, EngineSettings(mode, "kv_producer", None, extra))
+        self.d = SchedulerSide(mods, EngineSettings(mode, "kv_consumer", policy, extra))
         self.p_agent, self.d_agent = FakeNixlAgent("prefill"), FakeNixlAgent("decode")
-        self.pw = build_worker(mods, mode, self.p_agent, LEASE)
-        self.dw = build_worker(mods, mode, self.d_agent, LEASE)
+        self.pw = build_worker(mods, mode, self.p_agent, lease)
+        self.dw = build_worker(mods, mode, self.d_agent, lease)
+        self.reserved: dict[str, set[int]] = defaultdict(set)  # the walk's page choices
+        self.aborted: set[str] = set()  # the client got an abort or an error
+        self.d_req: dict[str, Any] = {}  # decode's Request objects (status outlives the free)
         self.params: dict[str, dict[str, Any]] = {}
         self.handles: dict[tuple[str, int], int] = {}  # (request, page) -> handle
         self.in_d: set[str] = set()
@@ -39,7 +51,7 @@ class Pair:
         self.received: set[str] = set()  # decode reported finished_recving
         self.src_freed_early: set[str] = set()  # prefill freed while a read/write needed it
         self.src_freed_inflight: set[str] = set()  # ... with a READ/WRITE of it in flight
-        self.stray: set[str] = set()  # a write landed on blocks decode had freed
+        self.stray: set[int] = set()  # pages a write landed on after decode freed them
         self.heartbeats: list[str] = []  # HB messages decode's scheduler packaged
         self.decisions: Counter[str] = Counter()
 
@@ -91,8 +103,11 @@ class Pair:
         hb = getattr(out.kv_connector_metadata, "heartbeat_by_engine", None) or {}
         self.heartbeats += [",".join(sorted(i.req_ids)) for i in hb.values() if i.req_ids]
         for r in self.in_d:
-            if self.d.status(r) == "RUNNING":
+            status = self.d_req[r].status.name
+            if status == "RUNNING":
                 self.ran.add(r)
+            elif status in ("FINISHED_ERROR", "FINISHED_ABORTED"):
+                self.aborted.add(r)
 
     def settle(self) -> None:
         """One engine step on each side: what the code decides on its own."""
@@ -107,12 +122,20 @@ class Pair:
         self.step_p()
         self.step_p()  # the next schedule() hands the lease (reqs_to_send) to the worker
 
-    def alloc(self, r: str) -> None:
+    def alloc(self, r: str, page: int) -> None:
+        """Decode's preallocation of one page: vLLM allocates every block at once in the
+        ``schedule()`` that parks the request (``send``); the page is the walk's name for
+        one of them."""
+        self.reserved[r].add(page)
+
+    def send(self, r: str) -> None:
         """Decode admits the request: the scheduler allocates and parks it."""
         if r in self.in_d:
             return
         self.in_d.add(r)
-        self.d.add(r, dict(self.params[r]), 4)
+        # Decode generates until the model's ``finish`` (never on its own in a walk).
+        self.d.add(r, dict(self.params[r]), DECODE_TOKENS)
+        self.d_req[r] = self.d.sched.requests[r]
         self.step_d()
         if self.mode == "pull" and r in self.dw.posted:
             self.post(r, -1)  # the READ start_load_kv posts (_read_blocks_for_req)
@@ -130,7 +153,7 @@ class Pair:
         agent = self.p_agent if self.mode == "push" else self.d_agent
         agent.land(self.handles[(r, page)])
         if r in self.in_d and not self.d.blocks(r):
-            self.stray.add(r)
+            self.stray.add(page)
 
     def done(self, r: str) -> None:
         """The sender concludes: pull, decode's READs are polled; push, the WRITEs'
@@ -138,6 +161,7 @@ class Pair:
         if self.mode == "push":
             self.d_agent.deliver("prefill", f"{r}:1")
         self.settle()
+        self.settle()  # the scheduler promotes a received request on its next step
 
     def fail(self, r: str) -> None:
         agent = self.p_agent if self.mode == "push" else self.d_agent
@@ -149,9 +173,21 @@ class Pair:
         self.settle()
 
     def abort(self, r: str) -> None:
+        """The client disconnects: ``finish_requests(..., FINISHED_ABORTED)`` in whatever
+        status the request is (not yet scheduled, waiting for remote KV, running)."""
+        self.aborted.add(r)
         if r in self.in_d:
             self.d.abort(r)
+        else:
+            self.reserved.pop(r, None)  # never scheduled: nothing was allocated
         self.settle()
+
+    def pages(self, r: str) -> frozenset[int]:
+        """The decode pages the request holds, in the walk's names: its reserved pages
+        while the scheduler holds blocks for it (or has yet to schedule it)."""
+        if r in self.in_d:
+            return frozenset(self.reserved[r]) if self.d.blocks(r) else frozenset()
+        return frozenset(self.reserved.get(r, ()))
 
     def drain(self, r: str) -> None:
         """Pull: decode's own READs drain (the one ``start_load_kv`` posted included)."""
@@ -192,7 +228,7 @@ class Pair:
         """The lasso's loop on the real scheduler: ``steps`` more engine steps on both
         sides, each past every deadline the code holds; how many decode still holds."""
         for _ in range(steps):
-            self.clock.jump_to(self.clock.now + 10 * LEASE)
+            self.clock.jump_to(self.clock.now + 10 * self.lease)
             self.settle()
         return sum(1 for r in self.in_d if self.d.blocks(r))
 

@@ -59,6 +59,7 @@ def build_worker(mods: dict[str, Any], mode: str, agent: FakeNixlAgent, lease: i
         "nixl_wrapper": agent,
         "xfer_stats": Stats(),
         "transfer_topo": _Topo(),
+        "engine_id": agent.name,
         "tp_rank": 0,
         "world_size": 1,
         "pcp_rank": 0,
