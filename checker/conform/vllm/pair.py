@@ -106,7 +106,7 @@ class Pair:
             status = self.d_req[r].status.name
             if status == "RUNNING":
                 self.ran.add(r)
-            elif status in ("FINISHED_ERROR", "FINISHED_ABORTED"):
+            elif status in ("FINISHED_ERROR", "FINISHED_ABORTED") and r not in self.ran:
                 self.aborted.add(r)
 
     def settle(self) -> None:
@@ -160,12 +160,18 @@ class Pair:
         completion notification reaches decode."""
         if self.mode == "push":
             self.d_agent.deliver("prefill", f"{r}:1")
+        else:  # every READ landed, the one start_load_kv posted included
+            self._land_all(r)
         self.settle()
         self.settle()  # the scheduler promotes a received request on its next step
 
     def fail(self, r: str) -> None:
         agent = self.p_agent if self.mode == "push" else self.d_agent
-        open_ = [h for (q, _), h in self.handles.items() if q == r and agent.states[h] == "PROC"]
+        open_ = sorted(
+            ((p, h) for (q, p), h in self.handles.items() if q == r),
+            key=lambda ph: ph[0] < 0,  # a READ the walk posted fails first
+        )
+        open_ = [h for _, h in open_ if agent.states[h] == "PROC"]
         if open_:
             agent.fail(open_[0])
         elif self.mode == "pull":  # no READ posted: the handshake failed
@@ -175,7 +181,8 @@ class Pair:
     def abort(self, r: str) -> None:
         """The client disconnects: ``finish_requests(..., FINISHED_ABORTED)`` in whatever
         status the request is (not yet scheduled, waiting for remote KV, running)."""
-        self.aborted.add(r)
+        if r not in self.ran:  # a client already answered keeps its 200
+            self.aborted.add(r)
         if r in self.in_d:
             self.d.abort(r)
         else:
@@ -191,10 +198,13 @@ class Pair:
 
     def drain(self, r: str) -> None:
         """Pull: decode's own READs drain (the one ``start_load_kv`` posted included)."""
+        self._land_all(r)
+        self.settle()
+
+    def _land_all(self, r: str) -> None:
         for (q, _), h in self.handles.items():
             if q == r and self.d_agent.states[h] == "PROC":
                 self.d_agent.land(h)
-        self.settle()
 
     def finish(self, r: str) -> None:
         """Decode's request stops (``finish_requests`` with ``FINISHED_STOPPED``)."""
