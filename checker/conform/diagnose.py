@@ -24,6 +24,17 @@ from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import CHOICES, Switches, Variant
 
 Rigid = dict[str, dict[tuple[int, ...], Any]]
+# When several flips explain a trace, the switches decode's and prefill's driven code decides
+# come first, so the one named reads as the code's choice (a flip elsewhere can also fit,
+# e.g. ``success_overwrites_abort`` changing whether an abort frees at all): all are listed.
+DECIDED = (
+    "release",
+    "failed_means_drained",
+    "abort_ack",
+    "decode_gives_up",
+    "honor_pending_reject",
+    "placeholder_prompt",
+)
 
 
 def flips(sw: Switches) -> Iterator[tuple[str, Any]]:
@@ -85,9 +96,11 @@ def diagnose(engine: Engine, variant: Variant, concrete: Concrete, res: WalkResu
         return Diagnosis(f"{engine.name} {engine.release}'s code raised {res.raised}", (), first)
     sizes = dict(concrete.inst.sizes)
     rigid = rigid_values(concrete, res.init)
-    explained = tuple(
+    found = [
         (name, str(value).lower() if isinstance(value, bool) else str(value))
         for name, value in flips(variant.switches)
         if conforms_under(engine, flipped(variant, sizes, name, value), rigid, res.moves)
-    )
+    ]
+    rank = {name: i for i, name in enumerate(DECIDED)}
+    explained = tuple(sorted(found, key=lambda f: rank.get(f[0], len(rank))))
     return Diagnosis(headline(engine, variant, concrete, res, explained), explained, first)

@@ -70,14 +70,17 @@ class Decided:
 
 
 class UpstreamRaised(Exception):
-    """An exception raised inside the engine's code during a walk step: a finding."""
+    """An exception raised inside the engine's code: a finding, not a bug in kvproof.
+    ``head`` names it and the engine's file:line; the core adds when (``during``)."""
 
-    def __init__(self, exc: BaseException, where: str, step: int | None = None) -> None:
-        super().__init__(f"{type(exc).__name__}: {exc} (at {where})")
-        self.exc_name = type(exc).__name__
-        self.message = str(exc)
-        self.where = where  # the engine's file:line that raised
-        self.step = step  # the walk step (filled in by the core)
+    def __init__(self, head: str, traceback: str = "", during: str = "") -> None:
+        super().__init__(head)
+        self.head = head
+        self.traceback = traceback  # the full traceback, written beside the trace
+        self.during = during  # "step 3 (abort(0))", "prefill's intake", ...
+
+    def __str__(self) -> str:
+        return f"{self.head} during {self.during}" if self.during else self.head
 
 
 class Harness(Protocol):

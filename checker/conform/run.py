@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kvproof.checker.conform import model_side
-from kvproof.checker.conform.coverage import Guide, reachable
+from kvproof.checker.conform.coverage import Guide
 from kvproof.checker.conform.diagnose import diagnose
-from kvproof.checker.conform.engine import Engine
+from kvproof.checker.conform.engine import Engine, UpstreamRaised
+from kvproof.checker.conform.reach_cache import reachable_cached
 from kvproof.checker.conform.result import ConformRun
 from kvproof.checker.conform.trace_out import write_divergence
 from kvproof.checker.conform.walk import WalkResult, walk
@@ -56,24 +57,29 @@ def conform_engine(
     start = time.perf_counter()
     concrete = Concrete(Instance(protocol_of(variant), dict(engine.sizes)))
     allowed = allowed_actions(opts.faults)
-    reach = reachable(concrete, allowed)
+    reach = reachable_cached(variant, concrete, allowed, opts.faults)
     guide = Guide(concrete, reach, opts.seed)
     steps, trivial = 0, 0
-    decisions: Counter[str] = Counter(engine.run_decisions())
+    decisions: Counter[str] = Counter()
     res: WalkResult | None = None
     n = 0
-    for n in range(1, opts.traces + 1):
-        init = guide.initial()
-        h = engine.harness(model_side.requests_of(concrete, init))
-        res = walk(concrete, init, h, guide, allowed=allowed, max_steps=opts.max_steps)
-        guide.learn(res.covered)
-        steps += len(res.steps)
-        trivial += res.trivial
-        decisions.update(h.decisions())
-        if progress is not None:
-            progress(n, opts.traces)
-        if res.diverged:
-            break
+    init = guide.initial()
+    try:
+        decisions.update(engine.run_decisions())
+        for n in range(1, opts.traces + 1):
+            init = guide.initial() if n > 1 else init
+            h = engine.harness(model_side.requests_of(concrete, init))
+            res = walk(concrete, init, h, guide, allowed=allowed, max_steps=opts.max_steps)
+            guide.learn(res.covered)
+            steps += len(res.steps)
+            trivial += res.trivial
+            decisions.update(h.decisions())
+            if progress is not None:
+                progress(n, opts.traces)
+            if res.diverged:
+                break
+    except UpstreamRaised as exc:  # outside a walk step: setup, prefill's intake
+        res = WalkResult(init=init, raised=exc)
     base = dict(
         variant=variant.name,
         engine=engine.name,

@@ -48,6 +48,14 @@ def write_divergence(
     out.mkdir(parents=True, exist_ok=True)
     stem = f"{variant.name}-vs-{engine.name}-{Path(engine.release).name}"
     jsonl, itf = out / f"{stem}.jsonl", out / f"{stem}.itf.json"
-    write_jsonl(trace, jsonl, protocol=concrete.protocol)
-    write_itf(trace, itf, concrete.protocol)
-    return (str(jsonl), str(itf))
+    out.mkdir(parents=True, exist_ok=True)
+    files: list[str] = []
+    if res.raised is None or res.steps:  # a walk up to a raise is a model walk too
+        write_jsonl(trace, jsonl, protocol=concrete.protocol)
+        write_itf(trace, itf, concrete.protocol)
+        files += [str(jsonl), str(itf)]
+    if res.raised is not None:
+        text = out / f"{stem}.traceback.txt"
+        text.write_text(f"{res.raised}\n\n{res.raised.traceback}", encoding="utf-8")
+        files.append(str(text))
+    return tuple(files)

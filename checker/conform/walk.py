@@ -71,6 +71,7 @@ def walk(
     state = init
     committed: set[int] = set()
     intake: dict[int, str] = {}
+    actions = {a.name for a in concrete.protocol.actions}
     for _ in range(max_steps):
         succ = [
             (inst, data)
@@ -92,7 +93,8 @@ def walk(
                 res.refused = True  # a scripted move this model has no action for
                 return res
             else:
-                nxt = concrete.step(state, move)
+                # A replayed move another model may not have (diagnose.py) is refused.
+                nxt = concrete.step(state, move) if move.action in actions else None
                 if nxt is None:
                     res.refused = True
                     return res
@@ -110,7 +112,8 @@ def walk(
             model = model_side.project(concrete, state, committed, intake)
             mismatches = compare(model, harness.project())
         except UpstreamRaised as exc:
-            exc.step = len(res.steps)
+            what = f"{move}" if isinstance(move, float) else f"{move.action}{move.args}"
+            exc.during = exc.during or f"step {len(res.steps)} ({what})"
             res.raised, res.step_index = exc, len(res.steps)
             return res
         if mismatches:
@@ -137,8 +140,10 @@ def _consistent_jump(concrete: Concrete, after: State, h: Harness, inst: ActionI
     if target is None:
         return True
     state: State | None = after
+    names = {a.name for a in concrete.protocol.actions}
     for other in h.expiring(target, inst.args[0]):
-        state = concrete.step(state, other) if state is not None else None
+        known = state is not None and other.action in names
+        state = concrete.step(state, other) if known else None  # type: ignore[arg-type]
     return state is not None
 
 
@@ -167,7 +172,8 @@ def _close(
         known = {a.name for a in concrete.protocol.actions}
         for action in (a for a in wanted if a in known):
             inst = ActionInstance(action, (r,))
-            nxt = concrete.step(state, inst)
+            known = any(a.name == action for a in concrete.protocol.actions)
+            nxt = concrete.step(state, inst) if known else None
             if nxt is None:
                 continue  # the model cannot follow: the comparison will say so
             res.covered.add(_transition(concrete, state, inst))

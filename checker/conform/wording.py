@@ -3,7 +3,7 @@ what the model of the variant does instead, and the switch value the code behave
 
     0.5.22's code frees r0's 2 pages when the client aborts while prefill is still
     writing them; the model of sglang-0.5.22-pd holds them (switch `release`: the code
-    behaves as `immediate`: frees an aborted request's pages at once)
+    behaves as `immediate`, it frees an aborted request's pages at once)
 """
 
 from __future__ import annotations
@@ -73,10 +73,14 @@ def headline(
     line = f"{who} {did}{when}; the model of {variant.name} {instead}"
     if not explained:
         return f"{line} (no single switch explains it; first difference: {m.line()})"
+    values: dict[str, list[str]] = {}
+    for s, v in explained:
+        values.setdefault(s, []).append(v)
     flips = "; ".join(
-        f"switch `{s}`: the code behaves as `{v}`"
-        + (f" ({MEANS[(s, v)]})" if (s, v) in MEANS else "")
-        for s, v in explained
+        f"switch `{s}`: the code behaves as "
+        + " or ".join(f"`{v}`" for v in vs)
+        + (f", it {MEANS[(s, vs[0])]}" if (s, vs[0]) in MEANS else "")
+        for s, vs in values.items()
     )
     return f"{line} ({flips})"
 

@@ -31,6 +31,8 @@ from kvproof.checker.upstream import host, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
+from kvproof.checker.upstream.raised import as_finding, sglang_root
+from kvproof.checker.upstream.scheduler import scheduler_self
 from kvproof.model.lang.instance import ActionInstance
 
 DECODE = "sglang.srt.disaggregation.decode"
@@ -56,6 +58,7 @@ class Harness:
         self.over_long = over_long  # intake.Intake of an over-long prompt
         self.mods = mods
         self.adapter = adapter
+        self.root = sglang_root(mods)  # where an exception is the release's own
         self.decode = mods[DECODE]
         self.kvpoll = mods[BASE].KVPoll
         envs = mods["sglang.srt.environ"].envs
@@ -79,6 +82,8 @@ class Harness:
         )
         mods[SCHED].release_kv_cache = self.decode.release_kv_cache
         mods[SCHED].prepare_abort = self.decode.prepare_abort
+        mods[SCHED].get_parallel = self.decode.get_parallel
+        mods[SCHED].get_disagg = self.decode.get_disagg
         self.scheduler = SimpleNamespace(
             enable_decode_hicache=False,
             enable_hisparse=False,
@@ -94,12 +99,18 @@ class Harness:
             host.IndexAllocator(),
             host.MetadataBuffers(64),
             self.scheduler,
-            host.TreeCache(),
+            host.TreeCache(self.pages),
         )
         self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
-        self.sched_self = host.scheduler_self(self.queue, self.outcome)
-        # The scheduler module's own enum (a stand-in when utils.py is not loaded real).
-        self.sched_self.disaggregation_mode = mods[SCHED].DisaggregationMode.DECODE
+        # The release's Scheduler, without its __init__; the scheduler module's own enum
+        # (a stand-in when utils.py is not loaded real).
+        self.sched_self = scheduler_self(
+            mods[SCHED].Scheduler,
+            mods[SCHED].DisaggregationMode.DECODE,
+            self.queue,
+            self.outcome,
+            self.pages,
+        )
         self.scheduler.disagg_decode_prealloc_queue = self.sched_self.disagg_decode_prealloc_queue
         self.receivers: dict[int, Any] = {}
         self.entries: dict[int, Any] = {}  # request -> DecodeRequest
@@ -122,12 +133,15 @@ class Harness:
     def apply(self, step: Step | ActionInstance) -> None:
         """The model's step; ``done`` reports the status the model's KVPoll took (an
         abort can win over prefill's Success). A bare instance: a scripted step (tests)."""
-        if isinstance(step, ActionInstance):
-            self.take(step)
-        elif step.inst.action == "done":
-            self.done_as(step.inst.args[0], step.status == "failed")
-        else:
-            self.take(step.inst)
+        try:
+            if isinstance(step, ActionInstance):
+                self.take(step)
+            elif step.inst.action == "done":
+                self.done_as(step.inst.args[0], step.status == "failed")
+            else:
+                self.take(step.inst)
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            self._found(exc)
 
     def decided(self, r: int) -> Decided:
         return Decided(
@@ -167,7 +181,17 @@ class Harness:
 
     def stall(self, when: float) -> None:
         self.clock.jump_to(when)
-        self.tick()
+        try:
+            self.tick()
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            self._found(exc)
+
+    def _found(self, exc: Exception) -> None:
+        """An exception with a frame in the loaded ``sglang/`` tree is a finding."""
+        finding = as_finding(exc, self.root)
+        if finding is None:
+            raise exc
+        raise finding from exc
 
     # -- the model's steps ---------------------------------------------------------------
     def take(self, inst: ActionInstance) -> None:

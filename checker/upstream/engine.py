@@ -8,11 +8,11 @@ yields the engine; the loaded modules leave ``sys.modules`` when it exits.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import ModuleType, SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 from kvproof.checker.conform.engine import RequestSpec
 from kvproof.checker.upstream import fetch, settings
@@ -21,6 +21,7 @@ from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness, default_disagg
 from kvproof.checker.upstream.intake import Intake, intake
 from kvproof.checker.upstream.loader import Loaded
+from kvproof.checker.upstream.raised import as_finding, sglang_root
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
 
@@ -57,6 +58,7 @@ EXERCISED = (
     "sglang.srt.disaggregation.prefill::PrefillBootstrapQueue.add",
 )
 SIZES = {"Req": 2, "Page": 3}
+T = TypeVar("T")
 NAMES = (
     "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE",
     "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT",
@@ -70,26 +72,46 @@ class SglangEngine:
     mods: dict[str, ModuleType]
     adapter_obj: Adapter
     disagg: Any
-    over_long: Intake
     settings: dict[str, Any]
     settings_source: dict[str, str]
     name: str = "sglang"
     sizes: Mapping[str, int] = field(default_factory=lambda: dict(SIZES))
+    _intake: Intake | None = None
 
     @property
     def adapter(self) -> str:
         return self.adapter_obj.name
 
+    @property
+    def over_long(self) -> Intake:
+        """Prefill's intake of an over-long prompt, asked once (the same for every walk)."""
+        if self._intake is None:
+            self._intake = self._guarded("prefill's intake", lambda: intake(self.mods, over=True))
+        return self._intake
+
     def harness(self, requests: tuple[RequestSpec, ...]) -> Harness:
-        return Harness(
-            self.mods,
-            self.adapter_obj,
-            self.mods[MOONCAKE].MooncakeKVManager,
-            self.mods[MOONCAKE].MooncakeKVReceiver,
-            self.disagg,
-            requests=requests,
-            over_long=self.over_long,
+        over_long = self.over_long
+        return self._guarded(
+            "the harness's setup",
+            lambda: Harness(
+                self.mods,
+                self.adapter_obj,
+                self.mods[MOONCAKE].MooncakeKVManager,
+                self.mods[MOONCAKE].MooncakeKVReceiver,
+                self.disagg,
+                requests=requests,
+                over_long=over_long,
+            ),
         )
+
+    def _guarded(self, during: str, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            finding = as_finding(exc, sglang_root(self.mods), during)
+            if finding is None:
+                raise
+            raise finding from exc
 
     def exercised(self) -> tuple[str, ...]:
         return EXERCISED
