@@ -89,9 +89,6 @@ def walk(
             if isinstance(move, float):
                 harness.stall(move)
                 res.stalls.append(len(res.steps))
-            elif move.action not in {a.name for a in concrete.protocol.actions}:
-                res.refused = True  # a scripted move this model has no action for
-                return res
             else:
                 # A replayed move another model may not have (diagnose.py) is refused.
                 nxt = concrete.step(state, move) if move.action in actions else None
@@ -169,8 +166,7 @@ def _close(
         # Freed after an abort the code took in this same pass: ack after that abort.
         if seen.freed and (dphase == "draining" or "abort" in wanted):
             wanted.append("ack")
-        known = {a.name for a in concrete.protocol.actions}
-        for action in (a for a in wanted if a in known):
+        for action in wanted:
             inst = ActionInstance(action, (r,))
             known = any(a.name == action for a in concrete.protocol.actions)
             nxt = concrete.step(state, inst) if known else None

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any
 
 from kvproof.checker.conform.engine import Decided, RequestSpec, Step
 from kvproof.checker.conform.projection import Projection, RequestView

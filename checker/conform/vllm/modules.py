@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.conform.vllm.clock import TIMED
-from kvproof.checker.conform.vllm.scheduler import OUTPUTS, REQUEST, SCHED
 from kvproof.checker.conform.vllm.loader import Loaded
+from kvproof.checker.conform.vllm.scheduler import OUTPUTS, REQUEST, SCHED
 from kvproof.checker.conform.vllm.worker import PULL_WORKER, PUSH_WORKER
 
 REAL = (

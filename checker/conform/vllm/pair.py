@@ -244,4 +244,3 @@ class Pair:
 
     def holding(self) -> dict[str, int]:
         return defaultdict(int, {r: len(self.d.blocks(r)) for r in self.in_d})
-
