@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kvproof.checker.conform.engine import RequestSpec
@@ -33,6 +34,7 @@ EXTRA = ("transfer_mode", "kv_lease_duration")
 @dataclass
 class VllmEngine:
     release: str
+    root: Path  # the loaded vllm/ folder
     mods: dict[str, Any]
     adapter_obj: adapters.Adapter
     mode: str
@@ -48,7 +50,8 @@ class VllmEngine:
         return self.adapter_obj.name
 
     def harness(self, requests: tuple[RequestSpec, ...]) -> VllmHarness:
-        return VllmHarness(Pair(self.mods, self.mode, self.policy, self.extra), requests)
+        pair = Pair(self.mods, self.mode, self.policy, self.extra)
+        return VllmHarness(pair, requests, self.root)
 
     def exercised(self) -> tuple[str, ...]:
         return self.adapter_obj.exercised
@@ -102,6 +105,7 @@ def open_vllm(variant: Variant, vllm: str) -> Iterator[VllmEngine]:
         with Loaded(tree) as loaded:
             mods = load(loaded)
             mode = str(used["transfer_mode"])
-            yield VllmEngine(label, mods, adapter, mode, policy, extra, used, source)
+            root = (tree / "vllm").resolve()
+            yield VllmEngine(label, root, mods, adapter, mode, policy, extra, used, source)
     finally:
         logging.disable(logging.NOTSET)

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from pathlib import Path
 
-from kvproof.checker.conform.engine import Decided, RequestSpec, Step
+from kvproof.checker.conform.engine import Decided, RequestSpec, Step, UpstreamRaised
 from kvproof.checker.conform.projection import Projection, RequestView
 from kvproof.checker.conform.vllm.pair import Pair
+from kvproof.checker.upstream.raised import trace_text, upstream_raise
 from kvproof.model.lang.instance import ActionInstance
 
 REPLAY = 8  # engine steps the lasso's loop is replayed for on the real scheduler
@@ -41,12 +43,30 @@ def rid(r: int) -> str:
 
 
 class VllmHarness:
-    def __init__(self, pair: Pair, requests: tuple[RequestSpec, ...]) -> None:
+    def __init__(self, pair: Pair, requests: tuple[RequestSpec, ...], root: Path) -> None:
         self.pair = pair
         self.requests = requests
+        self.root = root  # the loaded ``vllm/`` folder: its exceptions are findings
         self.replayed: list[tuple[int, int]] = []  # (request, still held after REPLAY)
 
     def apply(self, step: Step) -> None:
+        try:
+            self._apply(step)
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            self._found(exc)
+
+    def _found(self, exc: Exception) -> None:
+        """An exception whose innermost frame in the tree is the release's is a finding."""
+        raised = upstream_raise(exc, self.root, 0, "")
+        if raised is None:
+            raise exc
+        head = (
+            f"vLLM's code raised {raised.exception} at {raised.file}:{raised.line} "
+            f"({raised.function})"
+        )
+        raise UpstreamRaised(head, trace_text(exc)) from exc
+
+    def _apply(self, step: Step) -> None:
         inst, p = step.inst, self.pair
         r = inst.args[0]
         name, act = rid(r), inst.action
@@ -107,7 +127,10 @@ class VllmHarness:
         return self.pair.deadlines()
 
     def stall(self, when: float) -> None:
-        self.pair.stall_until(when)
+        try:
+            self.pair.stall_until(when)
+        except Exception as exc:  # as in ``apply``
+            self._found(exc)
 
     def decisions(self) -> Mapping[str, int]:
         made: Counter[str] = Counter()
