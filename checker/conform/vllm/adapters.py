@@ -22,6 +22,8 @@ class Adapter:
     # (file under the tree, a definition or field the harness relies on)
     needs: tuple[tuple[str, str], ...]
     exercised: tuple[str, ...]
+    # ``VllmConfig`` fields this release's scheduler reads that others do not
+    config: tuple[tuple[str, object], ...] = ()
 
 
 R0340 = Adapter(
@@ -60,15 +62,25 @@ R0340 = Adapter(
         "_reap_expired_send_leases / _handle_heartbeat",
     ),
 )
-ADAPTERS = (R0340,)
+# 0.33.0: the same decision functions and worker fields; its scheduler keeps an aborted
+# load's blocks (finish_requests: delay_free_blocks) without the _aborted_kv_loads set
+# 0.34.0 added for admission accounting.
+R0330 = Adapter(
+    "vllm-0.33",
+    tuple(n for n in R0340.needs if n[1] != "self._aborted_kv_loads"),
+    R0340.exercised,
+    # v1/core/sched/scheduler.py::Scheduler.__init__ reads vllm_config.use_v2_model_runner
+    (("use_v2_model_runner", False),),
+)
+ADAPTERS = (R0340, R0330)
 
 
 def select(tree: Path) -> Adapter:
     if not (tree / NIXL).is_dir():
+        single = tree / NIXL.parent / "nixl_connector.py"
+        has = " (it has the single-file nixl_connector.py)" if single.is_file() else ""
         raise KvproofInputError(
-            "no adapter: this vLLM has no nixl/ connector package (the split into "
-            "pull/push files came with push mode, #35264)",
-            str(tree),
+            f"no adapter: this vLLM has no {NIXL.as_posix()}/ package{has}", str(tree)
         )
     misses: list[str] = []
     for adapter in ADAPTERS:

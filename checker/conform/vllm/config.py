@@ -30,6 +30,7 @@ class EngineSettings:
     role: str  # "kv_producer" (prefill) | "kv_consumer" (decode)
     kv_load_failure_policy: str | None = None  # None: the release's default
     extra: tuple[tuple[str, Any], ...] = ()  # kv_connector_extra_config (kv_lease_duration)
+    config: tuple[tuple[str, Any], ...] = ()  # release-specific VllmConfig fields (adapter)
 
 
 def connector_name(mode: str) -> str:
@@ -90,6 +91,7 @@ def vllm_config(mods: dict[str, Any], s: EngineSettings) -> Any:
         aux_output_config=NS(enabled=False),
         watermark_config=None,
         ec_manager_config=NS(get_encoder_cache_manager_obj=lambda: None),
+        **dict(s.config),
     )
 
 

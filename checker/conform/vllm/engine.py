@@ -50,7 +50,7 @@ class VllmEngine:
         return self.adapter_obj.name
 
     def harness(self, requests: tuple[RequestSpec, ...]) -> VllmHarness:
-        pair = Pair(self.mods, self.mode, self.policy, self.extra)
+        pair = Pair(self.mods, self.mode, self.policy, self.extra, self.adapter_obj.config)
         return VllmHarness(pair, requests, self.root)
 
     def exercised(self) -> tuple[str, ...]:

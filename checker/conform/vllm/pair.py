@@ -30,14 +30,15 @@ class Pair:
         mode: str,
         policy: str | None = None,
         extra: tuple[tuple[str, Any], ...] = (),
+        config: tuple[tuple[str, Any], ...] = (),
     ) -> None:
         self.mode = mode
         self.clock = Clock()
         install(mods, self.clock)
         lease = int(dict(extra).get("kv_lease_duration", LEASE))
         self.lease = lease
-        self.p = SchedulerSide(mods, EngineSettings(mode, "kv_producer", None, extra))
-        self.d = SchedulerSide(mods, EngineSettings(mode, "kv_consumer", policy, extra))
+        self.p = SchedulerSide(mods, EngineSettings(mode, "kv_producer", None, extra, config))
+        self.d = SchedulerSide(mods, EngineSettings(mode, "kv_consumer", policy, extra, config))
         self.p_agent, self.d_agent = FakeNixlAgent("prefill"), FakeNixlAgent("decode")
         self.pw = build_worker(mods, mode, self.p_agent, lease)
         self.dw = build_worker(mods, mode, self.d_agent, lease)

@@ -13,6 +13,7 @@ request without structured output).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from kvproof.checker.conform.vllm.config import (
@@ -86,8 +87,14 @@ class SchedulerSide:
         ids = list(out.num_scheduled_tokens)
         outputs = self.mods[OUTPUTS]
         kvo = outputs.KVConnectorOutput(**kv_output) if kv_output else None
+        fields = {f.name for f in dataclasses.fields(outputs.ModelRunnerOutput)}
+        # 0.33.0's ModelRunnerOutput also carries req_id_to_index (dropped by 0.34.0).
+        index = {"req_id_to_index": {r: i for i, r in enumerate(ids)}}
         mro = outputs.ModelRunnerOutput(
-            req_ids=ids, sampled_token_ids=[[7] for _ in ids], kv_connector_output=kvo
+            req_ids=ids,
+            sampled_token_ids=[[7] for _ in ids],
+            kv_connector_output=kvo,
+            **{k: v for k, v in index.items() if k in fields},
         )
         eco = self.sched.update_from_output(out, mro)
         self.steps += 1
