@@ -139,7 +139,8 @@ def main() -> int:
             "seconds": round(secs, 2),
             "stderr": done.stderr.strip().splitlines()[-1:] if done.returncode > 1 else [],
         })  # fmt: skip
-        print(f"{name}: {'killed' if rows[-1]['killed'] else 'SURVIVED'}", file=sys.stderr)
+        said = {0: "SURVIVED", 1: "killed"}.get(done.returncode, f"ERROR (exit {done.returncode})")
+        print(f"{name}: {said}", file=sys.stderr)
     killed = sum(r["killed"] for r in rows)
     out = {
         "benchmark": "conform_mutants",

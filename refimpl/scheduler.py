@@ -6,7 +6,7 @@ one reservation at a time (so two half-allocated requests cannot deadlock the po
 Writes complete in posting order unless the plan reorders them. When nothing can progress
 (a lost message, a full pool) the environment moves: a drain timeout, or the client gives up.
 
-``Scheduler`` is public: a driver that steps the engine itself (``checker/serve``: timed
+``Scheduler`` is public: a driver that steps the engine itself (``ops/serve``: timed
 events, its own notion of live requests) asks it for the policy's choice::
 
     sched = Scheduler(cluster, faults=NO_FAULTS)

@@ -173,6 +173,10 @@ class Variant:
     lines: Mapping[str, int] = field(default_factory=dict)  # "expect.isolation" -> line
     # Liveness property -> "holds" | "violated" (optional keys of the [expect] table).
     expect_liveness: Mapping[str, str] = field(default_factory=dict)
+    # What ``kvproof demo incident`` shows on this variant at the incident's sizes (its
+    # prediction, checked by ``tests/refimpl/test_demo_expect.py``): a leak, a wrong answer,
+    # or clean (every 200 the single node's).
+    demo: str = "clean"
 
     @property
     def buggy(self) -> bool:
@@ -195,9 +199,11 @@ _TOP_KEYS = {
     "complete": bool,
     "role": str,
     "upstream": dict,
+    "demo": str,
 }
-_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role", "upstream"}
+_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role", "upstream", "demo"}
 ROLES = ("incident", "recommended")
+DEMO_OUTCOMES = ("leak", "wrong_answer", "clean")
 
 # The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
 # function of the parsed switches (a user protocol names its invariants once, in its DSL).
@@ -296,6 +302,10 @@ def parse_variant(
         raise KvproofInputError(
             f"'role' must be one of {', '.join(ROLES)}, got {data['role']!r}", str(path)
         )
+    if data.get("demo", "clean") not in DEMO_OUTCOMES:
+        raise KvproofInputError(
+            f"'demo' must be one of {', '.join(DEMO_OUTCOMES)}, got {data['demo']!r}", str(path)
+        )
     sources = data["sources"]
     if not sources or not all(isinstance(s, str) for s in sources):
         raise KvproofInputError("'sources' must be a non-empty list of strings", str(path))
@@ -319,6 +329,7 @@ def parse_variant(
         upstream=upstream,
         lines=key_lines(text),
         expect_liveness=expect_liveness,
+        demo=data.get("demo", "clean"),
     )
 
 

@@ -76,6 +76,7 @@ class ConformRun:
     exercised: tuple[str, ...] = ()
     coverage: Coverage | None = None
     trivial: int = 0  # walks that were arrivals only
+    events: dict[str, int] = field(default_factory=dict)  # model steps taken, by action
 
     @property
     def diverged(self) -> bool:
@@ -109,6 +110,7 @@ class ConformRun:
             "sizes": self.sizes,
             "walks": self.walks,
             "trivial_walks": self.trivial,
+            "events": self.events,
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
             "coverage": self.coverage.to_json() if self.coverage else None,

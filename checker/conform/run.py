@@ -48,7 +48,7 @@ def allowed_actions(faults: bool) -> Callable[[str], bool]:
     the client's abort (the decision code under test is the abort path)."""
     if faults:
         return lambda action: True
-    return lambda action: action == "abort" or BY_NAME[action].kind != FAULT
+    return lambda action: action == "abort" or (action in BY_NAME and BY_NAME[action].kind != FAULT)
 
 
 def conform_engine(
@@ -61,6 +61,7 @@ def conform_engine(
     guide = Guide(concrete, reach, opts.seed)
     steps, trivial = 0, 0
     decisions: Counter[str] = Counter()
+    events: Counter[str] = Counter()  # model steps taken, by action
     res: WalkResult | None = None
     n = 0
     init = guide.initial()
@@ -72,6 +73,7 @@ def conform_engine(
             res = walk(concrete, init, h, guide, allowed=allowed, max_steps=opts.max_steps)
             guide.learn(res.covered)
             steps += len(res.steps)
+            events.update(s.action for s in res.steps)
             trivial += res.trivial
             decisions.update(h.decisions())
             if progress is not None:
@@ -95,6 +97,7 @@ def conform_engine(
         exercised=engine.exercised(),
         coverage=guide.coverage(),
         trivial=trivial,
+        events=dict(sorted(events.items())),
     )
     if res is None or not res.diverged:
         return ConformRun(**base, seconds=time.perf_counter() - start)  # type: ignore[arg-type]

@@ -68,7 +68,7 @@ def write_event_log(cluster: Any, path: Path) -> None:
     header = {
         "kvproof_log": LOG_VERSION,
         "variant": cluster.variant.name,
-        "pages": cluster.decode.num_pages,
+        "pages": cluster.counts().decode_pages,
         "requests": len(cluster.requests),
         "events": len(cluster.events),  # a log cut at a line boundary is caught
     }

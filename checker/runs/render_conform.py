@@ -35,6 +35,12 @@ def render(run: ConformRun) -> None:
     else:
         verdict = "conforms"
     _say(f"{run.variant} vs {run.engine} {run.release} (adapter {run.adapter}): {verdict}", "")
+    if run.raised is None and not run.diverged:
+        # "conforms" is not "safe": say what the matched variant means (issue 41).
+        from kvproof.checker.report.variant_meaning import what_it_means
+        from kvproof.spec.variant import load_variant
+
+        _say(f"your code behaves as {run.variant}, {what_it_means(load_variant(run.variant))}")
     faults = "faults on" if run.faults else "faults off (--no-faults)"
     _say(
         f"{run.walks} walks ({run.trivial} trivial), {run.steps} steps, "
@@ -46,8 +52,12 @@ def render(run: ConformRun) -> None:
             f"coverage: {cov.exercised} of {cov.reachable} reachable abstract transitions "
             f"({cov.ratio:.0%})" + (f"; not taken: {', '.join(cov.missing)}" if cov.missing else "")
         )
-    env = ", ".join(f"{k}={v} ({run.env_source[k]})" for k, v in run.env.items())
-    _say(f"env: {env}")
+    if run.events:
+        _say("events: " + ", ".join(f"{k} {v}" for k, v in run.events.items()))
+    # One setting a line: three env names on one line made a 221-character line (issue 41).
+    _say("env:")
+    for k, v in run.env.items():
+        _say(f"  {k}={v} ({run.env_source[k]})")
     made = ", ".join(f"{k} {v}" for k, v in run.decisions.items())
     _say(f"the code decided: {made}")
     if run.diagnosis is not None:

@@ -155,4 +155,4 @@ def open_sglang(
             # ``get_disagg()``: the release's ServerArgs (a tree without its field
             # declarations gets host receive off and no retraction backup).
             disagg = SimpleNamespace(**{**vars(default_disagg()), **args})
-            yield SglangEngine(label, mods, adapter, disagg, intake(mods, over=True), used, source)
+            yield SglangEngine(label, mods, adapter, disagg, used, source)

@@ -19,7 +19,11 @@ from kvproof.spec.variant import Variant, list_variants
 
 DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
 # The newest release of each adapter group, and its deferred-release default (srt/environ.py).
-GROUPS = (("0.5.19", "0.5.19, 0.5.20", False), ("0.5.22", "0.5.21-0.5.23", True))
+GROUPS = (
+    ("0.5.18", "0.5.15-0.5.18", False),
+    ("0.5.19", "0.5.19, 0.5.20", False),
+    ("0.5.22", "0.5.21-0.5.23", True),
+)
 
 
 @dataclass(frozen=True)

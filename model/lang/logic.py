@@ -16,6 +16,7 @@ from typing import Any
 import z3
 
 from kvproof.model.lang.dsl import BOOL, Enum
+from kvproof.model.lang.fold import fold, one_or
 
 
 @dataclass(frozen=True)
@@ -119,28 +120,10 @@ class Z3Logic:
 
     # -- logic ---------------------------------------------------------------------------
     def and_(self, *xs: Any) -> Any:
-        terms = []
-        for x in xs:
-            if x is False:
-                return False
-            if x is True:
-                continue
-            terms.append(x)
-        if not terms:
-            return True
-        return terms[0] if len(terms) == 1 else z3.And(*terms)
+        return fold(xs, absorbing=False, term=_z3_term, join=one_or(z3.And))
 
     def or_(self, *xs: Any) -> Any:
-        terms = []
-        for x in xs:
-            if x is True:
-                return True
-            if x is False:
-                continue
-            terms.append(x)
-        if not terms:
-            return False
-        return terms[0] if len(terms) == 1 else z3.Or(*terms)
+        return fold(xs, absorbing=True, term=_z3_term, join=one_or(z3.Or))
 
     def not_(self, x: Any) -> Any:
         if isinstance(x, bool):
@@ -217,6 +200,11 @@ class Z3Logic:
         if isinstance(body, bool):
             return body
         return z3.Exists([x], body)
+
+
+def _z3_term(x: Any) -> Any | None:
+    """A Python bool is a constant to fold; anything else is a Z3 term."""
+    return None if isinstance(x, bool) else x
 
 
 def _sort_key(sort: z3.SortRef) -> str:
