@@ -38,10 +38,11 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.distrib",
     },
-    # conform's engine-neutral core: it never imports an engine adapter (issue 40).
-    "checker.conform": {"spec", "model", "checker.traces"},
     # The real SGLang release code against the model: no kvproof engine in between.
-    "checker.upstream": {"spec", "model", "checker.traces", "checker.conform", "checker.distrib"},
+    # Its walks run on the executor (checker.distrib) through conform's room (issue 39).
+    "checker.upstream": {"spec", "model", "checker.traces", "checker.distrib", "checker.conform"},
+    # conform's run, walk and renderers (issue 39): the model against an engine's code.
+    "checker.conform": {"spec", "model", "checker.traces"},
     # Operations, not verification. The audit and the probe need neither model nor engine:
     # an operator runs them on a laptop.
     "ops.audit": {"spec"},
@@ -57,8 +58,9 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.conformance",
-        "checker.conform",
         "checker.distrib",
+        "checker.upstream",  # conform's run (issue 39)
+        "checker.conform",
     },
     # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
     "checker.advise": {
@@ -68,7 +70,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.upstream",
-        "checker.audit",
+        "ops.audit",
         "checker.runs",
     },
     "checker.cli": {"*"},
