@@ -3,7 +3,7 @@
 ``kvproof conform VARIANT [--sglang VERSION|PATH] [--traces N] [--seed S] [--faults] [--json]
 [--out DIR]``: loads only the release's decision modules (``DecodeTransferQueue``,
 ``Scheduler.abort_request``, the receiver's abort and waiting timeout, the manager's ACK
-accounting) from a cached wheel (``VERSION``: 0.5.19 to 0.5.23, fetched once with pip into
+accounting) from a cached wheel (``VERSION``: 0.5.15 to 0.5.23, fetched once with pip into
 ``$XDG_CACHE_HOME/kvproof/sglang/VERSION``) or from PATH (an unpacked wheel or the folder
 holding ``sglang/``), stands in for the rest, and compares after every model step which pages
 the code frees or holds, aborts and commits. Client aborts are in every walk; ``--faults``
@@ -25,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sglang",
         metavar="VERSION|PATH",
-        help="release (0.5.19 to 0.5.23) or tree to run; default: the newest release the "
+        help="release (0.5.15 to 0.5.23) or tree to run; default: the newest release the "
         "variant's [upstream] table lists",
     )
     parser.add_argument("--traces", type=positive_int, default=200, help="walks to run (200)")
@@ -59,6 +59,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"  env: {env}")
     made = ", ".join(f"{k} {v}" for k, v in (result.decisions or {}).items())
     print(f"  the code decided: {made}")
+    for name, counts in (result.pages or {}).items():
+        print(
+            f"  pages, {counts.prompt_tokens}-token prompt ({name.replace('_', '-')}): "
+            f"decode reserves {counts.reserved}, prefill sends "
+            f"{'nothing' if counts.sent is None else counts.sent}"
+        )
     for line in result.detail:
         print(f"  {line}")
     for path in result.files:

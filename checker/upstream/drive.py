@@ -60,9 +60,9 @@ class Harness:
         self.pages = Pages()
         self.outcome = host.Outcome()
         self.peer = wire.Peer()
-        deferred = adapter.deferred(
-            bool(envs.SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE.get()), backend
-        )
+        # 0.5.15-0.5.18 declare no deferred-release switch (``srt/environ.py``).
+        switch = getattr(envs, "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE", None)
+        deferred = adapter.deferred(bool(switch.get()) if switch is not None else False, backend)
         self.waiting_timeout = float(envs.SGLANG_DISAGGREGATION_WAITING_TIMEOUT.get())
         self.mgr = wire.make_manager(
             backend, deferred=deferred, waiting_timeout=self.waiting_timeout
@@ -78,34 +78,26 @@ class Harness:
         mods[SCHED].prepare_abort = self.decode.prepare_abort
         mods[SCHED].get_parallel = self.decode.get_parallel
         mods[SCHED].get_disagg = self.decode.get_disagg
-        self.scheduler = SimpleNamespace(
-            enable_decode_hicache=False,
-            enable_hisparse=False,
-            spec_algorithm=SimpleNamespace(is_none=lambda: True),
-            disagg_decode_prealloc_queue=None,
-            output_streamer=SimpleNamespace(
-                stream_output=lambda reqs, *a, **k: self.outcome.streamed.extend(q.r for q in reqs)
-            ),
-            metrics_reporter=SimpleNamespace(enable_metrics=False),
+        # The release's Scheduler, without its __init__ (``scheduler.py``), is both the
+        # ``self`` of ``abort_request`` and the queues' ``scheduler``, as in the server; the
+        # scheduler module's own enum (a stand-in when utils.py is not loaded real).
+        self.sched_self = scheduler_self(
+            mods[SCHED].Scheduler,
+            mods[SCHED].DisaggregationMode.DECODE,
+            None,
+            self.outcome,
+            self.pages,
         )
+        self.scheduler = self.sched_self
         self.queue = adapter.make_queue(
             self.decode,
             host.IndexAllocator(),
             host.MetadataBuffers(64),
-            self.scheduler,
-            host.TreeCache(self.pages),
+            self.sched_self,
+            self.sched_self.tree_cache,
         )
         self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
-        # The release's Scheduler, without its __init__; the scheduler module's own enum
-        # (a stand-in when utils.py is not loaded real).
-        self.sched_self = scheduler_self(
-            mods[SCHED].Scheduler,
-            mods[SCHED].DisaggregationMode.DECODE,
-            self.queue,
-            self.outcome,
-            self.pages,
-        )
-        self.scheduler.disagg_decode_prealloc_queue = self.sched_self.disagg_decode_prealloc_queue
+        object.__setattr__(self.sched_self, "disagg_decode_transfer_queue", self.queue)
         self.receivers: dict[int, Any] = {}
         self.entries: dict[int, Any] = {}  # request -> DecodeRequest
         self.running: set[int] = set()
@@ -245,6 +237,8 @@ class Harness:
     def tick(self) -> None:
         for req in self.queue.pop_transferred():
             self.running.add(req.r)
+        if not self.adapter.deferred_machinery:
+            return
         self.queue.resolve_deferred_releases()
         for entry in self.queue._deferred_releases:
             deadline = entry[-3]  # (decode_req, [start,] deadline, idx, acks)
@@ -275,4 +269,5 @@ def default_disagg() -> Any:
     return SimpleNamespace(
         disaggregation_decode_host_receive_threshold=1.0,
         disaggregation_decode_retraction_backup=False,
+        disaggregation_decode_enable_radix_cache=False,
     )

@@ -22,6 +22,8 @@ from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness,
 from kvproof.checker.upstream.intake import intake
 from kvproof.checker.upstream.loader import Loaded
 from kvproof.checker.upstream.raised import Raised, sglang_root, trace_text, upstream_raise
+from kvproof.checker.upstream.reserve import reserved_pages
+from kvproof.checker.upstream.transfer import PageCounts
 from kvproof.checker.upstream.walk import walk
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete
@@ -46,8 +48,12 @@ REAL = frozenset(
         "sglang.srt.managers.utils",
         "sglang.srt.disaggregation.prefill",
         "sglang.srt.disaggregation.utils",
+        # prefill's page count (``kv_to_page_num``)
+        "sglang.srt.mem_cache.common",
     }
 )
+# Read from the tree without importing its module: one function each (``reserve.py``).
+ALSO_READ = ("sglang/srt/utils/common.py",)
 EXERCISED = (
     f"{DECODE}::DecodeTransferQueue.__init__",
     f"{DECODE}::DecodeTransferQueue.pop_transferred",
@@ -82,6 +88,9 @@ class ConformRun:
     exercised: tuple[str, ...] = EXERCISED
     # The release's code raised: the exception, its upstream file:line and the walk step.
     raised: str | None = None
+    # Pages decode reserves and prefill sends, per prompt ("over_long", "fits"), as the
+    # release's code counts them (transfer.py).
+    pages: dict[str, PageCounts] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -102,6 +111,7 @@ class ConformRun:
             "steps": self.steps,
             "seconds": round(self.seconds, 3),
             "decisions": self.decisions or {},
+            "pages": {k: v.to_json() for k, v in (self.pages or {}).items()},
             "exercised": list(self.exercised),
             "files": list(self.files),
             "exit_code": self.exit_code,
@@ -174,6 +184,7 @@ def conform(
             decisions: Counter[str] = Counter()
             try:
                 over_long = _outside_walk(root, "prefill's intake", lambda: intake(mods, over=True))
+                counts = _outside_walk(root, "the page counts", lambda: page_counts(mods))
                 # ``get_disagg()``: the release's ServerArgs (a tree without its field
                 # declarations gets host receive off and no retraction backup).
                 disagg = SimpleNamespace(**{**vars(default_disagg()), **args})
@@ -191,6 +202,7 @@ def conform(
                         faults=faults,
                         max_steps=max_steps,
                         over_long=over_long,
+                        counts=counts,
                     )
                     steps += len(res.steps)
                     decisions.update(h.decisions())
@@ -208,7 +220,7 @@ def conform(
                         secs = time.perf_counter() - start
                         return ConformRun(
                             variant.name, label, adapter.name, used, source, n, steps, secs,
-                            res.switch, detail, files, dict(decisions),
+                            res.switch, detail, files, dict(decisions), pages=_named(counts),
                         )  # fmt: skip
             except UpstreamRaised as up:  # before any walk step: no trace, the traceback
                 files = _write_traceback(up, variant, out, label) if out else ()
@@ -220,8 +232,22 @@ def conform(
     secs = time.perf_counter() - start
     return ConformRun(
         variant.name, label, adapter.name, used, source, traces, steps, secs,
-        decisions=dict(decisions),
+        decisions=dict(decisions), pages=_named(counts),
     )  # fmt: skip
+
+
+def page_counts(mods: dict[str, Any]) -> dict[bool, PageCounts]:
+    """Decode's reservation and prefill's page count for both prompts, from the release."""
+    out = {}
+    for over in (False, True):
+        sent = intake(mods, over=over)
+        reserved = reserved_pages(mods, sent.prompt_tokens)
+        out[over] = PageCounts(sent.prompt_tokens, reserved, sent.sent_pages)
+    return out
+
+
+def _named(counts: dict[bool, PageCounts]) -> dict[str, PageCounts]:
+    return {"over_long": counts[True], "fits": counts[False]}
 
 
 NAMES = (
@@ -232,7 +258,9 @@ NAMES = (
 
 
 def _env_used(envs: Any, table: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    used = {k: getattr(envs, k).get() for k in sorted({*NAMES, *table})}
+    # A release lacking a switch (0.5.15-0.5.18: no deferred release) does not report it.
+    names = sorted(k for k in {*NAMES, *table} if hasattr(type(envs), k))
+    used = {k: getattr(envs, k).get() for k in names}
     return used, {k: ("variant" if k in table else "release default") for k in used}
 
 

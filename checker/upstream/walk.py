@@ -19,6 +19,7 @@ from typing import Any
 from kvproof.checker.upstream.drive import Harness
 from kvproof.checker.upstream.project import Mismatch, compare, intake_mismatch, switch_for
 from kvproof.checker.upstream.raised import Raised, trace_text, upstream_raise
+from kvproof.checker.upstream.transfer import PageCounts, pages_mismatch, switch_for_pages
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance
 
@@ -48,9 +49,12 @@ def walk(
     faults: bool,
     max_steps: int,
     over_long: Any = None,
+    counts: dict[bool, PageCounts] | None = None,
 ) -> WalkResult:
     """``over_long``: prefill's intake of an over-long prompt (``intake.Intake``), the same
-    for every walk of a release; compared at each arrival of one."""
+    for every walk of a release; compared at each arrival of one. ``counts``: the pages
+    decode reserves and prefill sends for a prompt that fits (False) and the over-long one
+    (True), compared at each arrival."""
     state = rng.choice(inits)
     res = WalkResult(init=state)
     committed: set[int] = set()
@@ -101,6 +105,15 @@ def walk(
         if inst.action == "arrive" and over_long is not None:
             at_intake = intake_mismatch(concrete, state, r, over_long)
             mismatches = [at_intake, *mismatches] if at_intake else mismatches
+        arrived = inst.action == "arrive" and counts is not None
+        pages = pages_mismatch(concrete, state, r, counts) if arrived and counts else None
+        if pages is not None:
+            # The incident's mechanism, in pages: shown first, it names the switch.
+            mismatches = [Mismatch(r, "pages_sent_of_reserved", *pages), *mismatches]
+            over_p = bool(concrete.value(state, "over_p", (r,)))
+            res.mismatches, res.switch = mismatches, switch_for_pages(pages[0], pages[1], over_p)
+            res.step_index = len(res.steps)
+            return res
         if mismatches:
             res.mismatches = mismatches
             res.switch = switch_for(mismatches[0], last, failed_first)

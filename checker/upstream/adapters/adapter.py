@@ -16,3 +16,6 @@ class Adapter:
     note_ack: Callable[[Any, Any], None]  # (manager, receiver): prefill's ABORT_ACK
     # deferred release as the manager computes it from the env switch
     deferred: Callable[[bool, type], bool]
+    # ``DecodeTransferQueue.resolve_deferred_releases`` and the ACK accounting exist
+    # (0.5.19+); without them there is no hold to resolve each pass.
+    deferred_machinery: bool = True
