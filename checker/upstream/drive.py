@@ -104,6 +104,8 @@ class Harness:
         self.release_deadline: dict[int, float] = {}
         self.deferred = deferred
         self.holds = 0  # requests the code held for deferred release
+        # request -> "k of n": released after only k of n prefill ranks ACKed
+        self.partial_release: dict[int, str] = {}
 
     def decisions(self) -> dict[str, int]:
         """What the code decided in this walk, counted (a run that exercised nothing says so)."""
@@ -189,8 +191,16 @@ class Harness:
                 self.outcome.aborted.setdefault(entry.req.r, "prealloc")
 
     def _ack(self, r: int) -> None:
-        recv = self.receivers[r]
-        self.adapter.note_ack(self.mgr, recv)
+        # One ABORT_ACK per prefill rank, one at a time: the model's ``ack`` is "every
+        # rank drained", so the code must still hold the pages after a partial set.
+        recv, held = self.receivers[r], self.pages.of(r)
+        for n, rank in enumerate(wire.PREFILL_RANKS, start=1):
+            self.adapter.note_ack(self.mods[COMMON], self.mgr, recv, rank)
+            if n < len(wire.PREFILL_RANKS):
+                self.tick()
+                if held and not self.pages.of(r):
+                    self.partial_release[r] = f"{n} of {len(wire.PREFILL_RANKS)}"
+                    return
 
     def _timeout(self, r: int) -> None:
         target = self.jump_target(ActionInstance("timeout", (r,)))

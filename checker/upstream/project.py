@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.upstream import wire
 from kvproof.checker.upstream.drive import Harness
 from kvproof.model.lang.concrete import Concrete, State
 
@@ -71,6 +72,9 @@ def compare(concrete: Concrete, state: State, h: Harness, committed: set[int]) -
         )
         if ready and r not in h.outcome.committed:
             out.append(Mismatch(r, "committed", True, False))
+        if r in h.partial_release:  # the model's ack is every rank's; the code's was not
+            n = len(wire.PREFILL_RANKS)
+            out.append(Mismatch(r, "released_after_acks", f"{n} of {n}", h.partial_release[r]))
     pages = concrete.inst.sizes["Page"]
     model_stray = {p for p in range(pages) if concrete.value(state, "stray", (p,))}
     if model_stray != h.pages.stray:

@@ -210,3 +210,28 @@ def test_0_5_19_shows_the_incident_s_page_counts(capsys: pytest.CaptureFixture[s
     got = json.loads(capsys.readouterr().out)
     assert rc == 1 and got["pages"]["over_long"]["prefill_sent_pages"] == 1
     assert got["detail"][0].startswith("r") and "code short (1 of 625 reserved" in got["detail"][0]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("return len(acks) >= required_acks", "return len(acks) >= 1"),
+        ("else len(decode_req.kv_receiver.bootstrap_infos)", "else 1"),
+    ],
+)
+def test_one_ack_per_request_instead_of_per_rank_is_caught(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    """Two prefill ranks: a hold released on the first rank's ABORT_ACK is a divergence."""
+    tree = copy_release("0.5.22", tmp_path)
+    disagg = tree / "sglang" / "srt" / "disaggregation"
+    for file in (disagg / "common" / "conn.py", disagg / "decode.py"):
+        text = file.read_text()
+        if old in text:
+            file.write_text(text.replace(old, new))
+            break
+    else:
+        raise AssertionError(f"{old!r} not in the release")
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=300, faults=True)
+    assert run.exit_code == 1 and run.switch == "abort_ack", run.detail
+    assert any("released_after_acks: model 2 of 2, code 1 of 2" in d for d in run.detail)

@@ -35,7 +35,7 @@ SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def _ack(mgr: Any, recv: Any) -> None:
+def _ack(common: Any, mgr: Any, recv: Any, rank: int) -> None:
     return None  # the decode thread logs the ABORT_ACK and drops it
 
 
