@@ -22,6 +22,7 @@ from kvproof.checker.upstream.engine import (
     SIZES,
     check_variant,
     open_sglang,
+    page_counts,
 )
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
@@ -35,6 +36,7 @@ __all__ = [
     "ConformRun",
     "conform",
     "default_release",
+    "page_counts",
 ]
 
 
