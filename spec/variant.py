@@ -21,112 +21,11 @@ from kvproof.spec.invariants import INVARIANTS, VERDICTS, check_expect
 from kvproof.spec.lines import key_lines
 from kvproof.spec.liveness import split_expect
 from kvproof.spec.names import did_you_mean
+from kvproof.spec.switches import CHOICES as CHOICES
+from kvproof.spec.switches import Switches as Switches
 from kvproof.spec.upstream import Upstream, parse_upstream
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
-
-# Allowed values of the enumerated switches; booleans are checked by type.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "transfer_mode": ("push", "pull"),
-    "decode_reserve": ("own_prompt", "plus_one"),
-    "release": ("immediate", "deferred_ack", "deferred_timeout"),
-    "prefill_hold": ("until_read", "lease", "early_free"),
-    # -- issue 12 (variants): switches of the widened catalog ------------------------------
-    "transfer_checksum": ("off", "both", "prefill_only", "decode_only"),
-    "failure_status": ("failed", "success"),
-    "abort_ack": ("after_drain", "before_drain"),
-    "decode_gives_up": ("never", "free_at_once", "hold"),
-    # -- position and sharing (issue 12 item 3) --
-    "remote_trim": ("tail", "head"),
-    "radix_cache": ("off", "refcounted", "free_while_cached"),
-}
-
-
-@dataclass(frozen=True)
-class Switches:
-    """Behaviour switches: each names a real design choice of a real engine.
-
-    The comments cite where the behaviour comes from; ``spec/handoff.md`` says what each
-    switch changes in the protocol.
-    """
-
-    # push: prefill writes into decode's pages (SGLang + Mooncake);
-    # pull: decode reads prefill's blocks (vLLM NixlConnector).
-    transfer_mode: str
-    # The disaggregation admission queues retire a request whose reject is pending
-    # (``to_finish`` set) before any allocation or transfer (SGLang #38935, #38704).
-    # False reproduces #30233: the queues only tested ``finished()``.
-    honor_pending_reject: bool
-    # A prompt that prefill rejects is replaced by a 1-token placeholder (#30233), so
-    # prefill writes one page whatever decode reserved.
-    placeholder_prompt: bool
-    # How decode sizes its reservation: from its own copy of the prompt, or one page more
-    # than prefill writes (vLLM PR #50558).
-    decode_reserve: str
-    # Decode's commit compares the length prefill wrote with its reservation.
-    written_length_check: bool
-    # Prefill's Success reaches decode after a prefill-side abort: 200 instead of 400.
-    # Fixed by SGLang #36612 ("a Success requested after a failure ... is downgraded").
-    success_overwrites_abort: bool
-    # When decode frees an aborted or failed request's pages: at once (before SGLang's
-    # deferred release, #24527/#35049), after every prefill rank ACKs that its writes
-    # drained, or on a timeout without the ACK (the remaining gap).
-    release: str
-    # Decode treats a Failed transfer as drained and frees at once (Mooncake: a batch can
-    # report FAILED while sibling writes still land).
-    failed_means_drained: bool
-    # Per-transfer Adler-32 over the request's pages (SGLang #39500, server arg
-    # --disaggregation-enable-kv-checksum, read by each role): "both" checks at commit.
-    # Decode skips the comparison when the checksum it received is 0, so "prefill_only"
-    # (decode never compares) and "decode_only" (prefill sends 0) silently check nothing.
-    transfer_checksum: str
-    # Per-page owner tags checked before every decode read (Cloudflare's prototype).
-    page_tags: bool
-    # Pull mode: prefill holds its blocks until decode's read completes, or frees them
-    # when a lease expires even if decode still holds a reference (vLLM #52234).
-    # "early_free" (push): prefill frees its source blocks while its writes still read
-    # them (dynamo #826, MLA path).
-    prefill_hold: str
-    # -- position and sharing (issue 12 item 3) --
-    # Decode's prefix cache matches the head of a prompt and decode receives only the rest
-    # (vLLM prefix caching on D with NIXL; SGLang ``disaggregation_decode_enable_radix_cache``,
-    # #19746): decode has fewer pages than prefill computed (num_local < num_remote).
-    decode_prefix_cache: bool
-    # Which of the sender's blocks go to decode's local ones when decode has fewer: the
-    # last (tail: what decode lacks; vLLM ``_apply_prefix_caching``) or the first (head:
-    # NIXL push before #48758, so local block i gets remote block i, the wrong position).
-    remote_trim: str
-    # -- issue 12 (variants) ----------------------------------------------------------------
-    # What decode sees when a transfer fails: "failed", or "success" (vLLM #52234's HMA
-    # path skips _invalid_block_ids; dynamo #15079 marks a failed KVBM transfer loaded;
-    # LMCache #2972 review: completion notified after a failed NIXL write).
-    failure_status: str
-    # When prefill sends ABORT_ACK: after its writes drained, or before (NIXL ACKs a
-    # cleared room early, #35360 review "this is a real hole"; #38961 points 1-3).
-    abort_ack: str
-    # Decode giving up on a transfer on its own (waiting timeout, heartbeats declaring
-    # prefill dead) without ABORT to prefill: never, freeing at once (older receivers), or
-    # holding the pages like a deferred abort (until ACK or the release timeout).
-    decode_gives_up: str
-    # -- sharing (issue 12 items 3-4) -- a default, so earlier variant files need no edit.
-    # Decode's radix cache (SGLang ``--disaggregation-decode-enable-radix-cache``, #19746)
-    # shares read-only prefix pages among requests, locked by reference counts
-    # (``_match_prefix_and_lock``: ``inc_lock_ref`` on the matched node). "off": the prefix
-    # hit stays abstract (``decode_prefix_cache`` alone); "refcounted": a page inserted into
-    # the tree leaves its request's table and returns to the pool only when evicted with no
-    # lock (#38355's fix); "free_while_cached": the request's release still frees a page it
-    # inserted while the tree maps it (#38319: ``cache_finished_req(is_insert=False)``).
-    radix_cache: str = "off"
-
-    @property
-    def prefill_checksums(self) -> bool:
-        """Prefill computes the transfer checksum (#39500: the option on its side)."""
-        return self.transfer_checksum in ("both", "prefill_only")
-
-    @property
-    def decode_checksums(self) -> bool:
-        """Decode compares the transfer checksum at commit (the option on its side)."""
-        return self.transfer_checksum in ("both", "decode_only")
 
 
 @dataclass(frozen=True)

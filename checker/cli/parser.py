@@ -17,6 +17,7 @@ from kvproof.checker.cli.helptext import HelpFormatter, plain, start_here
 # Order is the order of ``kvproof --help``. A command whose module is absent is skipped,
 # so a partial checkout still runs the commands it has.
 COMMANDS: tuple[str, ...] = (
+    "advise",
     "variants",
     "check",
     "prove",

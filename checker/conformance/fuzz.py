@@ -184,7 +184,7 @@ def search_batch(
     }
     res = run_walk(variant, walk, **kw)  # type: ignore[arg-type]
     if shrink:
-        res = trim(variant, walk, res, **kw)  # type: ignore[arg-type]
+        res = trim(variant, walk, res, **kw)
     res.trace.meta["seed"] = seed
     stats.seconds = time.perf_counter() - start
     return stats, res
