@@ -39,7 +39,12 @@ ALLOWED: dict[str, set[str]] = {
         "checker.distrib",
     },
     # The real SGLang release code against the model: no kvproof engine in between.
-    "checker.upstream": {"spec", "model", "checker.traces"},
+    # SGLang's adapter implements the conform core's Engine protocol.
+    # (its conform --all matrix runs cells on the local pool or Ray).
+    "checker.upstream": {"spec", "model", "checker.traces", "checker.conform", "checker.distrib"},
+    # Conform's engine-neutral core and, under it, vLLM's adapter (checker/conform/vllm/),
+    # which reuses the SGLang adapter's permissive stand-ins, clock and exception finding.
+    "checker.conform": {"spec", "model", "checker.traces", "checker.upstream"},
     # Operations, not verification. The audit and the probe need neither model nor engine:
     # an operator runs them on a laptop.
     "ops.audit": {"spec"},
@@ -56,6 +61,8 @@ ALLOWED: dict[str, set[str]] = {
         "checker.report",
         "checker.conformance",
         "checker.distrib",
+        "checker.conform",
+        "checker.upstream",
     },
     # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
     "checker.advise": {
