@@ -1,14 +1,14 @@
-"""Ask the release's own code: drive SGLang's real decision code with the model's walks.
+"""Ask the release's own code: drive SGLang's or vLLM's real decision code with the
+model's walks.
 
-``kvproof conform VARIANT [--sglang VERSION|PATH] [--traces N] [--seed S] [--no-faults]
-[--json] [--out DIR] [--quiet]``, or ``kvproof conform --all [--workers W] [--ray]``: loads
-only the release's decision modules from a cached wheel (``VERSION``, fetched once with pip
-into ``$XDG_CACHE_HOME/kvproof/sglang/VERSION``) or from PATH (an unpacked wheel or the
-folder holding ``sglang/``), stands in for the rest, and compares after every model step
-what the code decided with what the model says. Walks are chosen to cover the model's
-abstract transitions; environment faults (transfer failures, prefill aborts, timeouts)
-are on by default. Exit 0 when the code agrees, 1 on a divergence (a trace in ``--out``
-with the switch whose flip explains it), 2 on bad input.
+``kvproof conform VARIANT [--sglang VERSION|PATH | --vllm VERSION|PATH] [--traces N]
+[--seed S] [--no-faults] [--json] [--out DIR] [--quiet]``, or ``kvproof conform --all``:
+loads the release's decision modules from a cached wheel (fetched once with pip into
+``$XDG_CACHE_HOME/kvproof/{sglang,vllm}/VERSION``) or from PATH (an unpacked wheel or a
+checkout), stands in for the rest, and compares after every model step what the code
+decided with what the model says; the engine is the variant's (docs/conform.md,
+docs/conform-vllm.md). Exit 0 when the code agrees, 1 on a divergence (a trace in
+``--out``), 2 on bad input.
 """
 
 from __future__ import annotations
@@ -66,52 +66,26 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.runs.render_conform import render, render_json
     from kvproof.spec.errors import KvproofInputError
 
-    if args.sglang and args.vllm:
-        raise KvproofInputError("give --sglang or --vllm, not both", "--vllm")
     if args.all:
         if args.variant or args.sglang or args.vllm:
             raise KvproofInputError("--all runs every variant and release: drop them", "--all")
         return _run_all(args)
     if not args.variant:
         raise KvproofInputError("give a VARIANT, or --all", "conform")
+    from kvproof.checker.runs.conform_run import conform_variant
     from kvproof.spec.variant import load_variant
 
     out = check_output_dir(Path(args.out), "--out")
     variant = load_variant(args.variant)
-    conform, release = _engine_for(variant, args)
-    progress = _progress(args.quiet, f"conform {variant.name}")
-    result = conform(
-        variant, release, traces=args.traces, seed=args.seed, faults=args.faults, out=out,
-        progress=progress,
+    result = conform_variant(
+        variant, sglang=args.sglang, vllm=args.vllm, traces=args.traces, seed=args.seed,
+        faults=args.faults, out=out, progress=_progress(args.quiet, f"conform {variant.name}"),
     )  # fmt: skip
     if args.json:
         render_json(result.to_json())
     else:
         render(result)
     return result.exit_code
-
-
-def _engine_for(variant, args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The engine's ``conform`` and the release to run, from the variant's engine and the
-    flag given (a flag naming the other engine is bad input)."""
-    from kvproof.spec.errors import KvproofInputError
-
-    if variant.engine == "vllm":
-        if args.sglang:
-            raise KvproofInputError(
-                f"{variant.name} is a vLLM variant: pass --vllm VERSION|PATH", "--sglang"
-            )
-        from kvproof.checker.conform.vllm.run import conform as vllm_conform
-        from kvproof.checker.conform.vllm.run import default_release as vllm_default
-
-        return vllm_conform, args.vllm or vllm_default(variant)
-    if args.vllm:
-        raise KvproofInputError(
-            f"{variant.name} is not a vLLM variant (engine {variant.engine!r})", "--vllm"
-        )
-    from kvproof.checker.upstream.run import conform, default_release
-
-    return conform, args.sglang or default_release(variant)
 
 
 def _progress(quiet: bool, what: str):  # type: ignore[no-untyped-def]
