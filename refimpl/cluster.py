@@ -261,7 +261,7 @@ class Cluster:
 
     # -- the environment's face (conformance's replay) -------------------------------------
     # What a deployment or other traffic decides, set from outside between events; nothing
-    # outside refimpl/ writes the nodes (tests/checker/test_engine_face.py).
+    # outside refimpl/ writes the nodes (tests/checker/conformance/test_engine_face.py).
     def set_limits(self, prefill: Limits, decode: Limits) -> None:
         """The deployment's admission limits, read by the next ``arrive``."""
         self.prefill.limits, self.decode.limits = prefill, decode

@@ -39,11 +39,11 @@ ALLOWED: dict[str, set[str]] = {
         "checker.distrib",
     },
     # The real SGLang release code against the model: no kvproof engine in between.
-    # SGLang's adapter implements the conform core's Engine protocol.
-    # (its conform --all matrix runs cells on the local pool or Ray).
-    "checker.upstream": {"spec", "model", "checker.traces", "checker.conform", "checker.distrib"},
-    # Conform's engine-neutral core and, under it, vLLM's adapter (checker/conform/vllm/),
-    # which reuses the SGLang adapter's permissive stand-ins, clock and exception finding.
+    # Its walks run on the executor (checker.distrib) through conform's room (issue 39).
+    "checker.upstream": {"spec", "model", "checker.traces", "checker.distrib", "checker.conform"},
+    # conform's run, walk and renderers (issue 39): the model against an engine's code.
+    # checker/conform/vllm/ (vLLM's adapter, issue 40) reuses the SGLang adapter's
+    # permissive stand-ins, clock and exception finding; the core itself imports no engine.
     "checker.conform": {"spec", "model", "checker.traces", "checker.upstream"},
     # Operations, not verification. The audit and the probe need neither model nor engine:
     # an operator runs them on a laptop.
@@ -61,8 +61,8 @@ ALLOWED: dict[str, set[str]] = {
         "checker.report",
         "checker.conformance",
         "checker.distrib",
+        "checker.upstream",  # conform's run (issue 39)
         "checker.conform",
-        "checker.upstream",
     },
     # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
     "checker.advise": {
@@ -72,7 +72,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.upstream",
-        "checker.audit",
+        "ops.audit",
         "checker.runs",
     },
     "checker.cli": {"*"},

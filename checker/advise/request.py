@@ -2,7 +2,7 @@
 ``--server-arg`` and ``--server-info``, each checked against the release before any work.
 
 A ``/server_info`` document is read by the audit's own parser
-(``checker/audit/sglang_server_info.py``): its version, the server args the audit knows and
+(``ops/audit/sglang_server_info.py``): its version, the server args the audit knows and
 the environment it lists (only with ``SGLANG_EXPOSE_OWN_ENV_VARS=1``). ``--env`` and
 ``--server-arg`` win over it; both win over the release's defaults.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.advise.release_env import env_names, typed
+from kvproof.spec import releases
 from kvproof.spec.errors import KvproofInputError
 
 ENGINES = ("sglang", "vllm")
@@ -99,9 +100,16 @@ def deployment(
             "ENGINE==VERSION",
         )
     env_pairs, arg_pairs = _pairs(env, "--env"), _pairs(server_args, "--server-arg")
-    if version not in fetch.RELEASES:
+    known = releases.get("sglang", version)
+    if known is None:
         raise KvproofInputError(
             f"unknown SGLang version {version!r} (known: {', '.join(fetch.RELEASES)})",
+            "ENGINE==VERSION",
+        )
+    if known.adapter is None:  # spec/releases.toml says why conform cannot drive it
+        raise KvproofInputError(
+            f"sglang {version}: conform cannot drive its code ({known.no_adapter}); advise "
+            f"answers for {', '.join(fetch.RELEASES)}",
             "ENGINE==VERSION",
         )
     tree, _ = fetch.resolve(version)
@@ -128,9 +136,9 @@ def _server_info(
     """(env, server args, where each was read, version) from a ``/server_info`` file."""
     if path is None:
         return {}, {}, {}, None
-    from kvproof.checker.audit import sglang_env
-    from kvproof.checker.audit.sglang_args import ARGS
-    from kvproof.checker.audit.sglang_server_info import parse
+    from kvproof.ops.audit import sglang_env
+    from kvproof.ops.audit.sglang_args import ARGS
+    from kvproof.ops.audit.sglang_server_info import parse
 
     try:
         text = Path(path).read_text(encoding="utf-8")

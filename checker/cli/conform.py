@@ -1,19 +1,16 @@
-"""Ask the release's own code: drive SGLang's or vLLM's real decision code with the
-model's walks.
+"""Ask the release's own code: SGLang's or vLLM's real decision code under the model's walks.
 
 ``kvproof conform VARIANT [--sglang VERSION|PATH | --vllm VERSION|PATH] [--traces N]
-[--seed S] [--no-faults] [--json] [--out DIR] [--quiet]``, or ``kvproof conform --all``:
-loads the release's decision modules from a cached wheel (fetched once with pip into
-``$XDG_CACHE_HOME/kvproof/{sglang,vllm}/VERSION``) or from PATH (an unpacked wheel or a
-checkout), stands in for the rest, and compares after every model step what the code
-decided with what the model says; the engine is the variant's (docs/conform.md,
-docs/conform-vllm.md). Exit 0 when the code agrees, 1 on a divergence (a trace in
-``--out``), 2 on bad input.
+[--seed S] [--no-faults] [--json] [--out DIR] [--quiet]``, or ``conform --all``: the engine
+is the variant's; the release comes from a cached wheel (pip, once) or PATH; after every
+model step the code's decisions are compared with the model's (docs/conform.md,
+docs/conform-vllm.md). Exit 0 agrees, 1 a divergence (a trace in ``--out``), 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
@@ -23,7 +20,10 @@ from kvproof.checker.distrib.options import add_ray_option
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "variant", nargs="?", help="variant name or .toml path (an SGLang or a vLLM variant)"
+        "variant",
+        nargs="?",
+        help="variant name, .toml path, or release (sglang==0.5.20: the variant its code is,"
+        " and that release unless --sglang says another); an SGLang or a vLLM variant",
     )
     parser.add_argument(
         "--all",
@@ -77,8 +77,11 @@ def run(args: argparse.Namespace) -> int:
 
     out = check_output_dir(Path(args.out), "--out")
     variant = load_variant(args.variant)
+    sglang = args.sglang
+    if variant.engine == "sglang" and not args.sglang and not args.vllm:
+        sglang = _default_sglang(variant, args)
     result = conform_variant(
-        variant, sglang=args.sglang, vllm=args.vllm, traces=args.traces, seed=args.seed,
+        variant, sglang=sglang, vllm=args.vllm, traces=args.traces, seed=args.seed,
         faults=args.faults, out=out, progress=_progress(args.quiet, f"conform {variant.name}"),
     )  # fmt: skip
     if args.json:
@@ -86,6 +89,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         render(result)
     return result.exit_code
+
+
+def _default_sglang(variant, args: argparse.Namespace) -> str:  # type: ignore[no-untyped-def]
+    """The SGLang release a bare VARIANT (or ``sglang==X``) runs, said on stderr (issue 41)."""
+    from kvproof.checker.upstream.run import default_release
+    from kvproof.spec.by_release import parse_release, release_span, say_release
+
+    say_release([args.variant])
+    asked = parse_release(args.variant)
+    release = asked.version if asked else default_release(variant)
+    if not args.quiet:
+        why = (
+            f"the release named, {asked}"
+            if asked
+            else f"the newest of {release_span(variant)} that {variant.name}'s [upstream] lists"
+        )
+        print(
+            f"kvproof: running sglang {release}: {why} (--sglang VERSION|PATH picks another)",
+            file=sys.stderr,
+        )
+    return release
 
 
 def _progress(quiet: bool, what: str):  # type: ignore[no-untyped-def]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvproof.model.lang.context import Ctx
 from kvproof.spec.variant import Switches
 
 
@@ -37,10 +38,10 @@ def expire_body(sw: Switches) -> Any:
     """The ``expire(r)`` action's body for these switches."""
     push = sw.transfer_mode == "push"
 
-    def no_inflight(s: Any, r: Any) -> Any:
+    def no_inflight(s: Ctx, r: Any) -> Any:
         return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
 
-    def expire(s: Any, r: Any) -> None:
+    def expire(s: Ctx, r: Any) -> None:
         s.require(s.src_ok(r))
         if push and sw.prefill_hold == "early_free":
             # The engine snapshots a push write's source when it is posted, so the free

@@ -20,6 +20,7 @@ from kvproof.model.handoff.invariants import handoff_invariants
 from kvproof.model.handoff.kinds import action
 from kvproof.model.handoff.liveness import DEATH_VARS, crash, engine_rules, handoff_liveness
 from kvproof.model.handoff.strengthening import strengthening
+from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import BOOL, Enum, Protocol, Var
 from kvproof.spec.variant import Switches
 
@@ -63,51 +64,51 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
     #29) adds ``crash``: a request's prefill dies (``model/handoff/liveness.py``)."""
     push = sw.transfer_mode == "push"
 
-    def alive(s: Any, r: Any) -> Any:
+    def alive(s: Ctx, r: Any) -> Any:
         """The prefill serving ``r`` still takes its steps (always, without ``crash``)."""
         return s.not_(s.p_dead(r)) if peer_death else True
 
     shared = radix.radix_on(sw)  # decode's radix cache shares head pages (issue 12 item 4)
 
-    def _free_pages_of(s: Any, r: Any, when: Any = True) -> None:
+    def _free_pages_of(s: Ctx, r: Any, when: Any = True) -> None:
         """Release every page of ``r`` (when ``when`` holds), and its locks."""
         s.update("owns", lambda x, q, old: s.ite(s.and_(s.eq(x, r), when), False, old))
         if shared:
             radix.release(s, r, when)
 
-    def placeholder(s: Any, r: Any) -> Any:
+    def placeholder(s: Ctx, r: Any) -> Any:
         # #30233: the pending reject is not honoured and the prompt becomes 1 token.
         if sw.honor_pending_reject or not sw.placeholder_prompt:
             return False
         return s.over_p(r)
 
-    def short(s: Any, r: Any) -> Any:
+    def short(s: Ctx, r: Any) -> Any:
         """The sender writes fewer pages than decode reserved."""
         if sw.decode_reserve == "plus_one":  # vLLM PR #50558
             return True
         return placeholder(s, r)
 
-    def written_own(s: Any, r: Any, p: Any) -> Any:
+    def written_own(s: Ctx, r: Any, p: Any) -> Any:
         """r's transfer wrote the page since its allocation (what tags and checksums see)."""
         return s.and_(s.holds(p, r), s.filled(p))
 
-    def fresh_own(s: Any, r: Any, p: Any) -> Any:
+    def fresh_own(s: Ctx, r: Any, p: Any) -> Any:
         return s.and_(written_own(s, r, p), s.at_pos(p))
 
-    def bad(s: Any, r: Any) -> Any:
+    def bad(s: Ctx, r: Any) -> Any:
         """Some page in r's table does not hold r's KV, at its position, written in this
         allocation: what isolation forbids decode to read."""
         own = s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(fresh_own(s, r, p))))
         return s.or_(own, radix.bad_shared(s, r)) if shared else own
 
-    def foreign(s: Any, r: Any) -> Any:
+    def foreign(s: Ctx, r: Any) -> Any:
         """Some page in r's table was not written by r since its allocation: what a page
         tag or the transfer checksum detects. Neither sees leftover slots inside a page r
         wrote (the tag is per page; the checksum covers the bytes prefill sent, leftovers
         included), nor a chunk at the wrong position (the bytes are the ones sent)."""
         return s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(written_own(s, r, p))))
 
-    def in_place(s: Any, r: Any) -> Any:
+    def in_place(s: Ctx, r: Any) -> Any:
         """Where r's next landing write stays exact (``at_pos``). A placeholder ships one
         whole prefill page for 1 token: decode reads prefill's leftovers in the others.
         With a prefix hit decode has fewer pages than prefill's blocks; trimming the head
@@ -116,11 +117,11 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         misplaced = s.hit(r) if sw.decode_prefix_cache and sw.remote_trim == "head" else False
         return s.not_(s.or_(placeholder(s, r), misplaced))
 
-    def no_inflight(s: Any, r: Any) -> Any:
+    def no_inflight(s: Ctx, r: Any) -> Any:
         return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
 
     # -- actions -------------------------------------------------------------------------
-    def arrive(s: Any, r: Any) -> None:
+    def arrive(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "idle"))
         # Each side validates independently; with honor_pending_reject a prefill reject is
         # retired at the admission queue on both sides with its 400 (#38935, #38704).
@@ -131,7 +132,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("pend", (r,), False if sw.honor_pending_reject else s.and_(s.over_p(r), s.not_(rej)))
         s.set("src_ok", (r,), s.not_(rej))
 
-    def alloc(s: Any, r: Any, p: Any) -> None:
+    def alloc(s: Ctx, r: Any, p: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.forall("Req", lambda x: s.not_(s.owns(x, p))))
         if shared:
@@ -140,7 +141,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("filled", (p,), False)  # a fresh allocation; the bytes are not cleared
         s.set("at_pos", (p,), False)  # nothing of the new owner's is in it yet
 
-    def send(s: Any, r: Any) -> None:
+    def send(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.exists("Page", lambda p: s.owns(r, p)))
         if shared:
@@ -150,7 +151,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.update("dst", lambda x, q, old: s.ite(s.eq(x, r), s.owns(r, q), old))
         s.set("pphase", (r,), s.ite(s.eq(s.pphase(r), "waiting"), "active", s.pphase(r)))
 
-    def post(s: Any, r: Any, p: Any) -> None:
+    def post(s: Ctx, r: Any, p: Any) -> None:
         if push:
             s.require(s.eq(s.pphase(r), "active"))
             s.require(alive(s, r))
@@ -171,7 +172,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("posted", (r, p), True)
         s.set("inflight", (r, p), True)
 
-    def land(s: Any, r: Any, p: Any) -> None:
+    def land(s: Ctx, r: Any, p: Any) -> None:
         s.require(s.inflight(r, p))
         s.set("inflight", (r, p), False)
         # Pull mode: after a lease expiry prefill's block holds someone else's KV (#52234).
@@ -185,14 +186,14 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         if shared:
             radix.landed(s, p)
 
-    def p_abort(s: Any, r: Any) -> None:
+    def p_abort(s: Ctx, r: Any) -> None:
         # An abort reaches prefill mid-transfer (timeout, client abort): #36612, #33507.
         s.require(s.isin(s.pphase(r), "waiting", "active"))
         s.require(s.not_(s.pend(r)))
         s.require(alive(s, r))
         s.set("pend", (r,), True)
 
-    def conclude(s: Any, r: Any, prefill_after: str) -> None:
+    def conclude(s: Ctx, r: Any, prefill_after: str) -> None:
         """The sender ends the transfer: prefill in push mode, decode in pull mode."""
         if push:
             s.require(s.eq(s.pphase(r), "active"))
@@ -201,7 +202,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
             s.require(s.eq(s.dphase(r), "transfer"))
             s.require(s.eq(s.poll(r), "transferring"))
 
-    def done(s: Any, r: Any) -> None:
+    def done(s: Ctx, r: Any) -> None:
         conclude(s, r, "sent")
         # A dead prefill reports nothing (push: it is the sender; pull: its blocks are gone).
         s.require(alive(s, r))
@@ -235,7 +236,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
             "poll", (r,), s.ite(s.or_(s.eq(s.poll(r), "failed"), abort_wins), "failed", "success")
         )
 
-    def fail(s: Any, r: Any) -> None:
+    def fail(s: Ctx, r: Any) -> None:
         # Mooncake: the batch reports FAILED; writes already posted may still land.
         conclude(s, r, "stopped")
         # failure_status = success: the failure reaches decode as Success (vLLM #52234's
@@ -244,7 +245,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         if sw.failure_status != "silent":  # silent: decode waits on (vLLM push, #50754)
             s.set("poll", (r,), s.ite(s.eq(s.poll(r), "failed"), "failed", reported))
 
-    def commit(s: Any, r: Any) -> None:
+    def commit(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "transfer"))
         s.require(s.eq(s.poll(r), "success"))
         b = bad(s, r)
@@ -261,7 +262,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("leaked", (r,), s.or_(s.leaked(r), s.and_(s.not_(reject), b)))
         _free_pages_of(s, r, reject)
 
-    def step(s: Any, r: Any) -> None:
+    def step(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "running"))
         b = bad(s, r)
         if sw.page_tags:  # a foreign tag fails the request instead of being read
@@ -273,12 +274,12 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         else:
             s.set("leaked", (r,), s.or_(s.leaked(r), b))
 
-    def finish(s: Any, r: Any) -> None:
+    def finish(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "running"))
         s.set("dphase", (r,), "done")
         _free_pages_of(s, r)
 
-    def abort(s: Any, r: Any) -> None:
+    def abort(s: Ctx, r: Any) -> None:
         s.require(s.isin(s.dphase(r), "queued", "transfer", "running"))
         # Before send prefill has no page indices; once running every write has landed.
         safe_now = s.isin(s.dphase(r), "queued", "running")
@@ -294,13 +295,13 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("abort_msg", (r,), True)
         s.set("resp", (r,), s.ite(s.eq(s.resp(r), "none"), "aborted", s.resp(r)))
 
-    def abort_seen(s: Any, r: Any) -> None:
+    def abort_seen(s: Ctx, r: Any) -> None:
         s.require(s.abort_msg(r))
         s.require(s.isin(s.pphase(r), "waiting", "active"))
         s.require(alive(s, r))
         s.set("pphase", (r,), "stopped")
 
-    def ack(s: Any, r: Any) -> None:
+    def ack(s: Ctx, r: Any) -> None:
         # Deferred release (#38961): every prefill rank ACKs that its writes drained.
         s.require(s.eq(s.dphase(r), "draining"))
         if push:  # pull: the drain is decode's own reads, no prefill message
@@ -314,14 +315,14 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("dphase", (r,), "done")
         _free_pages_of(s, r)
 
-    def timeout(s: Any, r: Any) -> None:
+    def timeout(s: Ctx, r: Any) -> None:
         s.require(sw.release == "deferred_timeout")  # frees without the ACK
         s.require(s.eq(s.dphase(r), "draining"))
         s.set("dphase", (r,), "done")
         _free_pages_of(s, r)
 
     # -- issue 12 (variants): decode gives up on its own ---------------------------------
-    def give_up(s: Any, r: Any) -> None:
+    def give_up(s: Ctx, r: Any) -> None:
         # SGLang SGLANG_DISAGGREGATION_WAITING_TIMEOUT (300 s) or heartbeats declaring the
         # prefill dead: decode marks the request failed locally and sends no ABORT, so
         # prefill (alive, or slow) may go on writing.
@@ -368,7 +369,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
 
     invariants = handoff_invariants(shared)
 
-    def init(s: Any) -> Any:
+    def init(s: Ctx) -> Any:
         # Without a prefix cache no prompt hits (keeps other variants' state spaces).
         return True if sw.decode_prefix_cache else s.forall("Req", lambda r: s.not_(s.hit(r)))
 

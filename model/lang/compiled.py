@@ -165,7 +165,7 @@ class Compiler:
 
     # -- symbolic runs -------------------------------------------------------------------
     def _ctx(self) -> Ctx:
-        return Ctx(self.logic, _CellView(self))  # type: ignore[arg-type]
+        return Ctx(self.logic, _CellView(self))
 
     def _trace(self, inst: ActionInstance) -> tuple[list[Any], dict[int, list[Any]]] | None:
         """(guards, {var index: new row}) of a symbolic run, or None if not compilable."""

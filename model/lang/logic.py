@@ -50,7 +50,7 @@ class PyLogic:
         return a if c else b
 
     def eq(self, a: Any, b: Any) -> bool:
-        return a == b
+        return bool(a == b)
 
     def forall(self, sort: str, fn: Callable[[Any], Any]) -> bool:
         return all(fn(i) for i in range(self.sizes[sort]))
@@ -115,7 +115,7 @@ class Z3Logic:
     def enum_value(self, expr: z3.ExprRef) -> str:
         """The name of an enum constant (from a model evaluation)."""
         if z3.is_bv_value(expr):
-            return self._names_by_sort[_sort_key(expr.sort())][expr.as_long()]
+            return self._names_by_sort[_sort_key(expr.sort())][int(expr.as_long())]
         return str(expr)
 
     # -- logic ---------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def _sort_key(sort: z3.SortRef) -> str:
     """Bit-vector sorts are all named 'bv'; their width tells them apart."""
     if isinstance(sort, z3.BitVecSortRef):
         return f"bv{sort.size()}"
-    return sort.name()
+    return str(sort.name())
 
 
 _ENUM_SORTS: dict[tuple[str, tuple[str, ...]], tuple[z3.SortRef, list[z3.ExprRef]]] = {}

@@ -13,25 +13,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kvproof.ops.audit import release
+from kvproof.ops.audit.release import parse_version
 from kvproof.spec.variant import list_variants, load_variant
 
 FIXED_SGLANG = (0, 5, 22)  # v0.5.22: the release the incident report recommends
-# #38935 (pending rejects retired at the disaggregation queue) is in the wheels from v0.5.21:
-# sglang/srt/disaggregation/prefill.py PrefillBootstrapQueue.add calls is_unadmitted_reject;
-# v0.5.20 still queues the 1-token stub, like v0.5.19 (`kvproof conform`; press reports said
-# "v0.5.20": docs/upstream.md#sglang-release-code). From there the admission window behaves
-# like the fixed release.
-ADMISSION_FIX = {"sglang": (0, 5, 21)}
-
-
-def parse_version(text: str | None) -> tuple[int, int, int] | None:
-    """'0.5.22', 'v0.5.22.post1', '0.5.3rc0' -> (0, 5, 22); None when unreadable."""
-    if not text:
-        return None
-    match = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text.strip())
-    if match is None:
-        return None
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+# #38935 (pending rejects retired at the disaggregation queue): spec/releases.toml's
+# ``intake_retires_over_long`` (sglang/srt/disaggregation/prefill.py PrefillBootstrapQueue.add
+# calls is_unadmitted_reject), in the wheels from v0.5.21; v0.5.20 still queues the 1-token
+# stub, like v0.5.19 (press reports said "v0.5.20": docs/upstream.md#sglang-release-code).
+# From there the admission window behaves like the fixed release.
+ADMISSION_FIX = {"sglang": release.since("intake_retires_over_long", True)}
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ Rules (id: severity):
 
 from __future__ import annotations
 
-from kvproof.ops.audit import catalog, sglang_rules, vllm_rules
+from kvproof.ops.audit import catalog, release, sglang_rules, vllm_rules
 from kvproof.ops.audit.admission import input_limit
 from kvproof.ops.audit.danger import Danger
 from kvproof.ops.audit.deployment import Deployment, Node
@@ -137,9 +137,9 @@ def _pd_nodes(dep: Deployment) -> list[Node]:
 
 
 # SGLang #38935 (retire pending rejects at the disaggregation queue) is in the wheels from
-# v0.5.21 (catalog.ADMISSION_FIX), and the incident report recommends v0.5.22 or later
-# (docs/upstream.md#press-reports).
-PROMPT_FIX_SGLANG = (0, 5, 21)
+# v0.5.21 (catalog.ADMISSION_FIX, from spec/releases.toml), and the incident report
+# recommends v0.5.22 or later (docs/upstream.md#press-reports).
+PROMPT_FIX_SGLANG = catalog.ADMISSION_FIX["sglang"]
 VERSION_ACTION = (
     "Run SGLang v0.5.22 or later on every prefill and decode node (admission fixes "
     "#38935/#38704/#36988, abort acks #38961, deferred KV release on by default)."
@@ -164,7 +164,7 @@ def _version(dep: Deployment) -> list[AuditFinding]:
     for n in _pd_nodes(dep):
         if n.engine != "sglang":
             continue
-        parsed = catalog.parse_version(n.version)
+        parsed = release.parse_version(n.version)
         if parsed is None:
             unknown.append(n)
         elif parsed < PROMPT_FIX_SGLANG:

@@ -1,10 +1,12 @@
-"""SGLang's PD environment variables: names, types, defaults, and where each default held.
+"""SGLang's PD environment variables as the audit reads them: names and types from
+``spec/releases.toml``, defaults per release through ``release.default`` (each read from a
+release wheel's ``environ.py::Envs`` or, before ``environ.py``, ``mooncake/conn.py``;
+``tests/spec/test_releases.py`` re-reads them).
 
-Names and defaults from python/sglang/srt/environ.py (``class Envs``), read in the release
-wheels 0.5.19 to 0.5.23: ``SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE =
-EnvBool(False)`` ("Off by default", #35049) in 0.5.19 and 0.5.20, ``EnvBool(True)`` from
-0.5.21 (docs/upstream.md#sglang-release-code; ``tests/checker/test_conform_facts.py`` asks
-each release).
+Deferred KV release (``SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE``) is the one whose
+default changed: ``EnvBool(False)`` ("Off by default", #35049) in 0.5.19 and 0.5.20,
+``EnvBool(True)`` from 0.5.21; before 0.5.19 the machinery is not there at all
+(``deferred_release_machinery = false``), so it is off.
 
 ``/server_info`` lists variables under ``internal_states[i].env_vars`` only when the server
 ran with ``SGLANG_EXPOSE_OWN_ENV_VARS=1``, and then only those set explicitly
@@ -17,36 +19,56 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from kvproof.ops.audit import release
 from kvproof.ops.audit.facts import Fact, Value
+from kvproof.spec import releases
 from kvproof.spec.errors import KvproofInputError
 
+# Not a PD setting: whether /server_info lists the environment at all (environ.py, 0.5.19+).
 EXPOSE = "SGLANG_EXPOSE_OWN_ENV_VARS"
-DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
-DEFERRED_TIMEOUT = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT"
-WAITING_TIMEOUT = "SGLANG_DISAGGREGATION_WAITING_TIMEOUT"
-BOOTSTRAP_TIMEOUT = "SGLANG_DISAGGREGATION_BOOTSTRAP_TIMEOUT"
 
-# The first release with deferred release on by default (see the module docstring).
-DEFERRED_DEFAULT_ON = (0, 5, 21)
+# The settings the audit reads, by their name in spec/releases.toml (and the audit's fact).
+AUDITED = (
+    "deferred_release",
+    "release_timeout_s",
+    "waiting_timeout_s",
+    "bootstrap_timeout_s",
+    "heartbeat_interval_s",
+    "heartbeat_max_failure",
+)
 
 
 @dataclass(frozen=True)
 class EnvVar:
-    name: str
+    name: str  # the environment variable
     fact: str
-    kind: type  # bool | int | float
-    default: Value | None  # None: depends on the version (DEFERRED)
+    kind: type  # bool | int | float: what the release's Env type parses
 
 
-VARS = (
-    EnvVar(DEFERRED, "deferred_release", bool, None),
-    EnvVar(DEFERRED_TIMEOUT, "release_timeout_s", float, 30.0),
-    EnvVar(WAITING_TIMEOUT, "waiting_timeout_s", float, 300.0),
-    EnvVar(BOOTSTRAP_TIMEOUT, "bootstrap_timeout_s", float, 300.0),
-    EnvVar("SGLANG_DISAGGREGATION_HEARTBEAT_INTERVAL", "heartbeat_interval_s", float, 5.0),
-    EnvVar("SGLANG_DISAGGREGATION_HEARTBEAT_MAX_FAILURE", "heartbeat_max_failure", int, 2),
-)
+def _declared(fact: str) -> tuple[str, type]:
+    """The variable's name and type, from the newest release that declares it."""
+    for rel in reversed(releases.sglang()):
+        value = rel.default(fact)
+        env = rel.env(fact)
+        if value is not None and env:
+            return env, type(value)
+    raise KeyError(f"{fact}: in no release of spec/releases.toml")  # a bug in the table
+
+
+def _var(fact: str) -> EnvVar:
+    name, kind = _declared(fact)
+    return EnvVar(name, fact, kind)
+
+
+VARS = tuple(_var(fact) for fact in AUDITED)
 BY_FACT = {v.fact: v for v in VARS}
+DEFERRED = BY_FACT["deferred_release"].name
+DEFERRED_TIMEOUT = BY_FACT["release_timeout_s"].name
+WAITING_TIMEOUT = BY_FACT["waiting_timeout_s"].name
+BOOTSTRAP_TIMEOUT = BY_FACT["bootstrap_timeout_s"].name
+
+
+DEFERRED_DEFAULT_ON = release.first("deferred_release", True)
 
 # environ.py EnvBool accepts these spellings (case-insensitive).
 _TRUE = ("1", "true", "yes", "y", "on")

@@ -12,7 +12,8 @@ assumption of ``sglang-0.5.22-pd`` that the setting breaks:
   one-sided checksum is a switch value), not an environment assumption of a proof.
 - ``deferred-release-disabled`` (high): ``SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE``
   off on a role, or unknown where the version's default is off (#35049: env-gated, off).
-  Unknown on v0.5.22+ (default on) is info. Variant ``sglang-pd-early-free-abort``; no
+  Unknown where the version's default is on (v0.5.21+, ``spec/releases.toml``) is info.
+  Variant ``sglang-pd-early-free-abort``; no
   assumption: that variant differs from ``sglang-0.5.22-pd`` by its ``release`` switch
   (immediate), and ``sglang-0.5.22-pd`` assumes only ``bounded_transfer``.
 - ``transfer-backend-no-deferred-ack`` (high): MORI before v0.5.22 sends no drain ACK
@@ -29,7 +30,7 @@ assumption of ``sglang-0.5.22-pd`` that the setting breaks:
 
 from __future__ import annotations
 
-from kvproof.ops.audit import catalog, sglang_env
+from kvproof.ops.audit import catalog, release, sglang_env
 from kvproof.ops.audit.deployment import Deployment, Node
 from kvproof.ops.audit.finding import AuditFinding, Severity
 
@@ -105,7 +106,7 @@ DEFERRED_ACTION = (
     f"Set {sglang_env.DEFERRED}=1 in the environment of both prefill and decode "
     f"(`{sglang_env.DEFERRED}=1 python -m sglang.launch_server ...`): decode then holds an "
     "aborted request's pages until every prefill rank ACKs that its writes drained "
-    "(#35049; on by default from v0.5.22)."
+    f"(#35049; on by default from v{sglang_env.DEFERRED_DEFAULT_ON})."
 )
 
 
@@ -126,8 +127,7 @@ def _deferred_finding(
 
 
 def _default_on(n: Node) -> bool:
-    parsed = catalog.parse_version(n.version)
-    return parsed is not None and parsed >= sglang_env.DEFERRED_DEFAULT_ON
+    return release.default("deferred_release", n.version) is True
 
 
 def _deferred(dep: Deployment) -> list[AuditFinding]:
@@ -142,7 +142,10 @@ def _deferred(dep: Deployment) -> list[AuditFinding]:
         title = "deferred KV release unknown (default off on this version): "
         out.append(_deferred_finding(risky, Severity.HIGH, title, " " + EXPOSE_HOW))
     if assumed:
-        title = "deferred KV release not exposed (default on from v0.5.22 assumed): "
+        title = (
+            "deferred KV release not exposed "
+            f"(default on from v{sglang_env.DEFERRED_DEFAULT_ON} assumed): "
+        )
         out.append(_deferred_finding(assumed, Severity.INFO, title, " " + EXPOSE_HOW))
     return out
 
@@ -152,7 +155,7 @@ def _backend(dep: Deployment) -> list[AuditFinding]:
         n
         for n in _pd(dep)
         if n.transfer_backend == "mori"
-        and (catalog.parse_version(n.version) or (0, 0, 0)) < catalog.FIXED_SGLANG
+        and (release.parse_version(n.version) or (0, 0, 0)) < catalog.FIXED_SGLANG
     ]
     if not nodes:
         return []

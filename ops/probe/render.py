@@ -8,12 +8,21 @@ requests, seconds, stopped_by_budget, findings[{kind, detail, evidence}], sample
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from kvproof.ops.probe.findings import ProbeReport
 
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
-def render(report: ProbeReport, console: Any = None, print_table: Any = None) -> None:
+
+def render(
+    report: ProbeReport,
+    console: Console | None = None,
+    print_table: Callable[[Console, Table], None] | None = None,
+) -> None:
     """For people; ``console``: the CLI's (``cli/consoles.py``: as wide as its content in
     a pipe, so no cell is cut), a default rich console when called from a notebook;
     ``print_table(console, table)``: the CLI's pipe-safe tables (``report/tables.py``,
@@ -70,7 +79,7 @@ def render(report: ProbeReport, console: Any = None, print_table: Any = None) ->
             "no answer faster than its prefill, identical prompts answered alike"
         )
         return
-    for f in report.findings:
-        console.print(f"[bold red]{f.kind}[/] {escape(f.detail)}")
-        if f.kind == "foreign_canary":
-            console.print(f"    answer: {escape(str(f.evidence['text']))}")
+    for found in report.findings:
+        console.print(f"[bold red]{found.kind}[/] {escape(found.detail)}")
+        if found.kind == "foreign_canary":
+            console.print(f"    answer: {escape(str(found.evidence['text']))}")

@@ -60,11 +60,12 @@ def parse(body: Any, *, chat: bool, model_id: str, max_tokens_limit: int) -> Com
             parts.append(content)
         prompt = "\n".join(parts)
     else:
-        prompt = body.get("prompt")
-        if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
-            prompt = prompt[0]
-        if not isinstance(prompt, str):
+        given = body.get("prompt")
+        if isinstance(given, list) and len(given) == 1 and isinstance(given[0], str):
+            given = given[0]
+        if not isinstance(given, str):
             raise BadRequest("'prompt' must be a string")
+        prompt = given
     max_tokens = body.get("max_tokens", body.get("max_completion_tokens", DEFAULT_MAX_TOKENS))
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
         raise BadRequest("'max_tokens' must be a positive integer")

@@ -189,15 +189,15 @@ class EngineRunner:
         # The pass's writes are posted before prefill polls (see _due): abort_seen waits.
         posting = {ev.rid for ev in ready if ev.name == "post"}
         ready = [ev for ev in ready if ev.name != "abort_seen" or ev.rid not in posting]
-        ev = self.policy.progress(ready)
-        if ev is None and wake is None and ready:
-            ev = self.policy.environment(ready)
-        if ev is not None:
-            self._apply(ev, now)
-            if self.cluster.status(ev.rid).decode == "done":
-                rest = live_enabled(self.cluster, [ev.rid])
-                if not any(e.rid == ev.rid for e in rest):
-                    self._retire([ev.rid])
+        chosen = self.policy.progress(ready)
+        if chosen is None and wake is None and ready:
+            chosen = self.policy.environment(ready)
+        if chosen is not None:
+            self._apply(chosen, now)
+            if self.cluster.status(chosen.rid).decode == "done":
+                rest = live_enabled(self.cluster, [chosen.rid])
+                if not any(e.rid == chosen.rid for e in rest):
+                    self._retire([chosen.rid])
             return None
         self._retire([r for r in self._live if not any(e.rid == r for e in enabled)])
         return 0.5 if wake is None else wake - now

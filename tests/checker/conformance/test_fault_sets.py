@@ -82,7 +82,7 @@ def test_state_dependent_rules_are_stated_next_to_the_list() -> None:
     assert "abort" in _names(drain.candidates(ls))
 
 
-CHECKER = Path(__file__).resolve().parents[2] / "checker"
+CHECKER = Path(__file__).resolve().parents[3] / "checker"
 
 
 def fault_lists(path: Path) -> list[int]:
