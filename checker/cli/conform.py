@@ -34,8 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sglang",
         metavar="VERSION|PATH",
-        help="release or tree to run; default: the newest release the variant's "
-        "[upstream] table lists",
+        help="release (0.5.15 to 0.5.23) or tree to run; default: the newest release the "
+        "variant's [upstream] table lists",
     )
     parser.add_argument(
         "--vllm",
