@@ -118,3 +118,14 @@ def test_no_doc_installs_kvproof_from_an_index() -> None:
     for page in [README, *DOCS.glob("*.md")]:
         for line in page.read_text(encoding="utf-8").splitlines():
             assert not re.search(r"pip install (-\S+ )*kvproof\b", line), f"{page.name}: {line}"
+
+
+def test_every_repository_path_the_docs_name_exists() -> None:
+    """A file a doc names in backticks (``tests/ops/audit/test_audit_names.py``) is there:
+    moves (``checker/audit`` to ``ops/audit``) leave no dead pointers."""
+    roots = "spec|model|checker|ops|refimpl|kernels|tests|benchmarks|examples|notebooks|traces|docs"
+    pattern = re.compile(rf"`((?:{roots})/[A-Za-z0-9_./-]*)`")
+    for page in [README, *sorted(DOCS.glob("*.md"))]:
+        for named in set(pattern.findall(page.read_text(encoding="utf-8"))):
+            path = named.split("::")[0].rstrip("/")
+            assert (ROOT / path).exists(), f"{page.name} names {named}, which is not there"
