@@ -65,9 +65,8 @@ class Variant:
     lines: Mapping[str, int] = field(default_factory=dict)  # "expect.isolation" -> line
     # Liveness property -> "holds" | "violated" (optional keys of the [expect] table).
     expect_liveness: Mapping[str, str] = field(default_factory=dict)
-    # What ``kvproof demo incident`` shows on this variant at the incident's sizes (its
-    # prediction, checked by ``tests/refimpl/test_demo_expect.py``): a leak, a wrong answer,
-    # or clean (every 200 the single node's).
+    # What ``kvproof demo incident`` shows here: clean, leak or wrong_answer (its prediction,
+    # held true by ``tests/refimpl/test_demo_expect.py``).
     demo: str = "clean"
 
     @property
@@ -95,7 +94,7 @@ _TOP_KEYS = {
 }
 _OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role", "upstream", "demo"}
 ROLES = ("incident", "recommended")
-DEMO_OUTCOMES = ("leak", "wrong_answer", "clean")
+DEMO_OUTCOMES = ("clean", "leak", "wrong_answer")
 
 # The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
 # function of the parsed switches (a user protocol names its invariants once, in its DSL).
@@ -190,14 +189,12 @@ def parse_variant(
     names = _invariant_names(invariants, switches)
     safety, expect_liveness = split_expect(data["expect"], path, VERDICTS)
     expect = check_expect(safety, names, path)
-    if data.get("role", ROLES[0]) not in ROLES:
-        raise KvproofInputError(
-            f"'role' must be one of {', '.join(ROLES)}, got {data['role']!r}", str(path)
-        )
-    if data.get("demo", "clean") not in DEMO_OUTCOMES:
-        raise KvproofInputError(
-            f"'demo' must be one of {', '.join(DEMO_OUTCOMES)}, got {data['demo']!r}", str(path)
-        )
+    for key, allowed in (("role", ROLES), ("demo", DEMO_OUTCOMES)):
+        if data.get(key, allowed[0]) not in allowed:
+            got = data[key]
+            raise KvproofInputError(
+                f"'{key}' must be one of {', '.join(allowed)}, got {got!r}", str(path)
+            )
     sources = data["sources"]
     if not sources or not all(isinstance(s, str) for s in sources):
         raise KvproofInputError("'sources' must be a non-empty list of strings", str(path))
@@ -282,7 +279,13 @@ def load_variant(
     invariants: InvariantNames = None,
     assumptions: AssumptionNames = None,
 ) -> Variant:
-    """A variant by name (from ``folder``) or by the path of a ``.toml`` file."""
+    """A variant by name (from ``folder``), by the path of a ``.toml`` file, or by a release
+    (``sglang==0.5.20``: the variant whose ``[upstream]`` lists it, ``spec/by_release.py``)."""
+    from kvproof.spec import by_release
+
+    if by_release.parse_release(name_or_path) is not None:
+        catalog = list_variants(folder, switches_type, invariants, assumptions)
+        return by_release.resolve(name_or_path, variants=catalog).variant
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml":
         if not candidate.exists():
@@ -290,14 +293,5 @@ def load_variant(
         return load_variant_file(candidate, switches_type, invariants, assumptions)
     path = _folder(folder) / f"{name_or_path}.toml"
     if not path.is_file():
-        known = [p.stem for p in sorted(folder.glob("*.toml"))]
-        if not known:
-            raise KvproofInputError(f"no such variant (no *.toml in {folder})", name_or_path)
-        # The nearest names, not all of them on one line: `kvproof variants` lists them.
-        where = "" if folder == VARIANTS_DIR else f" --variants-dir {folder}"
-        raise KvproofInputError(
-            f"no such variant{did_you_mean(name_or_path, known)} "
-            f"('kvproof variants{where}' lists them)",
-            name_or_path,
-        )
+        raise by_release.no_such_variant(name_or_path, folder, catalog=folder == VARIANTS_DIR)
     return load_variant_file(path, switches_type, invariants, assumptions)

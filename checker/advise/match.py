@@ -130,10 +130,10 @@ def match(
     # agrees is every other variant asked (the release under settings no table lists).
     table = [v for v in variants if listed(v, dep, keys, (env_defaults, arg_defaults))]
     run_all(table)
-    if not any(runs[v.name].switch is None for v in table):
+    if not any(not runs[v.name].diverged for v in table):
         run_all([v for v in variants if v not in table])
     variants = [v for v in variants if v.name in runs]
-    agree = [v for v in variants if runs[v.name].switch is None]
+    agree = [v for v in variants if not runs[v.name].diverged]
     by_table = [v for v in agree if next(t for t in tried if t.variant == v.name).listed]
     pool = by_table or agree
     any_run = next(iter(runs.values()))

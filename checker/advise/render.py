@@ -105,6 +105,6 @@ def _fix(doc: dict[str, Any], wrap: Callable[[str, int], list[str]]) -> list[str
 
 
 def _raw(row: dict[str, Any]) -> str:
-    from kvproof.model.lang.explain import changetext_of
+    from kvproof.model.lang.explain import change_text
 
-    return "; ".join(changetext_of(c) for c in row["changes"] if c["var"] != "posted")
+    return "; ".join(change_text(c) for c in row["changes"] if c["var"] != "posted")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.advise.release_env import env_names, typed
+from kvproof.spec import releases
 from kvproof.spec.errors import KvproofInputError
 
 ENGINES = ("sglang", "vllm")
@@ -99,9 +100,16 @@ def deployment(
             "ENGINE==VERSION",
         )
     env_pairs, arg_pairs = _pairs(env, "--env"), _pairs(server_args, "--server-arg")
-    if version not in fetch.RELEASES:
+    known = releases.get("sglang", version)
+    if known is None:
         raise KvproofInputError(
             f"unknown SGLang version {version!r} (known: {', '.join(fetch.RELEASES)})",
+            "ENGINE==VERSION",
+        )
+    if known.adapter is None:  # spec/releases.toml says why conform cannot drive it
+        raise KvproofInputError(
+            f"sglang {version}: conform cannot drive its code ({known.no_adapter}); advise "
+            f"answers for {', '.join(fetch.RELEASES)}",
             "ENGINE==VERSION",
         )
     tree, _ = fetch.resolve(version)

@@ -14,6 +14,7 @@ with the switch whose flip explains it), 2 on bad input.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
@@ -22,7 +23,12 @@ from kvproof.checker.distrib.options import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("variant", nargs="?", help="variant name or .toml path (an SGLang variant)")
+    parser.add_argument(
+        "variant",
+        nargs="?",
+        help="variant name, .toml path, or release (sglang==0.5.20: the variant its code is,"
+        " and that release unless --sglang says another); an SGLang or a vLLM variant",
+    )
     parser.add_argument(
         "--all",
         action="store_true",
@@ -33,6 +39,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--sglang",
         metavar="VERSION|PATH",
         help="release or tree to run; default: the newest release the variant's "
+        "[upstream] table lists",
+    )
+    parser.add_argument(
+        "--vllm",
+        metavar="VERSION|PATH",
+        help="a vLLM release (fetched once with pip) or tree (an unpacked wheel or a vLLM "
+        "checkout) to run a vLLM variant against; default: the newest release its "
         "[upstream] table lists",
     )
     parser.add_argument("--traces", type=positive_int, default=200, help="walks to run (200)")
@@ -57,18 +70,19 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.runs.render_conform import render, render_json
     from kvproof.spec.errors import KvproofInputError
 
+    if args.sglang and args.vllm:
+        raise KvproofInputError("give --sglang or --vllm, not both", "--vllm")
     if args.all:
-        if args.variant or args.sglang:
+        if args.variant or args.sglang or args.vllm:
             raise KvproofInputError("--all runs every variant and release: drop them", "--all")
         return _run_all(args)
     if not args.variant:
         raise KvproofInputError("give a VARIANT, or --all", "conform")
-    from kvproof.checker.upstream.run import conform, default_release
     from kvproof.spec.variant import load_variant
 
     out = check_output_dir(Path(args.out), "--out")
     variant = load_variant(args.variant)
-    release = args.sglang or default_release(variant)
+    conform, release = _engine_for(variant, args)
     progress = _progress(args.quiet, f"conform {variant.name}")
     result = conform(
         variant, release, traces=args.traces, seed=args.seed, faults=args.faults, out=out,
@@ -79,6 +93,43 @@ def run(args: argparse.Namespace) -> int:
     else:
         render(result)
     return result.exit_code
+
+
+def _engine_for(variant, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The engine's ``conform`` and the release to run, from the variant's engine and the
+    flag given (a flag naming the other engine is bad input)."""
+    from kvproof.spec.errors import KvproofInputError
+
+    if variant.engine == "vllm":
+        if args.sglang:
+            raise KvproofInputError(
+                f"{variant.name} is a vLLM variant: pass --vllm VERSION|PATH", "--sglang"
+            )
+        from kvproof.checker.conform.vllm.run import conform as vllm_conform
+        from kvproof.checker.conform.vllm.run import default_release as vllm_default
+
+        return vllm_conform, args.vllm or vllm_default(variant)
+    if args.vllm:
+        raise KvproofInputError(
+            f"{variant.name} is not a vLLM variant (engine {variant.engine!r})", "--vllm"
+        )
+    from kvproof.checker.upstream.run import conform, default_release
+    from kvproof.spec.by_release import parse_release, release_span, say_release
+
+    say_release([args.variant])
+    asked = parse_release(args.variant)
+    release = args.sglang or (asked.version if asked else default_release(variant))
+    if not args.sglang and not args.quiet:  # say which release runs, and why (issue 41)
+        why = (
+            f"the release named, {asked}"
+            if asked
+            else f"the newest of {release_span(variant)} that {variant.name}'s [upstream] lists"
+        )
+        print(
+            f"kvproof: running sglang {release}: {why} (--sglang VERSION|PATH picks another)",
+            file=sys.stderr,
+        )
+    return conform, release
 
 
 def _progress(quiet: bool, what: str):  # type: ignore[no-untyped-def]

@@ -19,7 +19,9 @@ from kvproof.checker.cli.consoles import console_for
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", choices=["incident"], help="the scenario to replay")
     parser.add_argument(
-        "--variant", default="sglang-0.5.19-pd", help="engine version (name or .toml path)"
+        "--variant",
+        default="sglang-0.5.19-pd",
+        help="engine version: a variant name, .toml path or release (sglang==0.5.20)",
     )
     parser.add_argument(
         "--own-sizes",
@@ -49,7 +51,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.runs.demo_run import demo
+    from kvproof.spec.by_release import say_release
 
+    say_release([args.variant])
     done = demo(
         args.variant,
         own_sizes=args.own_sizes,

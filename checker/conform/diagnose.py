@@ -103,4 +103,25 @@ def diagnose(engine: Engine, variant: Variant, concrete: Concrete, res: WalkResu
     ]
     rank = {name: i for i, name in enumerate(DECIDED)}
     explained = tuple(sorted(found, key=lambda f: rank.get(f[0], len(rank))))
-    return Diagnosis(headline(engine, variant, concrete, res, explained), explained, first)
+    dropped = () if explained else assumptions_broken(engine, variant, sizes, rigid, res.moves)
+    words = headline(engine, variant, concrete, res, explained)
+    if dropped:
+        words += f"; the walk conforms once the variant stops assuming {', '.join(dropped)}"
+    return Diagnosis(words, explained, first, dropped)
+
+
+def assumptions_broken(
+    engine: Engine, variant: Variant, sizes: dict[str, int], rigid: Rigid, moves: list[Any]
+) -> tuple[str, ...]:
+    """The variant's assumptions without which the walk conforms: the environment the
+    code meets is not the one the variant assumes (vLLM's lease expiring before decode's
+    reads contradicts ``lease_outlives_read``)."""
+    out = []
+    for name in variant.assume:
+        try:
+            model = Concrete(Instance(protocol_of(variant, without=(name,)), sizes))
+        except (KvproofInputError, ValueError, KeyError):
+            continue
+        if conforms_under(engine, model, rigid, moves):
+            out.append(name)
+    return tuple(out)

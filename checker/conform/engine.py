@@ -62,6 +62,11 @@ class Decided:
     aborted: bool = False  # aborted the request (its own decision or a client's)
     waited_out: bool = False  # its waiting deadline for the transfer has passed
     release_due: bool = False  # its deadline for releasing a held request has passed
+    # vLLM (checker/conform/vllm/): prefill's lease was reaped while the transfer still
+    # needed the source blocks (the model's ``expire``), and decode freed an aborted
+    # request's blocks on its own (the model's ``ack``: pull's drain, push's last WRITE).
+    source_expired: bool = False
+    freed: bool = False
 
 
 class UpstreamRaised(Exception):

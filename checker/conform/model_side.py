@@ -49,11 +49,28 @@ def project(
         )
         views.append(
             RequestView(
-                owned, resp in ("aborted", "error"), r in committed or ready, intake=intake.get(r)
+                owned,
+                resp in ("aborted", "error"),
+                r in committed or ready,
+                intake=intake.get(r),
+                source=source_of(concrete, state, r),
             )
         )
     stray = frozenset(p for p in range(pages) if concrete.value(state, "stray", (p,)))
     return Projection(tuple(views), stray)
+
+
+def source_of(concrete: Concrete, state: State, r: int) -> frozenset[int] | None:
+    """Prefill's source blocks while a transfer still needs them (decode has not concluded
+    it): one abstract block, gone once ``expire`` took them (``src_ok``). ``None`` before
+    arrival, after the transfer, and for a prompt rejected on arrival."""
+    if concrete.value(state, "dphase", (r,)) not in ("queued", "transfer"):
+        return None
+    if concrete.value(state, "pphase", (r,)) in ("idle", "stopped") and concrete.value(
+        state, "src_ok", (r,)
+    ):
+        return None  # prefill never ran it, or stopped before serving it
+    return frozenset({0}) if concrete.value(state, "src_ok", (r,)) else frozenset()
 
 
 def abstract(concrete: Concrete, state: State, r: int) -> tuple[str, str, str]:

@@ -42,12 +42,15 @@ class Diagnosis:
     headline: str  # the engine developer's sentence
     explained_by: tuple[tuple[str, str], ...] = ()  # (switch, the value the code behaves as)
     first: str | None = None  # the first differing projection (always given)
+    # the variant's assumptions without which the walk conforms (when no flip explains it)
+    assumptions: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "headline": self.headline,
             "explained_by": [{"switch": s, "value": v} for s, v in self.explained_by],
             "first_difference": self.first,
+            "assumptions_contradicted": list(self.assumptions),
         }
 
 

@@ -109,7 +109,9 @@ def conform_engine(
     return ConformRun(
         **base,  # type: ignore[arg-type]
         seconds=time.perf_counter() - start,
-        switch=found.explained_by[0][0] if found.explained_by else None,
+        switch=found.explained_by[0][0]
+        if found.explained_by
+        else (found.assumptions[0] if found.assumptions else None),
         diagnosis=found,
         detail=tuple(m.line() for m in res.mismatches),
         raised=raised,

@@ -161,6 +161,11 @@ def _close(
             wanted.append("give_up")
         if seen.release_due and dphase == "draining":
             wanted.append("timeout")
+        if seen.source_expired and concrete.value(state, "src_ok", (r,)):
+            wanted.append("expire")
+        # Freed after an abort the code took in this same pass: ack after that abort.
+        if seen.freed and (dphase == "draining" or "abort" in wanted):
+            wanted.append("ack")
         for action in wanted:
             inst = ActionInstance(action, (r,))
             known = any(a.name == action for a in concrete.protocol.actions)

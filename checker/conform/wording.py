@@ -129,15 +129,15 @@ def _said(m: Mismatch) -> tuple[str, str]:
             return f"commits {r}'s transfer", "does not"
         return f"does not commit {r}'s transfer", "commits it (prefill reported Success)"
     if m.what == "intake":
-        return f"{_intake(code)} {r}'s over-long prompt", _intake(model) + " it"
+        return _intake(code, f"{r}'s over-long prompt"), _intake(model, "it")
     if m.what == "stray":
         return f"lets a write land on page(s) {code} its writer no longer owns", f"has {model}"
     return f"has {r} {m.what} = {code}", f"has {model}"
 
 
-def _intake(x: Any) -> str:
+def _intake(x: Any, what: str) -> str:
     return {
-        "retired": "retires",
-        "stub": "queues as the 1-token stub",
-        "queued": "queues whole",
-    }.get(x, str(x))
+        "retired": f"retires {what} at intake",
+        "stub": f"queues {what} as the 1-token stub",
+        "queued": f"queues {what} whole",
+    }.get(x, f"has {what} {x}")

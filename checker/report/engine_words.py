@@ -206,6 +206,48 @@ class Story:
         return f"the prefill serving {req} died and will never report"
 
 
+def _same(row: Mapping[str, Any], action: str, r: Any, p: Any = None) -> bool:
+    args = row.get("args", {})
+    return row["action"] == action and args.get("r") == r and (p is None or args.get("p") == p)
+
+
+def brief_words(rows: Iterable[Mapping[str, Any]], voice: Voice | None = None) -> list[str]:
+    """Fewer, fuller phrases for a story: a request's reservations and its page table in
+    one ("decode reserved p0 and p1 for r0 and sent the page table to prefill"), a write
+    posted and landing at once in one ("prefill wrote r0's KV into p0")."""
+    rows = list(rows)
+    told = step_words(rows, voice)
+    push = (voice or Voice()).push
+    out: list[str] = []
+    i = 0
+    while i < len(rows):
+        row, args = rows[i], rows[i].get("args", {})
+        r, p = args.get("r"), args.get("p")
+        if row["action"] == "arrive" and told[i].endswith("both admitted it"):
+            out.append(f"r{r} arrived")
+        elif row["action"] == "alloc":
+            pages = [p]
+            while i + 1 < len(rows) and _same(rows[i + 1], "alloc", r):
+                i += 1
+                pages.append(rows[i]["args"]["p"])
+            text = f"decode reserved {_pages(pages)} for r{r}"
+            if i + 1 < len(rows) and _same(rows[i + 1], "send", r):
+                i += 1
+                text += " and sent the page table to prefill" if push else " and began reading"
+            out.append(text)
+        elif row["action"] == "post" and i + 1 < len(rows) and _same(rows[i + 1], "land", r, p):
+            landed = told[i + 1]
+            tail = landed.split(f"landed in p{p}", 1)[1] if f"landed in p{p}" in landed else ""
+            whose = landed.split("the write of ", 1)[-1].split(" landed", 1)[0]
+            who = "prefill wrote" if push else "decode read"
+            out.append(f"{who} {whose} into p{p}{tail}")
+            i += 1
+        else:
+            out.append(told[i])
+        i += 1
+    return out
+
+
 def step_words(rows: Iterable[Mapping[str, Any]], voice: Voice | None = None) -> list[str]:
     """One sentence per row (``checking.trace_rows`` rows), in order."""
     story = Story(voice)
@@ -220,7 +262,7 @@ def story(
 ) -> str:
     """A counterexample in two sentences: what the engines did, then why it is wrong
     (``why``: the explanation sentence the protocol already writes in engine words)."""
-    said = step_words(rows, voice)
+    said = brief_words(rows, voice)
     facts = [_fact(f) for f in initial if "within both limits" not in f]
     lead = (", ".join(facts) + "; ") if facts else ""
     return f"{_sentence(lead + '; '.join(said))} {_sentence(why)}".strip()
