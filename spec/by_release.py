@@ -33,10 +33,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.names import did_you_mean, nearest
+
+if TYPE_CHECKING:  # spec/variant.py imports this module (load_variant takes a release)
+    from kvproof.spec.variant import Variant
 from kvproof.spec.upstream import is_version, version_key
 
 _RELEASE = re.compile(r"^(?P<engine>[a-z][a-z0-9_-]*)==(?P<version>\S+)$")
@@ -54,7 +57,7 @@ class Release:
 
 @dataclass(frozen=True)
 class Resolution:
-    variant: Any  # kvproof.spec.variant.Variant
+    variant: Variant
     release: Release | None  # what was typed, when it was a release
     why: str  # one sentence: how the name became this variant
     also: tuple[str, ...] = ()  # other variants of the same release and settings
@@ -74,7 +77,7 @@ def parse_release(text: str) -> Release | None:
     return Release(m["engine"], m["version"])
 
 
-def release_span(variant: Any) -> str:
+def release_span(variant: Variant) -> str:
     """The releases a variant's ``[upstream]`` lists, as ``0.5.19-0.5.20`` where they run on
     (``0.5.21, 0.5.23`` where one is missing), or ``""``."""
     up = variant.upstream
@@ -87,7 +90,7 @@ def release_span(variant: Any) -> str:
     return ", ".join(up.releases)
 
 
-def variants_of(release: Release, variants: Sequence[Any] | None = None) -> list[Any]:
+def variants_of(release: Release, variants: Sequence[Variant] | None = None) -> list[Variant]:
     """Every variant whose ``[upstream]`` lists ``release``, in catalog order."""
     return [
         v
@@ -103,7 +106,7 @@ def resolve(
     *,
     env: Mapping[str, Any] | None = None,
     server_args: Mapping[str, Any] | None = None,
-    variants: Sequence[Any] | None = None,
+    variants: Sequence[Variant] | None = None,
     defaults: Mapping[str, Any] | None = None,
 ) -> Resolution:
     """The variant ``text`` names: a release (``sglang==0.5.20``, under ``env`` and
@@ -154,7 +157,7 @@ def resolve(
     return Resolution(best, release, why, also, dict(given))
 
 
-def suggest(name: str, variants: Sequence[Any] | None = None, n: int = 3) -> list[str]:
+def suggest(name: str, variants: Sequence[Variant] | None = None, n: int = 3) -> list[str]:
     """Known variant names for a mistyped ``name``, best first. A release in the name that
     no variant is named after (``sglang-0.5.20-pd``) puts the variant of that release
     first (``sglang-0.5.19-pd``, which 0.5.20's code is), then the names nearest in
@@ -165,7 +168,7 @@ def suggest(name: str, variants: Sequence[Any] | None = None, n: int = 3) -> lis
     return list(dict.fromkeys(first + spelled))[:n]
 
 
-def _release_picks(name: str, catalog: Sequence[Any]) -> dict[str, str]:
+def _release_picks(name: str, catalog: Sequence[Variant]) -> dict[str, str]:
     """Variant name -> the release (``sglang==0.5.20``) in ``name`` it is, for each release
     ``name`` mentions that no variant is named after."""
     names = [v.name for v in catalog]
@@ -226,7 +229,7 @@ def release_defaults(release: Release) -> dict[str, Any]:
     """The release's defaults by env name, from ``spec/releases.toml`` when kvproof has it
     (``kvproof.spec.releases``), else none known."""
     try:
-        from kvproof.spec import releases  # type: ignore[attr-defined]
+        from kvproof.spec import releases
     except ImportError:
         return {}
     row = releases.get(release.engine, release.version)
@@ -235,14 +238,14 @@ def release_defaults(release: Release) -> dict[str, Any]:
     return {s.env: s.value for s in row.defaults if s.env}
 
 
-def _own(variant: Any) -> dict[str, Any]:
+def _own(variant: Variant) -> dict[str, Any]:
     """The settings a variant's ``[upstream]`` names (a vLLM variant's transfer config too)."""
     up = variant.upstream
     tables = ("env", "server_args", "kv_transfer_config", "kv_connector_extra_config")
     return {k: v for t in tables for k, v in getattr(up, t, {}).items()}
 
 
-def _fits(variant: Any, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> bool:
+def _fits(variant: Variant, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> bool:
     own = _own(variant)
     for key, value in own.items():
         want = given.get(key, defaults.get(key))
@@ -258,7 +261,7 @@ def _fits(variant: Any, given: Mapping[str, Any], defaults: Mapping[str, Any]) -
 
 def _same(a: Any, b: Any) -> bool:
     """Setting values as a launch script or a TOML writes them: ``false`` = ``"0"``."""
-    return _norm(a) == _norm(b)
+    return bool(_norm(a) == _norm(b))
 
 
 def _norm(value: Any) -> Any:
@@ -275,7 +278,7 @@ def _norm(value: Any) -> Any:
         return text
 
 
-def _with_settings(variant: Any) -> str:
+def _with_settings(variant: Variant) -> str:
     own = _own(variant)
     if not own:
         return variant.name
@@ -286,7 +289,7 @@ def _span(versions: Sequence[str]) -> str:
     return f"{versions[0]} to {versions[-1]}" if len(versions) > 1 else versions[0]
 
 
-def _catalog(variants: Sequence[Any] | None) -> Sequence[Any]:
+def _catalog(variants: Sequence[Variant] | None) -> Sequence[Variant]:
     if variants is not None:
         return variants
     from kvproof.spec.variant import VARIANTS_DIR, list_variants
