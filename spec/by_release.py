@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any
 
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.names import did_you_mean, nearest
-
-if TYPE_CHECKING:  # spec/variant.py imports this module (load_variant takes a release)
-    from kvproof.spec.variant import Variant
 from kvproof.spec.upstream import is_version, version_key
+
+if TYPE_CHECKING:
+    from kvproof.spec.variant import Variant
 
 _RELEASE = re.compile(r"^(?P<engine>[a-z][a-z0-9_-]*)==(?P<version>\S+)$")
 _VERSION_IN = re.compile(r"\d+\.\d+(?:\.\d+){0,2}")
@@ -148,12 +148,25 @@ def resolve(
             f"{', '.join(_with_settings(v) for v in listed)}",
             text,
         )
-    fits.sort(key=lambda v: (v.role is None, v.version != release.version, v.name))
-    best, also = fits[0], tuple(v.name for v in fits[1:])
-    under = _with_settings(best).removeprefix(best.name).strip() or "at the release defaults"
-    why = f"{release} is {best.name}: its [upstream] lists {release_span(best)} {under}" + (
-        f" (the same code under other assumptions: {', '.join(also)})" if also else ""
+    # fewest settings assumed, then the catalog's own pick (a role), then the variant named
+    # after the release, then by name
+    fits.sort(
+        key=lambda v: (
+            len(_unconfirmed(v, given, base)),
+            v.role is None,
+            v.version != release.version,
+            v.name,
+        )
     )
+    best, also = fits[0], tuple(v.name for v in fits[1:])
+    assumed = _unconfirmed(best, given, base)
+    if assumed:
+        under = f"assuming {', '.join(assumed)} (give the settings to choose)"
+    else:
+        under = _with_settings(best).removeprefix(best.name).strip() or "at the release defaults"
+    why = f"{release} is {best.name}: its [upstream] lists {release_span(best)} {under}"
+    if also:
+        why += f" (also {release}, under other settings or assumptions: {', '.join(also)})"
     return Resolution(best, release, why, also, dict(given))
 
 
@@ -226,12 +239,10 @@ def say_release(names: Sequence[str], folder: Path | None = None) -> None:
 
 
 def release_defaults(release: Release) -> dict[str, Any]:
-    """The release's defaults by env name, from ``spec/releases.toml`` when kvproof has it
-    (``kvproof.spec.releases``), else none known."""
-    try:
-        from kvproof.spec import releases
-    except ImportError:
-        return {}
+    """The release's defaults by env name, from ``spec/releases.toml``
+    (``kvproof.spec.releases``); none known for a release it does not list."""
+    from kvproof.spec import releases
+
     row = releases.get(release.engine, release.version)
     if row is None:
         return {}
@@ -246,10 +257,13 @@ def _own(variant: Variant) -> dict[str, Any]:
 
 
 def _fits(variant: Variant, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> bool:
+    """No setting contradicts the variant: each it names is given, or the release's default,
+    with its value, or unknown (neither given nor a known default: ``_unconfirmed``); each
+    given that it does not name is at the release's known default."""
     own = _own(variant)
     for key, value in own.items():
         want = given.get(key, defaults.get(key))
-        if want is None or not _same(value, want):
+        if want is not None and not _same(value, want):
             return False
     for key, value in given.items():
         if key in own:
@@ -257,6 +271,14 @@ def _fits(variant: Variant, given: Mapping[str, Any], defaults: Mapping[str, Any
         if key not in defaults or not _same(defaults[key], value):
             return False
     return True
+
+
+def _unconfirmed(
+    variant: Variant, given: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> list[str]:
+    """The settings the variant names that nothing given or known confirms (a vLLM
+    deployment's ``kv_connector``, say, when none was given): assumed, and said so."""
+    return [f"{k}={v}" for k, v in _own(variant).items() if k not in given and k not in defaults]
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -281,7 +303,7 @@ def _norm(value: Any) -> Any:
 def _with_settings(variant: Variant) -> str:
     own = _own(variant)
     if not own:
-        return variant.name
+        return str(variant.name)
     return f"{variant.name} (with {', '.join(f'{k}={v}' for k, v in own.items())})"
 
 

@@ -69,7 +69,7 @@ def render(run: ConformRun) -> None:
 
 
 def render_matrix(m: Any) -> None:
-    from kvproof.checker.upstream.matrix import markdown
+    from kvproof.checker.conform.matrix import markdown
 
     print(markdown(m))
     _say(f"{len(m.cells)} runs, {m.traces} walks each, {m.seconds:.1f} s", "")
