@@ -64,6 +64,12 @@ def lines(doc: dict[str, Any], *, raw: bool = False, width: int | None = None) -
             "assumptions: what happens when one breaks).",
             2,
         )
+    if m["also_agrees_with"]:
+        out += wrap(
+            f"The code also agrees with {', '.join(m['also_agrees_with'])} (switches conform "
+            "does not drive, or a table that does not list this release).",
+            2,
+        )
     out.append("")
     bad = [f for f in found["verdicts"] if f["verdict"] != "holds"]
     good = [f["name"] for f in found["verdicts"] if f["verdict"] == "holds"]
