@@ -76,13 +76,14 @@ def words_table(
     """A trace's steps as what the engines did (``engine_words``); ``--raw``: ``trace_table``."""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("#", justify="right")
+    table.add_column("event")
     table.add_column("what the engines did")
     for i, text in enumerate(step_words(rows, voice)):
         if i == loop:
-            table.add_row("", f"[bold]{LOOP_START}[/]")
-        table.add_row(str(rows[i]["step"]), text)
+            table.add_row("", f"[bold]{LOOP_START}[/]", "")
+        table.add_row(str(rows[i]["step"]), rows[i]["label"], text)
     if loop is not None:
-        table.add_row("", f"[bold]{back_to(loop)}[/]")
+        table.add_row("", f"[bold]{back_to(loop)}[/]", "")
     return table
 
 
