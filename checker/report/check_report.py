@@ -19,7 +19,9 @@ def render_check(
 ) -> None:
     """``raw``: the steps as the model's cells (``owns(r0, p0): F->T``), not engine words."""
     data = data or to_json(check)
-    voice = voice_of(check.variant.engine, check.variant.switches.transfer_mode)
+    voice = voice_of(check.variant.engine, getattr(check.variant.switches, "transfer_mode", ""))
+    # Engine words tell kvproof's handoff; a user protocol's steps stay its own cells.
+    raw = raw or check.protocol.name != "handoff"
     sizes = data["sizes"]
     console.print(
         f"[bold]{data['variant']}[/]  {check.variant.summary}\n"

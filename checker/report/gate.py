@@ -41,8 +41,9 @@ def trace_text(entry: dict[str, Any], voice: Voice | None = None) -> str:
     if entry.get("initial"):
         lines.append("initially: " + "; ".join(entry["initial"]))
     rows = entry.get("trace", [])
-    # CI shows this to people: the steps in engine words (the cells stay in --json).
-    said = step_words(rows, voice)
+    # CI shows this to people: the steps in engine words (the cells stay in --json); a
+    # user protocol (no voice) keeps its cells.
+    said = step_words(rows, voice) if voice is not None else [_cells(r) for r in rows]
     steps = [
         f"{row['step']:>3}. {row['label']:<18} {words}"
         for row, words in zip(rows, said, strict=True)
@@ -51,6 +52,12 @@ def trace_text(entry: dict[str, Any], voice: Voice | None = None) -> str:
     if entry.get("explanation"):
         lines.append(f"why: {entry['explanation']}")
     return "\n".join(lines)
+
+
+def _cells(row: dict[str, Any]) -> str:
+    from kvproof.model.lang.explain import change_text
+
+    return "; ".join(change_text(c) for c in row["changes"] if c["var"] != "posted")
 
 
 def trace_short(entry: dict[str, Any]) -> str:
@@ -135,7 +142,9 @@ def write_junit(checks: list[VariantCheck], path: Path, *, gate: bool = True) ->
             cases += 1
             text = _verdict_line(data, entry)
             if entry["verdict"] == "violated":
-                voice = voice_of(check.variant.engine, check.variant.switches.transfer_mode)
+                mode = getattr(check.variant.switches, "transfer_mode", "")
+                handoff = check.protocol.name == "handoff"  # a user protocol keeps its cells
+                voice = voice_of(check.variant.engine, mode) if handoff else None
                 text += "\n" + trace_text(entry, voice)
             if not entry["matches"] or (not gate and entry["verdict"] == "violated"):
                 failures += 1
