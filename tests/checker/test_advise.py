@@ -165,3 +165,14 @@ def test_vllm_0_34_pull_reads_after_the_lease() -> None:
     iso = next(f for f in run.assessment.findings if f.name == "isolation")
     assert iso.verdict == "violated" and iso.story and "expired" in iso.story
     assert not uses_model_names(iso.story)
+
+
+def test_the_incident_server_info_names_its_release() -> None:
+    """The audit example's /server_info (no exposed environment): 0.5.19, Mooncake."""
+    _cached("0.5.19")
+    path = (
+        Path(__file__).resolve().parents[2] / "examples/audit/incident/prefill-0.server_info.json"
+    )
+    dep = deployment(None, server_info=path)
+    assert dep.version == "0.5.19" and dep.env == {}
+    assert dep.server_args["disaggregation_transfer_backend"] == "mooncake"
