@@ -55,3 +55,4 @@ def test_push_write_under_expired_lease_contradicts_until_read(vllm_tree: Path, 
     run = conform(variant, str(vllm_tree), out=tmp_path)
     assert run.exit_code == 1 and run.switch == "prefill_hold"
     assert run.decisions["prefill freed source blocks"] >= 1
+    assert main(["report", run.files[0], "--html", str(tmp_path / "w.html"), "--no-replay"]) == 0
