@@ -136,5 +136,5 @@ def test_a_vllm_release_is_its_pull_variant_and_push_by_its_transfer_mode() -> N
     assert resolve("vllm==0.34.0").variant.name == "vllm-0.34-nixl-pull"
     push = resolve("vllm==0.33.0", server_args={"transfer_mode": "push"})
     assert push.variant.name == "vllm-0.34-nixl-push"
-    with pytest.raises(KvproofInputError, match="0.33.0 to 0.34.0"):
+    with pytest.raises(KvproofInputError, match=r"0\.33\.0 to 0\.34\.0"):
         resolve("vllm==0.25.0")
