@@ -130,10 +130,7 @@ def forbids(engine: Engine, concrete: Concrete | None, rigid: Rigid, moves: list
     kept = [m for m in moves if isinstance(m, float) or m.action in names]
     again = replay(engine, concrete, rigid, kept)
     return (
-        again is not None
-        and again.refused
-        and not again.diverged
-        and len(again.moves) == len(kept)
+        again is not None and again.refused and not again.diverged and len(again.moves) == len(kept)
     )
 
 
