@@ -101,7 +101,9 @@ def diagnose(engine: Engine, variant: Variant, concrete: Concrete, res: WalkResu
         for name, value in flips(variant.switches)
         if conforms_under(engine, flipped(variant, sizes, name, value), rigid, res.moves)
     ]
-    if not found:  # a step the code never takes: flips whose model cannot take it either
+    if not found and not _code_moved(engine, concrete, rigid, res):
+        # A step the code never takes (its projection did not change at the divergent
+        # move): flips whose model cannot take it either.
         found = [
             (name, str(value).lower() if isinstance(value, bool) else str(value))
             for name, value in flips(variant.switches)
@@ -114,6 +116,18 @@ def diagnose(engine: Engine, variant: Variant, concrete: Concrete, res: WalkResu
     if dropped:
         words += f"; the walk conforms once the variant stops assuming {', '.join(dropped)}"
     return Diagnosis(words, explained, first, dropped)
+
+
+def _code_moved(engine: Engine, concrete: Concrete, rigid: Rigid, res: WalkResult) -> bool:
+    """Whether the code's projection changed at the divergent move (it took a step of its
+    own there, e.g. released after one of two ACKs): then "the model cannot take this step
+    either" does not describe it."""
+    if not res.moves or res.code is None:
+        return False
+    before = replay(engine, concrete, rigid, res.moves[:-1]) if len(res.moves) > 1 else None
+    if before is None or before.code is None:
+        return True  # the first move: nothing to compare with
+    return before.code != res.code
 
 
 def forbids(engine: Engine, concrete: Concrete | None, rigid: Rigid, moves: list[Any]) -> bool:
