@@ -67,6 +67,12 @@ _BY_TRACE: dict[str, Shows] = {
     "sglang-pd-success-overwrites-abort.reject_final": Shows(
         ENGINE_STATE, CANNOT_LEAK["sglang-pd-success-overwrites-abort"]
     ),
+    "vllm-0.34-nixl-push.reject_final": Shows(
+        ENGINE_STATE,
+        "an abort reaching prefill after its request finished is a no-op (vLLM 0.34.0"
+        " scheduler.py::finish_requests skips a finished request) and the WRITE's Success"
+        " stands: the aborted request gets 200 with its own KV, no other tenant's data",
+    ),
     "vllm-nixl-push-head-trim.isolation": Shows(
         WRONG_ANSWER, CANNOT_LEAK["vllm-nixl-push-head-trim"]
     ),
