@@ -72,6 +72,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.upstream",
+        "checker.conform",  # conform --vllm's library call (checker/conform/vllm/)
         "ops.audit",
         "checker.runs",
     },
