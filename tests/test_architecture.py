@@ -72,6 +72,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.upstream",
+        "checker.conform",  # vLLM's adapter (advise vllm==VERSION)
         "ops.audit",
         "checker.runs",
     },
