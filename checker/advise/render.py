@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from kvproof.checker.advise.run import text_of, variant_summary
 
 
-def _wrap(width: int) -> Callable[[str, int], list[str]]:
+class Wrap(Protocol):
+    def __call__(self, text: str, indent: int = 0) -> list[str]: ...
+
+
+def _wrap(width: int) -> Wrap:
     def wrap(text: str, indent: int = 0) -> list[str]:
         pad = " " * indent
         return textwrap.wrap(text, width, initial_indent=pad, subsequent_indent=pad + "  ") or [""]
@@ -94,7 +97,7 @@ def lines(doc: dict[str, Any], *, raw: bool = False, width: int | None = None) -
     return out + _fix(doc, wrap)
 
 
-def _fix(doc: dict[str, Any], wrap: Callable[[str, int], list[str]]) -> list[str]:
+def _fix(doc: dict[str, Any], wrap: Wrap) -> list[str]:
     if doc["verdict"] == "safe":
         return []
     fix = doc["fix"]

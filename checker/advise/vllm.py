@@ -85,7 +85,12 @@ def as_operator_runs(variant: Variant, given: dict[str, Any]) -> Variant | None:
     tables: dict[str, dict[str, Any]] = {"kv_transfer_config": {}, "kv_connector_extra_config": {}}
     for name, value in given.items():
         tables[SETTINGS[name][0]][name] = value
-    up = Upstream("vllm", exempt="kvproof advise", **tables)
+    up = Upstream(
+        "vllm",
+        exempt="kvproof advise",
+        kv_transfer_config=tables["kv_transfer_config"],
+        kv_connector_extra_config=tables["kv_connector_extra_config"],
+    )
     return dataclasses.replace(variant, assume={}, upstream=up)
 
 

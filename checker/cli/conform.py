@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _default_sglang(variant, args: argparse.Namespace) -> str:  # type: ignore[no-untyped-def]
+def _default_sglang(variant, args: argparse.Namespace) -> str:
     """The SGLang release a bare VARIANT (or ``sglang==X``) runs, said on stderr (issue 41)."""
     from kvproof.checker.upstream.run import default_release
     from kvproof.spec.by_release import parse_release, release_span, say_release
@@ -112,7 +112,7 @@ def _default_sglang(variant, args: argparse.Namespace) -> str:  # type: ignore[n
     return release
 
 
-def _progress(quiet: bool, what: str):  # type: ignore[no-untyped-def]
+def _progress(quiet: bool, what: str):
     """Walks done, on stderr every 50 (a line each: fine in a pipe)."""
     import sys
 

@@ -125,12 +125,19 @@ class Engine(Protocol):
     """An engine release's code, loaded and ready for walks (an adapter's context manager
     yields one; the loaded code is unloaded when it exits)."""
 
-    name: str  # "sglang", "vllm"
-    release: str  # the version, or the PATH given
-    adapter: str  # which adapter drives it (a release range)
-    settings: Mapping[str, Any]  # what the code runs under (env, server args)
-    settings_source: Mapping[str, str]  # setting -> "variant" | "release default"
-    sizes: Mapping[str, int]  # the model's instance sizes its harness supports
+    # Read-only members: an adapter may hold them as fields or compute them.
+    @property
+    def name(self) -> str: ...  # "sglang", "vllm"
+    @property
+    def release(self) -> str: ...  # the version, or the PATH given
+    @property
+    def adapter(self) -> str: ...  # which adapter drives it (a release range)
+    @property
+    def settings(self) -> Mapping[str, Any]: ...  # what the code runs under (env, args)
+    @property
+    def settings_source(self) -> Mapping[str, str]: ...  # setting -> "variant" | "release default"
+    @property
+    def sizes(self) -> Mapping[str, int]: ...  # the model's instance sizes its harness supports
 
     def harness(self, requests: tuple[RequestSpec, ...]) -> Harness: ...
 

@@ -49,8 +49,8 @@ def reachable_cached(
     try:
         raw = json.loads(path.read_text())
         return Reach(
-            frozenset((a, tuple(p)) for a, p in raw["transitions"]),  # type: ignore[misc]
-            frozenset((tuple(a), tuple(b)) for a, b in raw["edges"]),  # type: ignore[misc]
+            frozenset((a, tuple(p)) for a, p in raw["transitions"]),
+            frozenset((tuple(a), tuple(b)) for a, b in raw["edges"]),
             int(raw["states"]),
         )
     except (OSError, ValueError, KeyError, TypeError):

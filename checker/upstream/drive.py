@@ -76,16 +76,17 @@ class Harness:
             backend, deferred=deferred, waiting_timeout=self.waiting_timeout
         )
         self.receiver_cls = receiver
+        patched: dict[str, Any] = dict(mods)  # the release's modules: foreign, patched
         for name in (DECODE, COMMON, "sglang.srt.disaggregation.mooncake.conn"):
-            if name in mods:
-                mods[name].time = self.clock
+            if name in patched:
+                patched[name].time = self.clock
         host.patch_decode_module(
             self.decode, self.pages, self.outcome, self.clock, disagg or default_disagg()
         )
-        mods[SCHED].release_kv_cache = self.decode.release_kv_cache
-        mods[SCHED].prepare_abort = self.decode.prepare_abort
-        mods[SCHED].get_parallel = self.decode.get_parallel
-        mods[SCHED].get_disagg = self.decode.get_disagg
+        patched[SCHED].release_kv_cache = self.decode.release_kv_cache
+        patched[SCHED].prepare_abort = self.decode.prepare_abort
+        patched[SCHED].get_parallel = self.decode.get_parallel
+        patched[SCHED].get_disagg = self.decode.get_disagg
         # The release's Scheduler, without its __init__ (``scheduler.py``), is both the
         # ``self`` of ``abort_request`` and the queues' ``scheduler``, as in the server; the
         # scheduler module's own enum (a stand-in when utils.py is not loaded real).

@@ -169,11 +169,11 @@ class Pair:
 
     def fail(self, r: str) -> None:
         agent = self.p_agent if self.mode == "push" else self.d_agent
-        open_ = sorted(
+        posted = sorted(
             ((p, h) for (q, p), h in self.handles.items() if q == r),
             key=lambda ph: ph[0] < 0,  # a READ the walk posted fails first
         )
-        open_ = [h for _, h in open_ if agent.states[h] == "PROC"]
+        open_ = [h for _, h in posted if agent.states[h] == "PROC"]
         if open_:
             agent.fail(open_[0])
         elif self.mode == "pull":  # no READ posted: the handshake failed
