@@ -28,6 +28,16 @@ ALLOWED: dict[str, set[str]] = {
     "checker.distrib": {"spec"},
     "checker.verify": {"spec", "model", "checker.distrib"},
     "checker.report": {"spec", "model", "checker.verify", "checker.traces"},
+    # Renderers by command: they read the runs' records (``checker.runs``: only the run
+    # types, under ``if TYPE_CHECKING:``; a run imports its renderers to write its files).
+    "checker.render": {
+        "spec",
+        "model",
+        "checker.verify",
+        "checker.traces",
+        "checker.report",
+        "checker.runs",
+    },
     "checker.conformance": {
         "spec",
         "model",
@@ -52,6 +62,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.traces",
         "checker.verify",
         "checker.report",
+        "checker.render",
         "checker.conformance",
         "checker.distrib",
         "checker.audit",

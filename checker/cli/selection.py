@@ -1,5 +1,5 @@
 """Which variants a command was asked for: VARIANT... or --all, never neither or both; and
-the names typed (variants, --invariant, --without) checked before Z3 or torch is loaded."""
+the ``--invariant`` names typed, checked before Z3 or torch is loaded."""
 
 from __future__ import annotations
 
@@ -18,15 +18,12 @@ def check_selection(args: argparse.Namespace) -> None:
 
 
 def check_names(
-    variants: Iterable[str],
-    variants_dir: Path | None,
-    protocol: str | None,
-    invariants: Iterable[str] = (),
-    without: Iterable[str] = (),
+    protocol: str | None, invariants: Iterable[str] = (), variants_dir: Path | None = None
 ) -> None:
-    """A typo is exit 2 with the nearest name at once (``spec/names.py``), not after seconds
-    of imports. kvproof's own vocabulary only: a ``--protocol`` brings its own, checked when
-    its module is loaded."""
+    """A typo in ``--invariant`` is exit 2 with the nearest name at once (``spec/names.py``),
+    not after seconds of imports. kvproof's own vocabulary only: a ``--protocol`` brings its
+    own, checked when its module is loaded. The variant files are read once, by the library
+    call, which checks each VARIANT and ``--without`` name before any search starts."""
     from kvproof.checker.cli.paths import check_input_dir
 
     check_input_dir(variants_dir, "--variants-dir")
@@ -34,12 +31,8 @@ def check_names(
         return
     from kvproof.spec.invariants import INVARIANTS
     from kvproof.spec.liveness import LIVENESS
-    from kvproof.spec.names import require_assumed, require_known
-    from kvproof.spec.variant import VARIANTS_DIR, load_variant
+    from kvproof.spec.names import require_known
 
-    loaded = [load_variant(v, variants_dir or VARIANTS_DIR) for v in variants]
     names = [*INVARIANTS, *LIVENESS]  # --invariant takes a liveness property too (#29)
     for name in invariants:
         require_known(name, sorted(names), "invariant", "--invariant")
-    for variant in loaded:
-        require_assumed(variant.name, tuple(variant.assume), without)

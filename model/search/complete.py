@@ -28,7 +28,7 @@ from typing import Any
 
 import z3
 
-from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
@@ -48,6 +48,7 @@ class CompleteResult:
     symmetry: tuple[str, ...] | None = None
     depth: int | None = None  # the shortest counterexample's length, or BMC's last depth
     trace: Trace | None = None
+    trace_states: tuple[State, ...] = ()  # ``trace``'s states, derived once where re-checked
     conjuncts: int | None = None  # size of the invariant of this instance
     note: str = ""
 
@@ -189,7 +190,7 @@ def _deepen(
                 if not broken:
                     raise ReplayError("complete: the BMC counterexample does not replay")
                 trace = Trace(variant, dict(sizes), init, tuple(steps), violated=broken[0])
-                return done("violated", "bmc", depth=k, trace=trace)
+                return done("violated", "bmc", depth=k, trace=trace, trace_states=tuple(states))
             if res == z3.unknown:
                 break
         unroller.extend()

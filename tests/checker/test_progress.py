@@ -18,7 +18,9 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.report.progress_display import LogLines
-from kvproof.checker.verify.check_pool import CheckJob, run_jobs
+from kvproof.checker.verify.check_pool import run_jobs
+from kvproof.checker.verify.driver import prepare
+from kvproof.checker.verify.plan import CheckOptions
 from kvproof.spec.variant import VARIANTS_DIR, load_variant
 
 # Buggy variants whose BMC ends in a few seconds (no proof, no necessity check).
@@ -66,9 +68,8 @@ def test_log_lines_say_each_finish_and_beat_inside_a_long_stage() -> None:
 
 
 def test_stages_are_forwarded_from_the_worker_processes_while_they_run() -> None:
-    jobs = [
-        CheckJob(load_variant(name), 3, 6, 6, None, "never", necessity=False) for name in FAST[:2]
-    ]
+    options = CheckOptions(requests=3, pages=6, depth=6, prove="never", necessity=False)
+    jobs = [prepare(load_variant(name), options) for name in FAST[:2]]
     lock = threading.Lock()
     seen: list[tuple[str, ...]] = []
 

@@ -15,7 +15,7 @@ from kvproof.model.lang.dsl import BOOL, Action, ActionKind, Protocol, Var
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.liveness import Fair, Liveness
 from kvproof.model.lang.trace import replay
-from kvproof.model.search.bmc_lasso import bmc_lassos
+from bmc_lasso_oracle import bmc_lassos
 from kvproof.model.search.lasso import find_lassos
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant

@@ -11,7 +11,7 @@ from kvproof.checker.verify.liveness import LIVENESS_SIZES
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import replay
-from kvproof.model.search.bmc_lasso import bmc_lassos
+from bmc_lasso_oracle import bmc_lassos
 from kvproof.model.search.lasso import find_lassos
 from kvproof.spec.variant import list_variants
 

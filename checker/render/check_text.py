@@ -1,4 +1,4 @@
-"""Rich rendering of ``kvproof check`` results for people."""
+"""``kvproof check``'s report for people: per variant, and the ``--all`` table."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from rich.table import Table
 
 from kvproof.checker.report.loop_marks import LOOP_START, back_to
 from kvproof.checker.report.tables import print_table
-from kvproof.checker.verify.checking import VariantCheck, to_json
+from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.model.lang.explain import change_text
 
 
-def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | None = None) -> None:
-    data = data or to_json(check)
+def render_check(console: Console, check: VariantVerdict, data: dict[str, Any]) -> None:
+    """One variant's report from its ``--json`` object (``check_json.variant_json``)."""
     sizes = data["sizes"]
     console.print(
         f"[bold]{data['variant']}[/]  {check.variant.summary}\n"
@@ -84,13 +84,15 @@ def verdict_table(data: dict[str, Any]) -> Table:
     return table
 
 
-def outcome(check: VariantCheck) -> str:
+def outcome(check: VariantVerdict) -> str:
     """A check in a few words, for the line a log gets as each variant finishes."""
+    if check.invariants is None:  # a liveness-only check
+        return "a fair lasso" if check.violated else "holds"
     broken = [r.invariant for r in check.bmc.results if not r.holds]
     if check.proof is not None and not check.proof.proved:
         broken.append("(proof)")
-    said = "violated" if check.violated else "holds"
-    said += " as expected" if check.all_match else ", NOT as expected"
+    said = "violated" if check.safety_violated else "holds"
+    said += " as expected" if check.safety_match else ", NOT as expected"
     return said + (f" ({', '.join(broken)})" if broken else "")
 
 
@@ -101,7 +103,7 @@ def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:
         console.print(f"[red]not proved[/]: {proof.get('summary', '')}")
 
 
-def render_all(console: Console, checks: list[VariantCheck]) -> None:
+def render_all(console: Console, checks: list[VariantVerdict]) -> None:
     table = Table(title="kvproof check --all", title_justify="left")
     # Names are never cut: the table grows past a narrow terminal rather than fold a name.
     longest = max((len(c.variant.name) for c in checks), default=7)
@@ -127,7 +129,7 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
                 "proved" if not check.variant.buggy else "-",
                 "proved" if check.proof.proved else "not proved",
                 f"{check.proof.seconds:.2f}",
-                "[green]yes[/]" if check.all_match else "[red]NO[/]",
+                "[green]yes[/]" if check.safety_match else "[red]NO[/]",
             )
         if check.variant.assume:
             needed = {n.name: n.needed for n in check.necessity}
@@ -142,7 +144,7 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
             table.add_row(check.variant.name, "(assumes)", "; ".join(names), "", "", "")
         table.add_section()
     print_table(console, table)
-    bad = [c.variant.name for c in checks if not c.all_match]
+    bad = [c.variant.name for c in checks if not c.safety_match]
     buggy = sum(1 for c in checks if c.variant.buggy)
     console.print(
         f"{len(checks)} variants ({buggy} buggy, {len(checks) - buggy} fixed): "

@@ -1,31 +1,13 @@
-"""``check --liveness``'s report for people (``liveness_run.py`` holds the run)."""
+"""The liveness phase of ``check`` for people: a variant's fair lassos, and ``--all``'s table."""
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
-from kvproof.checker.runs.liveness_run import LivenessRun
 from kvproof.checker.verify.liveness import LivenessCheck
 
 
-def render_run(console: Any, run: LivenessRun, *, as_json: bool) -> None:
-    """With ``as_json`` the document goes to stdout and ``console`` (stderr) only names the
-    files written."""
-    from kvproof.checker.report.written import wrote
-
-    if as_json:
-        json.dump(run.to_json(), sys.stdout, indent=2)
-        print()
-    else:
-        for check, doc in zip(run.checks, run.docs, strict=True):
-            render(console, check, doc["liveness"])
-    if run.files:
-        wrote(console, run.files)
-
-
-def render_expectations(console: Any, out: dict) -> None:
+def render_expectations(console: Any, out: dict[str, Any]) -> None:
     """``check --all``'s liveness table: each variant's [expect] liveness keys."""
     if not out:
         return
