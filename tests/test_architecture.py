@@ -36,6 +36,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.traces",
         "checker.report",
+        "checker.conformance",
         "checker.runs",
     },
     "checker.conformance": {

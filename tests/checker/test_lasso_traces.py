@@ -368,7 +368,7 @@ def test_an_engine_that_leaves_the_loop_is_a_divergence_in_its_round(
 ) -> None:
     from kvproof.checker.cli.consoles import console_for
     from kvproof.checker.conformance.replay import replay_trace
-    from kvproof.checker.runs.render_replay import print_report
+    from kvproof.checker.render.replay import print_report
 
     variant = load_variant(VARIANT)
     report = replay_trace(lasso, variant, loops=3, engine=frees_on_second_step)

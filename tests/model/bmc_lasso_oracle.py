@@ -2,7 +2,9 @@
 
 Not part of the product (``check`` has one liveness engine, the explicit-state graph of
 ``model/search/lasso.py``): a second, independent encoding kept here so each cross-checks
-the other on every variant (``test_liveness_engines.py``, ``test_liveness.py``). A lasso of length ``k`` is ``s_0 .. s_k`` (the unrolled
+the other on every variant (``test_liveness_engines.py``, ``test_liveness.py``).
+
+A lasso of length ``k`` is ``s_0 .. s_k`` (the unrolled
 transition relation, ``model/lang/unroll.py``, without symmetry breaking: a loop must be a
 loop of the real system) with, for some ``l``:
 
