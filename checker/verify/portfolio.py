@@ -85,7 +85,7 @@ class BackgroundSubset:
 
 def _proved(protocol: Any, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The safety invariants proved and the proof's inductive invariant (by name)."""
-    from kvproof.model.search.subset import inductive_subset
+    from kvproof.model.search.houdini import inductive_subset
 
     found = inductive_subset(protocol, names)
     return tuple(found.proved), tuple(found.inductive)

@@ -9,7 +9,7 @@ depth" is decidable. Four methods, cheapest first, each complete when it finishe
    instances BFS cannot exhaust (3 Req / 4 Page: 17 GB after 12 min);
 1. explicit-state BFS (``explore``, compiled interpreter, page symmetry) under a small
    budget: a small instance is exhausted in a second, and BFS gives a shortest trace;
-2. an inductive invariant *of this instance*: goal-directed Houdini (``model/search/houdini.py``)
+2. an inductive invariant *of this instance*: goal-directed Houdini (``houdini/goal.py``)
    over ``FiniteStep`` (every cell a constant, a propositional query), with the template
    candidates of ``model/search/infer.py``; a closed set that holds in every initial state (checked
    concretely) and implies safety proves it for every depth at this size;
