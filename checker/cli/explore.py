@@ -46,7 +46,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.selection import check_names
 
-    check_names(args.protocol, variants_dir=args.variants_dir)
+    check_names([args.variant], args.variants_dir, args.protocol)
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.runs.explore_run import ExploreOptions, explore_variant
 

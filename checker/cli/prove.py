@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.selection import check_names, check_selection
 
     check_selection(args)
-    check_names(args.protocol, variants_dir=args.variants_dir)
+    check_names(args.variants, args.variants_dir, args.protocol)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.cli.progress import for_run, heartbeat_s

@@ -18,21 +18,28 @@ def check_selection(args: argparse.Namespace) -> None:
 
 
 def check_names(
-    protocol: str | None, invariants: Iterable[str] = (), variants_dir: Path | None = None
+    variants: Iterable[str],
+    variants_dir: Path | None,
+    protocol: str | None,
+    invariants: Iterable[str] = (),
 ) -> None:
     """A typo in ``--invariant`` is exit 2 with the nearest name at once (``spec/names.py``),
-    not after seconds of imports. kvproof's own vocabulary only: a ``--protocol`` brings its
-    own, checked when its module is loaded. The variant files are read once, by the library
-    call, which checks each VARIANT and ``--without`` name before any search starts."""
+    not after seconds of imports; a release typed as a variant (``sglang==0.5.20``) says which
+    variant it is. kvproof's own vocabulary only: a ``--protocol`` brings its own, checked
+    when its module is loaded. The variant files are read once, by the library call, which
+    checks each VARIANT and ``--without`` name before any search starts."""
     from kvproof.checker.cli.paths import check_input_dir
 
     check_input_dir(variants_dir, "--variants-dir")
     if protocol:
         return
+    from kvproof.spec.by_release import say_release
     from kvproof.spec.invariants import INVARIANTS
     from kvproof.spec.liveness import LIVENESS
     from kvproof.spec.names import require_known
+    from kvproof.spec.variant import VARIANTS_DIR
 
+    say_release(list(variants), variants_dir or VARIANTS_DIR)
     names = [*INVARIANTS, *LIVENESS]  # --invariant takes a liveness property too (#29)
     for name in invariants:
         require_known(name, sorted(names), "invariant", "--invariant")

@@ -20,16 +20,16 @@ if TYPE_CHECKING:
     from kvproof.checker.runs.check_run import CheckRun
 
 
-def render(console: Any, run: CheckRun, *, as_json: bool) -> None:
+def render(console: Any, run: CheckRun, *, as_json: bool, raw: bool = False) -> None:
     """With ``as_json`` the document goes to stdout and ``console`` (stderr) only names the
-    files written."""
+    files written; ``raw``: the steps as the model's cells, not engine words."""
     docs = [variant_json(v) for v in run.variants]
     for v, doc in zip(run.variants, docs, strict=True):
         if not as_json and v.invariants is None:
             assert v.liveness is not None
-            liveness_text.render(console, v.liveness, doc["liveness"])
+            liveness_text.render(console, v.liveness, doc["liveness"], raw=raw)
         elif not as_json and not run.gate:
-            check_text.render_check(console, v, doc)
+            check_text.render_check(console, v, doc, raw=raw)
         if not as_json and v.complete is not None:
             console.print(
                 f"[bold]{v.variant.name}[/] complete: {v.complete.summary}", highlight=False

@@ -25,10 +25,14 @@ from __future__ import annotations
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from kvproof.checker.conform.engine import Decided, RequestSpec, Step
+from kvproof.checker.conform.projection import Projection, RequestView
 from kvproof.checker.upstream import host, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
+from kvproof.checker.upstream.raised import as_finding, sglang_root
+from kvproof.checker.upstream.scheduler import scheduler_self
 from kvproof.model.lang.instance import ActionInstance
 
 DECODE = "sglang.srt.disaggregation.decode"
@@ -47,9 +51,14 @@ class Harness:
         backend: type,
         receiver: type,
         disagg: Any = None,
+        requests: tuple[RequestSpec, ...] = (),
+        over_long: Any = None,
     ) -> None:
+        self.requests = requests
+        self.over_long = over_long  # intake.Intake of an over-long prompt
         self.mods = mods
         self.adapter = adapter
+        self.root = sglang_root(mods)  # where an exception is the release's own
         self.decode = mods[DECODE]
         self.kvpoll = mods[BASE].KVPoll
         envs = mods["sglang.srt.environ"].envs
@@ -73,6 +82,8 @@ class Harness:
         )
         mods[SCHED].release_kv_cache = self.decode.release_kv_cache
         mods[SCHED].prepare_abort = self.decode.prepare_abort
+        mods[SCHED].get_parallel = self.decode.get_parallel
+        mods[SCHED].get_disagg = self.decode.get_disagg
         self.scheduler = SimpleNamespace(
             enable_decode_hicache=False,
             enable_hisparse=False,
@@ -88,12 +99,18 @@ class Harness:
             host.IndexAllocator(),
             host.MetadataBuffers(64),
             self.scheduler,
-            host.TreeCache(),
+            host.TreeCache(self.pages),
         )
         self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
-        self.sched_self = host.scheduler_self(self.queue, self.outcome)
-        # The scheduler module's own enum (a stand-in when utils.py is not loaded real).
-        self.sched_self.disaggregation_mode = mods[SCHED].DisaggregationMode.DECODE
+        # The release's Scheduler, without its __init__; the scheduler module's own enum
+        # (a stand-in when utils.py is not loaded real).
+        self.sched_self = scheduler_self(
+            mods[SCHED].Scheduler,
+            mods[SCHED].DisaggregationMode.DECODE,
+            self.queue,
+            self.outcome,
+            self.pages,
+        )
         self.scheduler.disagg_decode_prealloc_queue = self.sched_self.disagg_decode_prealloc_queue
         self.receivers: dict[int, Any] = {}
         self.entries: dict[int, Any] = {}  # request -> DecodeRequest
@@ -112,8 +129,72 @@ class Harness:
             "aborts_sent_to_prefill": len(self.peer.aborts),
         }
 
+    # -- the core's view (``checker/conform/engine.py::Harness``) ------------------------
+    def apply(self, step: Step | ActionInstance) -> None:
+        """The model's step; ``done`` reports the status the model's KVPoll took (an
+        abort can win over prefill's Success). A bare instance: a scripted step (tests)."""
+        try:
+            if isinstance(step, ActionInstance):
+                self.take(step)
+            elif step.inst.action == "done":
+                self.done_as(step.inst.args[0], step.status == "failed")
+            else:
+                self.take(step.inst)
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            self._found(exc)
+
+    def decided(self, r: int) -> Decided:
+        return Decided(
+            committed=r in self.outcome.committed,
+            aborted=r in self.outcome.aborted,
+            waited_out=self.waiting_expired(r),
+            release_due=self.release_expired(r),
+        )
+
+    def project(self) -> Projection:
+        views = tuple(
+            RequestView(
+                self.pages.of(r),
+                r in self.outcome.aborted,
+                r in self.outcome.committed,
+                intake=self.intake_of(r),
+            )
+            for r in range(len(self.requests))
+        )
+        return Projection(views, frozenset(self.pages.stray))
+
+    def intake_of(self, r: int) -> str | None:
+        """Prefill's intake of an over-long prompt, once it arrived (``intake.py``: the
+        same for every walk of a release)."""
+        if self.over_long is None or r not in self.entries:
+            return None
+        if not self.requests[r].over_prefill:
+            return None
+        if self.over_long.retired:
+            return "retired"
+        return "stub" if self.over_long.queued_tokens == 1 else "queued"
+
+    def stall_deadlines(self) -> list[float]:
+        return sorted(
+            d for r, d in self.release_deadline.items() if self.pages.of(r) and self.clock.now < d
+        )
+
+    def stall(self, when: float) -> None:
+        self.clock.jump_to(when)
+        try:
+            self.tick()
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            self._found(exc)
+
+    def _found(self, exc: Exception) -> None:
+        """An exception with a frame in the loaded ``sglang/`` tree is a finding."""
+        finding = as_finding(exc, self.root)
+        if finding is None:
+            raise exc
+        raise finding from exc
+
     # -- the model's steps ---------------------------------------------------------------
-    def apply(self, inst: ActionInstance) -> None:
+    def take(self, inst: ActionInstance) -> None:
         # Time passes only at the model's timeout/give_up (the model has no clock): holds
         # set between two jumps share a deadline, and a jump expires them together.
         r = inst.args[0]

@@ -16,9 +16,11 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from kvproof.spec import releases
 from kvproof.spec.errors import KvproofInputError
 
-RELEASES = ("0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
+# The releases a conform adapter drives, from ``spec/releases.toml`` (the one home of them).
+RELEASES = releases.adapted("sglang")
 MARKER = Path("sglang", "srt", "disaggregation", "decode.py")
 
 
@@ -31,6 +33,9 @@ def resolve(spec: str) -> tuple[Path, str]:
     """The tree holding ``sglang/`` and a label for it (the version, or the path)."""
     if spec in RELEASES:
         return cached(spec), spec
+    known = releases.get("sglang", spec)
+    if known is not None:  # an SGLang release, but not one conform can drive
+        raise KvproofInputError(f"no adapter for SGLang {spec}: {known.no_adapter}", spec)
     path = Path(spec).expanduser()
     if path.exists() or os.sep in spec or spec.startswith("."):
         for tree in (path, path / "python"):

@@ -22,6 +22,7 @@ class Req:
         self.r = r
         self.rid = f"req-{r}"
         self.bootstrap_room = 1000 + r
+        self.req_pool_idx = r  # its row in ReqToTokenPool (scheduler.py)
         self.return_logprob = False
         self.finished_reason: Any = None
         self.priority = None
@@ -53,7 +54,18 @@ class MetadataBuffers:
 
 class TreeCache:
     """``mem_cache/base_prefix_cache.py::BasePrefixCache``: no radix cache on decode, so
-    the hicache hooks' ``unlock``/``finish`` have nothing to do (freeing is ``Pages``)."""
+    the hicache hooks' ``unlock``/``finish`` have nothing to do; a request's pages go back
+    through ``cache_finished_req`` (the cache's own free, ``ChunkCache``'s on decode)."""
+
+    def __init__(self, pages: Pages | None = None) -> None:
+        self._pages = pages
+
+    def cache_finished_req(self, req: Any, *args: Any, **kwargs: Any) -> None:
+        if self._pages is not None:
+            self._pages.release(req.r)
+
+    def dec_lock_ref(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
     def unlock(self, lock: Any) -> None:
         return None
@@ -70,35 +82,6 @@ class IndexAllocator:
 
     def free(self, idx: int) -> None:
         self.freed.append(idx)
-
-
-def scheduler_self(transfer_queue: Any, outcome: Outcome) -> Any:
-    """The ``self`` that ``Scheduler.abort_request`` runs on, in decode mode, with no
-    chunked, waiting, grammar or running request: only the disaggregation queues."""
-    prealloc = SimpleNamespace(queue=[], retracted_queue=[], note_destinations_queued=_none)
-    return SimpleNamespace(
-        chunked_req=None,
-        mm_receiver=None,
-        waiting_queue=[],
-        dllm_config=None,
-        enable_hicache_storage=False,
-        enable_decode_hicache=False,
-        enable_hisparse=False,
-        grammar_manager=SimpleNamespace(abort_requests=_none),
-        disagg_decode_prealloc_queue=prealloc,
-        disagg_decode_transfer_queue=transfer_queue,
-        ps=SimpleNamespace(pp_size=1),
-        running_batch=SimpleNamespace(reqs=[], is_empty=lambda: True),
-        cur_batch=None,
-        last_batch=None,
-        collect_inflight_reqs=lambda: [],
-        spec_algorithm=SimpleNamespace(is_none=lambda: True),
-        output_streamer=SimpleNamespace(
-            stream_output=lambda reqs, *a, **k: outcome.streamed.extend(q.r for q in reqs)
-        ),
-        metrics_reporter=SimpleNamespace(enable_metrics=False),
-        ipc_channels=SimpleNamespace(send_to_tokenizer=SimpleNamespace(send_output=_none)),
-    )
 
 
 def patch_decode_module(
@@ -126,9 +109,5 @@ def patch_decode_module(
     decode.time = clock
     decode.get_disagg = lambda: disagg
     decode.get_parallel = lambda: SimpleNamespace(
-        tp_rank=0, attn_tp_group=SimpleNamespace(cpu_group=None)
+        tp_rank=0, pp_size=1, attn_tp_group=SimpleNamespace(cpu_group=None)
     )
-
-
-def _none(*args: Any, **kwargs: Any) -> None:
-    return None

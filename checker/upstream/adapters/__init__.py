@@ -13,9 +13,10 @@ from typing import Any
 
 # The record lives in its own module: the adapters import it, and this package imports them.
 from kvproof.checker.upstream.adapters.adapter import Adapter
+from kvproof.spec import releases
 from kvproof.spec.errors import KvproofInputError
 
-__all__ = ["Adapter", "select"]
+__all__ = ["Adapter", "registry", "select"]
 
 
 def _params(mods: dict[str, ModuleType], where: str) -> tuple[str, ...] | None:
@@ -28,11 +29,18 @@ def _params(mods: dict[str, ModuleType], where: str) -> tuple[str, ...] | None:
     return tuple(inspect.signature(obj).parameters)
 
 
-def select(mods: dict[str, ModuleType], tree: str) -> Adapter:
+def registry() -> dict[str, Adapter]:
+    """Every adapter by name, in the order ``spec/releases.toml`` first names it."""
     from kvproof.checker.upstream.adapters import r0519, r0521, r0522
 
+    by_name = {a.name: a for a in (r0519.ADAPTER, r0521.ADAPTER, r0522.ADAPTER)}
+    names = dict.fromkeys(r.adapter for r in releases.sglang() if r.adapter)
+    return {name: by_name[name] for name in names}
+
+
+def select(mods: dict[str, ModuleType], tree: str) -> Adapter:
     best: tuple[int, Adapter, str] | None = None
-    for adapter in (r0519.ADAPTER, r0521.ADAPTER, r0522.ADAPTER):
+    for adapter in registry().values():
         first = ""
         matched = 0
         for where, want in adapter.signatures:

@@ -1,0 +1,140 @@
+"""Changes planted in a copy of a cached release, as an SGLang developer's branch would have.
+
+An exception raised inside the release's own code during a walk is a finding (exit 1, the
+upstream file:line and the walk step, the traceback written), not a kvproof bug; a refactor
+of ``Scheduler.abort_request`` that reads more of the real ``Scheduler`` still runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kvproof.checker.cli import main
+from kvproof.checker.upstream import fetch
+from kvproof.checker.upstream.run import REAL, conform
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.variant import load_variant
+
+
+def copy_release(version: str, dest: Path) -> Path:
+    """The files conform loads real, copied from the cached wheel: a PATH tree."""
+    try:
+        src = fetch.cached(version)
+    except KvproofInputError as exc:
+        pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
+    for name in REAL:
+        rel = Path(*name.split("."))
+        for cand in (rel / "__init__.py", rel.with_suffix(".py")):
+            if (src / cand).is_file():
+                (dest / cand).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(src / cand, dest / cand)
+                break
+    return dest
+
+
+def plant(file: Path, anchor: str, line: str) -> int:
+    """Insert ``line`` as the first statement of the ``def`` at ``anchor``; its number."""
+    lines = file.read_text().splitlines(keepends=True)
+    start = next(i for i, text in enumerate(lines) if anchor in text)
+    indent = " " * (len(lines[start]) - len(lines[start].lstrip()) + 4)
+    at = next(i for i in range(start, len(lines)) if lines[i].split("#")[0].rstrip().endswith(":"))
+    lines.insert(at + 1, f"{indent}{line}\n")
+    file.write_text("".join(lines))
+    return at + 2
+
+
+def test_a_raise_in_defer_release_is_exit_1_with_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = copy_release("0.5.22", tmp_path / "python")
+    decode = tree / "sglang" / "srt" / "disaggregation" / "decode.py"
+    line = plant(decode, "def _defer_release(self", "raise RuntimeError('planted')")
+    out = tmp_path / "out"
+    rc = main(
+        ["conform", "sglang-0.5.22-pd", "--sglang", str(tree), "--traces", "200",
+         "--out", str(out), "--json"]
+    )  # fmt: skip
+    got = json.loads(capsys.readouterr().out)
+    assert rc == 1 and got["verdict"] == "raised", got
+    where = f"sglang/srt/disaggregation/decode.py:{line}"
+    assert where in got["raised"] and "RuntimeError: planted" in got["raised"]
+    assert "(_defer_release)" in got["raised"] and "during step " in got["raised"]
+    text = next(p for p in map(Path, got["files"]) if p.name.endswith(".traceback.txt"))
+    assert where.split(":")[0] in text.read_text() and "RuntimeError" in text.read_text()
+    jsonl = next(p for p in map(Path, got["files"]) if p.suffix == ".jsonl")
+    header = json.loads(jsonl.read_text().splitlines()[0])
+    assert header["meta"]["finding"] == "upstream_exception"
+    assert main(["replay", str(jsonl)]) in (0, 1)  # the walk up to the raise is a model walk
+
+
+def test_a_raise_at_prefill_intake_is_exit_1_too(tmp_path: Path) -> None:
+    tree = copy_release("0.5.22", tmp_path)
+    utils = tree / "sglang" / "srt" / "managers" / "utils.py"
+    line = plant(utils, "def validate_input_length(", "raise KeyError('planted')")
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=5, out=tmp_path / "o")
+    assert run.exit_code == 1 and run.raised is not None
+    assert f"sglang/srt/managers/utils.py:{line}" in run.raised and "intake" in run.raised
+
+
+def test_kvproof_s_own_exception_is_not_blamed_on_sglang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An exception with no frame in the loaded tree propagates (exit 3 at the CLI)."""
+    from kvproof.checker.upstream import drive
+
+    tree = copy_release("0.5.22", tmp_path)
+
+    def broken(self: object, r: int, p: int) -> None:
+        raise ZeroDivisionError("kvproof's own")
+
+    monkeypatch.setattr(drive.Harness, "_alloc", broken)
+    with pytest.raises(ZeroDivisionError):
+        conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=20)
+
+
+ABORT_SENT = "# an ack racing back is never dropped."  # 0.5.22's transfer-queue abort
+
+
+def _plant_after(file: Path, anchor: str, lines: list[str]) -> None:
+    text = file.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(text) if anchor in line) + 1  # the abort() call
+    indent = " " * (len(text[at]) - len(text[at].lstrip()))
+    text[at + 1 : at + 1] = [f"{indent}{line}\n" for line in lines]
+    file.write_text("".join(text))
+
+
+def test_a_refactor_reading_more_scheduler_fields_still_conforms(tmp_path: Path) -> None:
+    """The abort path reads the real Scheduler's pools and cache (no behaviour change):
+    conform runs it and agrees (a stand-in ``self`` without these fields exited 3)."""
+    tree = copy_release("0.5.22", tmp_path)
+    sched = tree / "sglang" / "srt" / "managers" / "scheduler.py"
+    _plant_after(sched, ABORT_SENT, [
+        "_pools = (self.tree_cache, self.req_to_token_pool, self.token_to_kv_pool_allocator)",
+        "if self.enable_hierarchical_cache and self.server_args.page_size and _pools:",
+        "    self.tree_cache.dec_lock_ref(decode_req.req)",
+    ])  # fmt: skip
+    variant = load_variant("sglang-0.5.22-pd")
+    run = conform(variant, str(tree), traces=200, faults=True)
+    assert run.exit_code == 0, (run.raised, run.detail)
+
+
+@pytest.mark.parametrize(
+    "free",
+    [
+        "release_kv_cache(decode_req.req, self.tree_cache)",
+        "self.tree_cache.cache_finished_req(decode_req.req)",
+        "self.token_to_kv_pool_allocator.free("
+        "self.req_to_token_pool.req_to_token[decode_req.req.req_pool_idx])",
+    ],
+)
+def test_freeing_through_the_scheduler_s_cache_is_a_divergence(tmp_path: Path, free: str) -> None:
+    """Freeing an aborted transfer's pages at once through ``self.tree_cache`` (or the
+    pools) is the early free 0.5.22 fixed: a divergence on ``release``, not a crash."""
+    tree = copy_release("0.5.22", tmp_path)
+    sched = tree / "sglang" / "srt" / "managers" / "scheduler.py"
+    _plant_after(sched, ABORT_SENT, [free])
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=200)
+    assert run.raised is None and run.exit_code == 1 and run.switch == "release", run.detail
