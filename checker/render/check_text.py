@@ -116,7 +116,10 @@ def outcome(check: VariantVerdict) -> str:
         broken.append("(proof)")
     said = "violated" if check.safety_violated else "holds"
     said += " as expected" if check.safety_match else ", NOT as expected"
-    return said + (f" ({', '.join(broken)})" if broken else "")
+    said += f" ({', '.join(broken)})" if broken else ""
+    if check.liveness is not None:  # --all's [expect] liveness keys, the job's last phase
+        said += "; liveness " + ("as expected" if check.liveness.all_match else "NOT as expected")
+    return said
 
 
 def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:

@@ -59,7 +59,7 @@ def test_each_form_of_check_is_one_call_and_one_render(
         called.append(("check", kw["options"]))
         return Done()
 
-    def fake_render(console: Any, run: Any, *, as_json: bool) -> None:
+    def fake_render(console: Any, run: Any, *, as_json: bool, raw: bool = False) -> None:
         called.append(("render", as_json))
 
     monkeypatch.setattr(check_run, "check", fake_check)
