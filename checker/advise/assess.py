@@ -62,6 +62,8 @@ class Assumed:
 @dataclass(frozen=True)
 class Assessment:
     variant: str
+    engine: str
+    push: bool
     summary: str
     findings: tuple[Finding, ...]
     assumptions: tuple[Assumed, ...]
@@ -76,6 +78,8 @@ class Assessment:
     def to_json(self) -> dict[str, Any]:
         return {
             "variant": self.variant,
+            "engine": self.engine,
+            "push": self.push,
             "safe": self.safe,
             "verdicts": [f.to_json() for f in self.findings],
             "assumptions": [a.to_json() for a in self.assumptions],
@@ -142,4 +146,5 @@ def assess(name: str) -> Assessment:
                 need.name, FAIRNESS, info.text, variant.assume[need.name], need.needed, need.hides
             )
         )
-    return Assessment(name, variant.summary, tuple(found), tuple(notes))
+    push = variant.switches.transfer_mode != "pull"
+    return Assessment(name, variant.engine, push, variant.summary, tuple(found), tuple(notes))

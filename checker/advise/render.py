@@ -53,14 +53,21 @@ def lines(doc: dict[str, Any], *, raw: bool = False, width: int | None = None) -
     )
     walks = next(t["walks"] for t in m["tried"] if t["variant"] == m["variant"])
     out += wrap(
-        f"Your code behaves as {m['variant']}: sglang {m['sglang']}'s own decision code agreed "
-        f"with it on {walks} walks with faults (conform, adapter {m['adapter']}); {how}."
+        f"Your code behaves as {m['variant']}: {m['engine']} {m['release']}'s own decision "
+        f"code agreed with it on {walks} walks with faults (conform, adapter "
+        f"{m['adapter']}); {how}."
     )
     out += wrap(variant_summary(m["variant"]), 2)
     if m["same_code"]:
         out += wrap(
             f"The same code as {', '.join(m['same_code'])} (its switches without the "
             "assumptions: what happens when one breaks).",
+            2,
+        )
+    if m["also_agrees_with"]:
+        out += wrap(
+            f"The code also agrees with {', '.join(m['also_agrees_with'])} (switches conform "
+            "does not drive, or a table that does not list this release).",
             2,
         )
     out.append("")

@@ -101,6 +101,12 @@ def diagnose(engine: Engine, variant: Variant, concrete: Concrete, res: WalkResu
         for name, value in flips(variant.switches)
         if conforms_under(engine, flipped(variant, sizes, name, value), rigid, res.moves)
     ]
+    if not found:  # a step the code never takes: flips whose model cannot take it either
+        found = [
+            (name, str(value).lower() if isinstance(value, bool) else str(value))
+            for name, value in flips(variant.switches)
+            if forbids(engine, flipped(variant, sizes, name, value), rigid, res.moves)
+        ]
     rank = {name: i for i, name in enumerate(DECIDED)}
     explained = tuple(sorted(found, key=lambda f: rank.get(f[0], len(rank))))
     dropped = () if explained else assumptions_broken(engine, variant, sizes, rigid, res.moves)
@@ -108,6 +114,27 @@ def diagnose(engine: Engine, variant: Variant, concrete: Concrete, res: WalkResu
     if dropped:
         words += f"; the walk conforms once the variant stops assuming {', '.join(dropped)}"
     return Diagnosis(words, explained, first, dropped)
+
+
+def forbids(engine: Engine, concrete: Concrete | None, rigid: Rigid, moves: list[Any]) -> bool:
+    """Under this model the walk conforms up to its last (divergent) step, and the model
+    cannot take that step: it agrees with the code, which never does (vLLM 0.34.0 push:
+    an aborted decode's blocks are freed by no prefill ACK; with abort_notifies_prefill =
+    false the model has no ACK either). Steps of actions this model does not have are left
+    out (an ABORT prefill never receives); the divergent step itself must be one it has."""
+    if concrete is None or not moves or isinstance(moves[-1], float):
+        return False
+    names = {a.name for a in concrete.protocol.actions}
+    if moves[-1].action not in names:
+        return False
+    kept = [m for m in moves if isinstance(m, float) or m.action in names]
+    again = replay(engine, concrete, rigid, kept)
+    return (
+        again is not None
+        and again.refused
+        and not again.diverged
+        and len(again.moves) == len(kept)
+    )
 
 
 def assumptions_broken(

@@ -10,6 +10,7 @@ engine's modules.
 One walk, as the core drives it::
 
     with open_engine(...) as engine:            # the adapter loads the release's code
+                                                #   (SGLang: upstream/engine.py::open_sglang)
         h = engine.harness(requests)            # fresh code objects for one walk
         h.apply(Step(inst, status))             # a model step, into the code; then the
                                                 #   code's own scheduler pass runs
@@ -17,7 +18,8 @@ One walk, as the core drives it::
         h.project()                             # the code's Projection, compared
         h.jump_target(inst) / h.expiring(...)   # clock jumps (timeouts) the code set
         h.stall_deadlines() / h.stall(t)        # time passing with no model step
-        h.exercised()                           # the functions of the code that ran
+        h.decisions()                           # what the code decided, counted
+    engine.exercised(), engine.run_decisions()  # the functions run real; once-per-run
 
 ``Step.status`` is the model's transfer status of the request after the step
 ("success", "failed", ...): where the code's status comes from a peer the walk plays

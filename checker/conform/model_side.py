@@ -36,8 +36,29 @@ def intake_of(concrete: Concrete, state: State, r: int) -> str | None:
     return "stub" if concrete.protocol.switches.placeholder_prompt else "queued"
 
 
+def pages_sent_of_reserved(concrete: Concrete, state: State, r: int) -> str | None:
+    """Right after ``arrive(r)``: how many of r's reserved pages prefill sends, by the
+    model's switches (``model/handoff/protocol.py``: ``placeholder``, ``short``); None for
+    a prompt decode itself refuses (no reservation on either side)."""
+    if concrete.value(state, "over_d", (r,)):
+        return None
+    sw = concrete.protocol.switches
+    if concrete.value(state, "resp", (r,)) == "rejected":
+        return "none"
+    over_p = bool(concrete.value(state, "over_p", (r,)))
+    if over_p and sw.placeholder_prompt and not sw.honor_pending_reject:
+        return "short"  # the 1-token stub: one page of the reservation
+    if getattr(sw, "decode_reserve", "own_prompt") == "plus_one":
+        return "short"
+    return "whole"
+
+
 def project(
-    concrete: Concrete, state: State, committed: set[int], intake: dict[int, str]
+    concrete: Concrete,
+    state: State,
+    committed: set[int],
+    intake: dict[int, str],
+    sent: dict[int, str] | None = None,
 ) -> Projection:
     pages = concrete.inst.sizes["Page"]
     views = []
@@ -52,6 +73,9 @@ def project(
                 owned,
                 resp in ("aborted", "error"),
                 r in committed or ready,
+                pages_sent_of_reserved=(sent or {}).get(r),
+                # The model's ``ack`` is every prefill rank's drain ACK at once.
+                released_after_acks="all",
                 intake=intake.get(r),
                 source=source_of(concrete, state, r),
             )

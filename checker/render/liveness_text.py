@@ -34,7 +34,9 @@ def render(console: Any, check: LivenessCheck, data: dict[str, Any], *, raw: boo
     """``raw``: a lasso's steps as the model's action labels, not engine words."""
     from kvproof.checker.report.engine_words import step_words, voice_of
 
-    voice = voice_of(check.variant.engine, check.variant.switches.transfer_mode)
+    voice = voice_of(check.variant.engine, getattr(check.variant.switches, "transfer_mode", ""))
+    # a user protocol: its own action labels
+    raw = raw or check.protocol is None or check.protocol.name != "handoff"
     sizes = data["sizes"]
     scope = "complete: every depth" if data["complete"] else "truncated: a lower bound"
     console.print(

@@ -123,7 +123,7 @@ class Story:
             c["var"] == "holds" and c["args"][0] == p for c in row.get("changes", ())
         ):
             whose = "KV from blocks prefill had already reused"
-        text = f"the write of {whose} landed in p{p}"
+        text = f"the {'write' if self.voice.push else 'read'} of {whose} landed in p{p}"
         holder = self.owner.get(p)
         if holder != r:
             text += ", which decode had " + (
@@ -238,7 +238,7 @@ def brief_words(rows: Iterable[Mapping[str, Any]], voice: Voice | None = None) -
         elif row["action"] == "post" and i + 1 < len(rows) and _same(rows[i + 1], "land", r, p):
             landed = told[i + 1]
             tail = landed.split(f"landed in p{p}", 1)[1] if f"landed in p{p}" in landed else ""
-            whose = landed.split("the write of ", 1)[-1].split(" landed", 1)[0]
+            whose = landed.split(" of ", 1)[-1].split(" landed", 1)[0]
             who = "prefill wrote" if push else "decode read"
             out.append(f"{who} {whose} into p{p}{tail}")
             i += 1

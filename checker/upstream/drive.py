@@ -53,9 +53,11 @@ class Harness:
         disagg: Any = None,
         requests: tuple[RequestSpec, ...] = (),
         over_long: Any = None,
+        counts: Any = None,
     ) -> None:
         self.requests = requests
         self.over_long = over_long  # intake.Intake of an over-long prompt
+        self.counts = counts  # over_prefill -> transfer.PageCounts
         self.mods = mods
         self.adapter = adapter
         self.root = sglang_root(mods)  # where an exception is the release's own
@@ -66,9 +68,9 @@ class Harness:
         self.pages = Pages()
         self.outcome = host.Outcome()
         self.peer = wire.Peer()
-        deferred = adapter.deferred(
-            bool(envs.SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE.get()), backend
-        )
+        # 0.5.15-0.5.18 declare no deferred-release switch (``srt/environ.py``).
+        switch = getattr(envs, "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE", None)
+        deferred = adapter.deferred(bool(switch.get()) if switch is not None else False, backend)
         self.waiting_timeout = float(envs.SGLANG_DISAGGREGATION_WAITING_TIMEOUT.get())
         self.mgr = wire.make_manager(
             backend, deferred=deferred, waiting_timeout=self.waiting_timeout
@@ -84,40 +86,34 @@ class Harness:
         mods[SCHED].prepare_abort = self.decode.prepare_abort
         mods[SCHED].get_parallel = self.decode.get_parallel
         mods[SCHED].get_disagg = self.decode.get_disagg
-        self.scheduler = SimpleNamespace(
-            enable_decode_hicache=False,
-            enable_hisparse=False,
-            spec_algorithm=SimpleNamespace(is_none=lambda: True),
-            disagg_decode_prealloc_queue=None,
-            output_streamer=SimpleNamespace(
-                stream_output=lambda reqs, *a, **k: self.outcome.streamed.extend(q.r for q in reqs)
-            ),
-            metrics_reporter=SimpleNamespace(enable_metrics=False),
+        # The release's Scheduler, without its __init__ (``scheduler.py``), is both the
+        # ``self`` of ``abort_request`` and the queues' ``scheduler``, as in the server; the
+        # scheduler module's own enum (a stand-in when utils.py is not loaded real).
+        self.sched_self = scheduler_self(
+            mods[SCHED].Scheduler,
+            mods[SCHED].DisaggregationMode.DECODE,
+            None,
+            self.outcome,
+            self.pages,
         )
+        self.scheduler = self.sched_self
         self.queue = adapter.make_queue(
             self.decode,
             host.IndexAllocator(),
             host.MetadataBuffers(64),
-            self.scheduler,
-            host.TreeCache(self.pages),
+            self.sched_self,
+            self.sched_self.tree_cache,
         )
         self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
-        # The release's Scheduler, without its __init__; the scheduler module's own enum
-        # (a stand-in when utils.py is not loaded real).
-        self.sched_self = scheduler_self(
-            mods[SCHED].Scheduler,
-            mods[SCHED].DisaggregationMode.DECODE,
-            self.queue,
-            self.outcome,
-            self.pages,
-        )
-        self.scheduler.disagg_decode_prealloc_queue = self.sched_self.disagg_decode_prealloc_queue
+        object.__setattr__(self.sched_self, "disagg_decode_transfer_queue", self.queue)
         self.receivers: dict[int, Any] = {}
         self.entries: dict[int, Any] = {}  # request -> DecodeRequest
         self.running: set[int] = set()
         self.release_deadline: dict[int, float] = {}
         self.deferred = deferred
         self.holds = 0  # requests the code held for deferred release
+        # request -> "k of n": released after only k of n prefill ranks ACKed
+        self.partial_release: dict[int, str] = {}
 
     def decisions(self) -> dict[str, int]:
         """What the code decided in this walk, counted (a run that exercised nothing says so)."""
@@ -152,16 +148,27 @@ class Harness:
         )
 
     def project(self) -> Projection:
-        views = tuple(
-            RequestView(
-                self.pages.of(r),
-                r in self.outcome.aborted,
-                r in self.outcome.committed,
-                intake=self.intake_of(r),
+        views = []
+        for r, spec in enumerate(self.requests):
+            # Pages reserved and sent: the release's counts for this request's prompt
+            # (transfer.py), once it arrived and decode admitted it.
+            counts = None
+            if self.counts is not None and r in self.entries and not spec.over_decode:
+                counts = self.counts[spec.over_prefill]
+            views.append(
+                RequestView(
+                    self.pages.of(r),
+                    r in self.outcome.aborted,
+                    r in self.outcome.committed,
+                    pages_sent_of_reserved=counts.relation if counts else None,
+                    released_after_acks=self.partial_release.get(r),
+                    prompt_tokens=counts.prompt_tokens if counts else None,
+                    reserved=counts.reserved if counts else None,
+                    sent=counts.sent if counts else None,
+                    intake=self.intake_of(r),
+                )
             )
-            for r in range(len(self.requests))
-        )
-        return Projection(views, frozenset(self.pages.stray))
+        return Projection(tuple(views), frozenset(self.pages.stray))
 
     def intake_of(self, r: int) -> str | None:
         """Prefill's intake of an over-long prompt, once it arrived (``intake.py``: the
@@ -267,8 +274,16 @@ class Harness:
                 self.outcome.aborted.setdefault(entry.req.r, "prealloc")
 
     def _ack(self, r: int) -> None:
-        recv = self.receivers[r]
-        self.adapter.note_ack(self.mgr, recv)
+        # One ABORT_ACK per prefill rank, one at a time: the model's ``ack`` is "every
+        # rank drained", so the code must still hold the pages after a partial set.
+        recv, held = self.receivers[r], self.pages.of(r)
+        for n, rank in enumerate(wire.PREFILL_RANKS, start=1):
+            self.adapter.note_ack(self.mods[COMMON], self.mgr, recv, rank)
+            if n < len(wire.PREFILL_RANKS):
+                self.tick()
+                if held and not self.pages.of(r):
+                    self.partial_release[r] = f"{n} of {len(wire.PREFILL_RANKS)}"
+                    return
 
     def _timeout(self, r: int) -> None:
         target = self.jump_target(ActionInstance("timeout", (r,)))
@@ -315,6 +330,8 @@ class Harness:
     def tick(self) -> None:
         for req in self.queue.pop_transferred():
             self.running.add(req.r)
+        if not self.adapter.deferred_machinery:
+            return
         self.queue.resolve_deferred_releases()
         for entry in self.queue._deferred_releases:
             deadline = entry[-3]  # (decode_req, [start,] deadline, idx, acks)
@@ -345,4 +362,5 @@ def default_disagg() -> Any:
     return SimpleNamespace(
         disaggregation_decode_host_receive_threshold=1.0,
         disaggregation_decode_retraction_backup=False,
+        disaggregation_decode_enable_radix_cache=False,
     )

@@ -22,6 +22,8 @@ from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness,
 from kvproof.checker.upstream.intake import Intake, intake
 from kvproof.checker.upstream.loader import Loaded
 from kvproof.checker.upstream.raised import as_finding, sglang_root
+from kvproof.checker.upstream.reserve import reserved_pages
+from kvproof.checker.upstream.transfer import PageCounts
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
 
@@ -41,8 +43,12 @@ REAL = frozenset(
         "sglang.srt.managers.utils",
         "sglang.srt.disaggregation.prefill",
         "sglang.srt.disaggregation.utils",
+        # prefill's page count (``kv_to_page_num``)
+        "sglang.srt.mem_cache.common",
     }
 )
+# Read from the tree without importing its module: one function each (``reserve.py``).
+ALSO_READ = ("sglang/srt/utils/common.py",)
 EXERCISED = (
     f"{DECODE}::DecodeTransferQueue.__init__",
     f"{DECODE}::DecodeTransferQueue.pop_transferred",
@@ -77,6 +83,7 @@ class SglangEngine:
     name: str = "sglang"
     sizes: Mapping[str, int] = field(default_factory=lambda: dict(SIZES))
     _intake: Intake | None = None
+    _counts: dict[bool, PageCounts] | None = None
 
     @property
     def adapter(self) -> str:
@@ -89,8 +96,21 @@ class SglangEngine:
             self._intake = self._guarded("prefill's intake", lambda: intake(self.mods, over=True))
         return self._intake
 
+    @property
+    def counts(self) -> dict[bool, PageCounts]:
+        """Decode's reservation and prefill's page count, per prompt (over prefill's limit
+        or not), from the release's code (``reserve.py``, ``intake.py``)."""
+        if self._counts is None:
+            self._counts = self._guarded("the page counts", lambda: page_counts(self.mods))
+        return self._counts
+
+    @property
+    def pages(self) -> dict[str, PageCounts]:
+        """The counts by prompt, for the run's report."""
+        return {"over_long": self.counts[True], "fits": self.counts[False]}
+
     def harness(self, requests: tuple[RequestSpec, ...]) -> Harness:
-        over_long = self.over_long
+        over_long, counts = self.over_long, self.counts
         return self._guarded(
             "the harness's setup",
             lambda: Harness(
@@ -101,6 +121,7 @@ class SglangEngine:
                 self.disagg,
                 requests=requests,
                 over_long=over_long,
+                counts=counts,
             ),
         )
 
@@ -117,12 +138,25 @@ class SglangEngine:
         return EXERCISED
 
     def run_decisions(self) -> Mapping[str, int]:
-        return {"intake_retired": int(self.over_long.retired)}
+        # Asked once, before the walks (a raise here is the setup's): intake, then counts.
+        retired = int(self.over_long.retired)
+        self.counts  # noqa: B018
+        return {"intake_retired": retired}
 
 
 def check_variant(variant: Variant) -> None:
     if variant.engine != "sglang":
         raise KvproofInputError(f"not an SGLang variant (engine {variant.engine!r})", variant.name)
+
+
+def page_counts(mods: dict[str, ModuleType]) -> dict[bool, PageCounts]:
+    """Decode's reservation and prefill's page count for both prompts, from the release."""
+    out = {}
+    for over in (False, True):
+        sent = intake(mods, over=over)
+        reserved = reserved_pages(mods, sent.prompt_tokens)
+        out[over] = PageCounts(sent.prompt_tokens, reserved, sent.sent_pages)
+    return out
 
 
 @contextmanager
@@ -150,7 +184,9 @@ def open_sglang(
         settings.check_env(env_table, envs, str(variant.path))
         adapter = select(mods, str(tree))
         with settings.environment(env_table), settings.quiet("sglang"):
-            used = {k: getattr(envs, k).get() for k in sorted({*NAMES, *env_table})}
+            # A release lacking a switch (0.5.15-0.5.18: no deferred release) does not report it.
+            names = sorted(k for k in {*NAMES, *env_table} if hasattr(type(envs), k))
+            used = {k: getattr(envs, k).get() for k in names}
             source = {k: ("variant" if k in env_table else "release default") for k in used}
             # ``get_disagg()``: the release's ServerArgs (a tree without its field
             # declarations gets host receive off and no retraction backup).

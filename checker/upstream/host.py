@@ -23,6 +23,11 @@ class Req:
         self.rid = f"req-{r}"
         self.bootstrap_room = 1000 + r
         self.req_pool_idx = r  # its row in ReqToTokenPool (scheduler.py)
+        # ``Req.kv``: nothing backed up on the host for retraction (``mem_cache/common.py::
+        # discard_kv_cache_backup`` runs real and finds nothing to discard).
+        self.kv = SimpleNamespace(
+            retraction_backup=None, holds_kv=True, holds_mamba=False, req_pool_idx=r
+        )
         self.return_logprob = False
         self.finished_reason: Any = None
         self.priority = None

@@ -1,13 +1,21 @@
-"""Prefill's intake of an over-long prompt, asked of the release's code.
+"""Prefill's intake and bootstrap of one prompt, asked of the release's code: whether it is
+retired at intake, the prompt it is queued with, and the pages prefill will send for it.
 
 The real path, for one request: ``managers/utils.py::validate_input_length`` decides it is
 too long; ``managers/schedule_batch.py::Req.set_finish_with_abort`` swaps the prompt for the
 1-token stub and sets ``to_finish``; ``managers/scheduler.py::Scheduler._add_request_to_queue``
 (prefill mode) hands it to ``disaggregation/prefill.py::PrefillBootstrapQueue.add``, which in
 0.5.21+ retires it (``is_unadmitted_reject``, ``scheduler.retire_unadmitted_request``) and in
-0.5.19/0.5.20 creates its sender and queues it. The glue between them is
-``Scheduler.handle_generate_request``'s three lines (validate, abort, add), the same in every
-release; the request is a stand-in carrying the fields these functions read.
+0.5.15-0.5.20 creates its sender (``create_sender``) and queues it. Then the handshake:
+``PrefillBootstrapQueue.pop_bootstrapped`` polls the sender (WaitingForInput: decode sent its
+page indices), ``finalize_bootstrap`` counts the pages to send (``_num_pages_to_send`` in
+0.5.21+, inline before) and gives them to the sender's ``init``. The sender class comes from
+the release's ``get_kv_class`` call, answered at the edge with ``Sender`` (a transport: it
+records ``init``); the glue between the steps is ``Scheduler.handle_generate_request``'s three
+lines (validate, abort, add), the same in every release.
+
+The prompt sizes are the incident's: a 40,000-token prompt over prefill's 32,768 limit, pages
+of 64 tokens (and a 1,000-token prompt that fits).
 """
 
 from __future__ import annotations
@@ -17,27 +25,50 @@ from dataclasses import dataclass
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from kvproof.checker.upstream.scheduler import bare_scheduler
+
 SCHED = "sglang.srt.managers.scheduler"
 BATCH = "sglang.srt.managers.schedule_batch"
 MUTILS = "sglang.srt.managers.utils"
 PREFILL = "sglang.srt.disaggregation.prefill"
 DUTILS = "sglang.srt.disaggregation.utils"
-LIMIT = 32  # max_req_input_len; an over-long prompt has LIMIT + 8 tokens
+BASE = "sglang.srt.disaggregation.base.conn"
+LIMIT = 32_768  # prefill's max_req_input_len
+OVER, FITS = 40_000, 1_000  # prompt lengths, in tokens
+PAGE_SIZE = 64
 
 
 @dataclass(frozen=True)
 class Intake:
     retired: bool  # retired at intake: no sender, no queue entry
     queued_tokens: int | None  # the prompt length prefill queued it with (1: the stub)
+    sent_pages: int | None = None  # finalize_bootstrap's count to the sender's init
+    prompt_tokens: int = 0
+
+
+class Sender:
+    """The KV sender ``get_kv_class(backend, KVClassType.SENDER)`` returns: records the page
+    count prefill initialises it with. The handshake is done (WaitingForInput)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.num_pages: int | None = None
+        self.waiting: Any = None
+
+    def init(self, num_kv_indices: int, aux_index: int | None = None) -> None:
+        self.num_pages = num_kv_indices
+
+    def pop_decode_prefix_len(self) -> int:
+        return 0  # no decode-side prefix hit
+
+    def poll(self) -> Any:
+        return self.waiting
 
 
 def intake(mods: dict[str, ModuleType], over: bool) -> Intake:
-    req = _req(mods[BATCH].Req, LIMIT + 8 if over else LIMIT // 2)
+    tokens = OVER if over else FITS
+    req = _req(mods[BATCH].Req, tokens)
     retired: list[Any] = []
-    queue = object.__new__(mods[PREFILL].PrefillBootstrapQueue)
-    queue.queue = []
-    queue.scheduler = SimpleNamespace(retire_unadmitted_request=retired.append)
-    queue.create_sender = lambda r, heads: True  # the KV sender: a transport, not a decision
+    queue = _bootstrap_queue(mods, retired)
     sched = SimpleNamespace(
         disaggregation_mode=mods[DUTILS].DisaggregationMode.PREFILL,
         disagg_prefill_bootstrap_queue=queue,
@@ -50,14 +81,73 @@ def intake(mods: dict[str, ModuleType], over: bool) -> Intake:
     if msg:
         mods[BATCH].Req.set_finish_with_abort(req, msg)
     mods[SCHED].Scheduler._add_request_to_queue(sched, req)
-    queued = len(req.origin_input_ids) if req in queue.queue else None
-    return Intake(bool(retired), queued)
+    if req not in queue.queue:
+        return Intake(bool(retired), None, None, tokens)
+    queued = len(req.origin_input_ids)
+    queue.pop_bootstrapped()
+    sender = req.disagg_kv_sender
+    return Intake(bool(retired), queued, sender.num_pages, tokens)
+
+
+def _bootstrap_queue(mods: dict[str, ModuleType], retired: list[Any]) -> Any:
+    """The release's ``PrefillBootstrapQueue`` without its ``__init__`` (which builds the KV
+    manager over GPU buffers): one rank, one free metadata slot, pages of ``PAGE_SIZE``."""
+    prefill = mods[PREFILL]
+    waiting = mods[BASE].KVPoll.WaitingForInput
+
+    def sender_class(backend: Any, kind: Any) -> Any:
+        return type("Sender", (Sender,), {"__init__": _waiting_init(waiting)})
+
+    prefill.get_kv_class = sender_class
+    # One rank: the all-reduce over the attention groups is each sender's own poll.
+    prefill.poll_and_all_reduce_attn_cp_tp_group = lambda pollers, *a, **k: [
+        p.poll() for p in pollers
+    ]
+    queue = object.__new__(prefill.PrefillBootstrapQueue)
+    fields = dict(
+        queue=[],
+        pp_size=1,
+        pp_rank=0,
+        tp_rank=0,
+        bootstrap_port=8998,
+        transfer_backend=mods[DUTILS].TransferBackend.MOONCAKE,
+        kv_manager=None,
+        # 0.5.15-0.5.18 read the page size from the queue's pool, later from the allocator
+        token_to_kv_pool=SimpleNamespace(page_size=PAGE_SIZE),
+        max_total_num_tokens=1 << 30,  # the KV pool's capacity check passes (0.5.15-0.5.22)
+        max_input_len=1 << 30,  # 0.5.23's name for it
+        req_to_metadata_buffer_idx_allocator=SimpleNamespace(
+            available_size=lambda: 1, alloc=lambda: 0
+        ),
+        # The release's Scheduler (prefill mode), without its __init__.
+        scheduler=bare_scheduler(
+            mods[SCHED].Scheduler,
+            dict(
+                retire_unadmitted_request=retired.append,
+                token_to_kv_pool_allocator=SimpleNamespace(page_size=PAGE_SIZE),
+                processed_tokens_counter=0,
+                tree_cache=None,
+                output_streamer=SimpleNamespace(stream_output=lambda *a, **k: None),
+            ),
+        ),
+    )
+    for name, value in fields.items():
+        setattr(queue, name, value)
+    return queue
+
+
+def _waiting_init(waiting: Any) -> Any:
+    def init(self: Sender, *args: Any, **kwargs: Any) -> None:
+        Sender.__init__(self)
+        self.waiting = waiting
+
+    return init
 
 
 def _req(req_cls: type, tokens: int) -> Any:
     """The release's ``Req`` class, built without its constructor (tokenizer, sampling
-    params...): the fields ``set_finish_with_abort`` writes and ``is_unadmitted_reject``
-    reads (a fresh request: nothing held, not retracted); its own methods stay real."""
+    params...): the fields intake and bootstrap write and read (a fresh request: nothing
+    held, not retracted); its own methods stay real."""
     req = object.__new__(req_cls)
     fields = dict(
         rid="req-intake",
@@ -71,9 +161,16 @@ def _req(req_cls: type, tokens: int) -> Any:
         finished_reason=None,
         is_retracted=False,
         metadata_buffer_index=-1,
+        bootstrap_host="prefill",
+        bootstrap_room=1000,
+        disagg_prefill_dp_rank=None,
+        prefill_attempt_count=0,
+        sampling_params=SimpleNamespace(max_new_tokens=16),
         kv=SimpleNamespace(holds_kv=False, holds_mamba=False, retraction_backup=None),
         time_stats=SimpleNamespace(
             set_prefill_bootstrap_queue_entry_time=lambda: None,
+            set_bootstrap_done_time=lambda: None,
+            set_wait_queue_entry_time=lambda: None,
             trace_ctx=SimpleNamespace(abort=lambda **k: None),
         ),
         priority=None,

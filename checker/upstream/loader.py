@@ -60,7 +60,13 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if name in self.real:
             file = pkg if pkg.is_file() else self.tree / rel.with_suffix(".py")
             if not file.is_file():
-                raise KvproofInputError(f"{self.tree}: no {rel} (is this an SGLang tree?)")
+                # The tree is SGLang (``fetch.resolve`` found its decode.py): an older or
+                # newer layout, not a foreign tree.
+                raise KvproofInputError(
+                    f"no conform adapter for this SGLang code: {rel.with_suffix('.py')} "
+                    "is missing (every adapter loads it)",
+                    str(self.tree),
+                )
             loc = [str(file.parent)] if file.name == "__init__.py" else None
             return importlib.util.spec_from_file_location(
                 name, file, submodule_search_locations=loc

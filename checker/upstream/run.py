@@ -15,6 +15,7 @@ from typing import Any
 from kvproof.checker.conform.result import ConformRun
 from kvproof.checker.conform.run import Options, Progress, conform_engine
 from kvproof.checker.upstream.engine import (
+    ALSO_READ,
     EXERCISED,
     MOONCAKE,
     REAL,
@@ -25,7 +26,16 @@ from kvproof.checker.upstream.engine import (
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
 
-__all__ = ["EXERCISED", "MOONCAKE", "REAL", "SIZES", "ConformRun", "conform", "default_release"]
+__all__ = [
+    "ALSO_READ",
+    "EXERCISED",
+    "MOONCAKE",
+    "REAL",
+    "SIZES",
+    "ConformRun",
+    "conform",
+    "default_release",
+]
 
 
 def default_release(variant: Variant) -> str:

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
 from functools import cache
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -61,9 +63,6 @@ def scheduler_self(
 ) -> Any:
     """The release's ``Scheduler`` in decode mode with no chunked, waiting, grammar or
     running request: only the disaggregation queues hold requests."""
-    sched = object.__new__(sched_cls)
-    for name in assigned_fields(sched_cls):
-        object.__setattr__(sched, name, Stub())
     stream = SimpleNamespace(
         stream_output=lambda reqs, *a, **k: outcome.streamed.extend(q.r for q in reqs)
     )
@@ -97,21 +96,37 @@ def scheduler_self(
         metrics_reporter=SimpleNamespace(enable_metrics=False),
         ipc_channels=SimpleNamespace(send_to_tokenizer=SimpleNamespace(send_output=_none)),
     )
+    return bare_scheduler(sched_cls, fields)
+
+
+def bare_scheduler(sched_cls: type, fields: dict[str, Any]) -> Any:
+    """The release's ``Scheduler`` without its ``__init__``: every field its class body
+    assigns a permissive stand-in, then ``fields``."""
+    sched = object.__new__(sched_cls)
+    for name in assigned_fields(sched_cls):
+        object.__setattr__(sched, name, Stub())
     for name, value in fields.items():
         object.__setattr__(sched, name, value)
     return sched
 
 
-@cache
 def assigned_fields(cls: type) -> tuple[str, ...]:
     """Every ``self.X`` the class body assigns (in ``__init__`` and the ``init_*`` methods
-    it calls), read from the release's source."""
-    try:
-        tree = ast.parse(inspect.getsource(cls))
-    except (OSError, TypeError):
+    it calls), read from the release's source (parsed once per file version)."""
+    file = inspect.getsourcefile(cls)
+    if file is None:
         return ()
+    stat = os.stat(file)
+    names = _assigned(file, stat.st_mtime_ns, stat.st_size, cls.__name__)
+    # A property the class defines is not an instance field (setting it would fail).
+    return tuple(n for n in names if not isinstance(getattr(cls, n, None), property))
+
+
+@cache
+def _assigned(file: str, mtime: int, size: int, name: str) -> tuple[str, ...]:
+    text = top_level_block(Path(file).read_text(encoding="utf-8"), f"class {name}(")
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(text)):
         targets: list[Any] = []
         if isinstance(node, ast.Assign):
             targets = list(node.targets)
@@ -125,8 +140,18 @@ def assigned_fields(cls: type) -> tuple[str, ...]:
                     and sub.value.id == "self"
                 ):
                     names.add(sub.attr)
-    # A property the class defines is not an instance field (setting it would fail).
-    return tuple(sorted(n for n in names if not isinstance(getattr(cls, n, None), property)))
+    return tuple(sorted(names))
+
+
+def top_level_block(text: str, head: str) -> str:
+    """The top-level ``class``/``def`` that starts with ``head``, up to the next top-level
+    statement (blank lines before the first line kept, so line numbers match the file)."""
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith(head))
+    end = start + 1
+    while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t#)"):
+        end += 1
+    return "\n" * start + "".join(lines[start:end])
 
 
 def _none(*args: Any, **kwargs: Any) -> None:

@@ -21,7 +21,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-PREFILL_RANK = 0  # one prefill rank: one ACK drains a room
+# Two prefill ranks (attention TP 2): decode's receiver knows both, sends each an ABORT,
+# and a deferred hold needs one ABORT_ACK per rank (``decode.py::_defer_release``:
+# ``required_acks = len(kv_receiver.bootstrap_infos)``).
+PREFILL_RANKS = (0, 1)
 
 
 @dataclass
@@ -90,7 +93,9 @@ def make_receiver(receiver_cls: type, common_cls: type, mgr: Any, room: int, pee
 def publish(recv: Any, status_waiting: Any, now: float) -> None:
     """Decode sent its page indices (``send_metadata`` in each backend's ``init``): the
     receiver knows its prefill rank and starts the waiting-timeout clock."""
-    recv.bootstrap_infos = [{"rank_ip": "prefill", "rank_port": 17001}]
+    recv.bootstrap_infos = [
+        {"rank_ip": "prefill", "rank_port": 17001 + rank} for rank in PREFILL_RANKS
+    ]
     recv.prefill_dp_rank = 0
     recv.init_time = now
     recv.kv_mgr.update_status(recv.bootstrap_room, status_waiting)

@@ -17,7 +17,7 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.run import REAL, conform
+from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
@@ -103,6 +103,9 @@ def _copy_decision_files(version: str, dest: Path) -> Path:
                 (dest / cand).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(src / cand, dest / cand)
                 break
+    for rel in ALSO_READ:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src / rel, dest / rel)
     return dest
 
 
@@ -171,7 +174,7 @@ def test_bad_input_is_one_line(
 def test_an_env_key_sglang_does_not_have_is_refused(tmp_path: Path) -> None:
     tree("0.5.19")
     src = Path(load_variant("sglang-0.5.19-pd").path).read_text()
-    table = 'releases = ["0.5.19", "0.5.20"]\n'
+    table = 'releases = ["0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20"]\n'
     assert table in src
     bad = tmp_path / "sglang-0.5.19-pd.toml"
     bad.write_text(src.replace(table, table + "\n[upstream.env]\nSGLANG_NO_SUCH_SWITCH = true\n"))

@@ -14,6 +14,7 @@ from kvproof.checker.upstream.drive import Harness
 from kvproof.checker.upstream.loader import Loaded
 from kvproof.checker.upstream.run import MOONCAKE, REAL
 from kvproof.model.lang.instance import ActionInstance as A
+from kvproof.spec import releases
 from kvproof.spec.errors import KvproofInputError
 
 DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
@@ -36,35 +37,55 @@ def sent(h: Harness) -> None:
         h.apply(inst)
 
 
+def fact(version: str, name: str) -> bool:
+    """What ``spec/releases.toml`` says of the release: the tests below hold it to the code."""
+    rel = releases.get("sglang", version)
+    assert rel is not None
+    return bool(rel.fact(name) if rel.fact(name) is not None else rel.default(name))
+
+
 @pytest.mark.parametrize("version", fetch.RELEASES)
 def test_deferred_release_default_flips_at_0_5_21(version: str) -> None:
     with harness(version, {}) as h:
-        assert h.deferred is (version >= "0.5.21")
+        assert h.deferred is fact(version, "deferred_release")
+        rel = releases.get("sglang", version)
+        assert rel is not None and h.adapter.name == rel.adapter  # the table's adapter
+    assert fact(version, "deferred_release") is (version in ("0.5.21", "0.5.22", "0.5.23"))
 
 
 @pytest.mark.parametrize("version", fetch.RELEASES)
 def test_an_abort_in_flight_is_held_only_with_deferred_release(version: str) -> None:
+    machinery = fact(version, "deferred_release_machinery")  # 0.5.19+
     for on in (False, True):
-        with harness(version, {DEFERRED: on}) as h:
+        env = {DEFERRED: on} if machinery else {}  # 0.5.15-0.5.18 have no such switch
+        with harness(version, env) as h:
             sent(h)
             h.apply(A("abort", (0,)))
-            assert (h.pages.of(0) == {0}) is on  # held, or freed on the next poll
-            if on:
+            held = on and machinery
+            assert (h.pages.of(0) == {0}) is held  # held, or freed on the next poll
+            if held:
                 h.apply(A("timeout", (0,)))  # the 30 s deadline, no ACK: released anyway
                 assert h.pages.of(0) == frozenset()
 
 
 @pytest.mark.parametrize("version", fetch.RELEASES)
 def test_a_failure_decode_did_not_start_is_held_from_0_5_21(version: str) -> None:
-    with harness(version, {DEFERRED: True}) as h:
+    env = {DEFERRED: True} if fact(version, "deferred_release_machinery") else {}
+    with harness(version, env) as h:
         sent(h)
         h.apply(A("fail", (0,)))
         # decode.py::pop_transferred: ensure_abort_notified(force_arm=True) from 0.5.21
-        assert (h.pages.of(0) == {0}) is (version >= "0.5.21")
+        assert (h.pages.of(0) == {0}) is fact(version, "holds_unstarted_failure")
 
 
 @pytest.mark.parametrize("version", fetch.RELEASES)
 def test_the_waiting_timeout_registers_its_room_from_0_5_21(version: str) -> None:
+    if not fact(version, "deferred_release_machinery"):  # 0.5.15-0.5.18: freed at once
+        with harness(version, {}) as h:
+            sent(h)
+            h.apply(A("give_up", (0,)))
+            assert h.pages.of(0) == frozenset()
+        return
     with harness(version, {DEFERRED: True}) as h:
         sent(h)
         h.apply(A("give_up", (0,)))
@@ -81,8 +102,23 @@ def test_prefill_retires_an_over_long_prompt_at_intake_from_0_5_21(version: str)
 
     with harness(version, {}) as h:
         over, fits = intake(h.mods, over=True), intake(h.mods, over=False)
-    assert fits.retired is False and fits.queued_tokens == 16
-    if version >= "0.5.21":  # prefill.py::PrefillBootstrapQueue.add: is_unadmitted_reject
+    assert fits.retired is False and fits.queued_tokens == fits.prompt_tokens == 1_000
+    if fact(version, "intake_retires_over_long"):  # PrefillBootstrapQueue.add
         assert over.retired and over.queued_tokens is None
     else:  # queued as the 1-token stub set_finish_with_abort left
         assert not over.retired and over.queued_tokens == 1
+
+
+@pytest.mark.parametrize("version", fetch.RELEASES)
+def test_pages_reserved_and_sent_for_the_incident_prompt(version: str) -> None:
+    """Decode's ``_pre_alloc`` reserves 625 pages of 64 for the 40,000-token prompt; prefill's
+    ``finalize_bootstrap`` sends the 1-token stub's single page until 0.5.21 retires it at
+    intake (nothing sent). A 1,000-token prompt: 16 reserved, 16 sent, in every release."""
+    from kvproof.checker.upstream.run import page_counts
+
+    with harness(version, {}) as h:
+        counts = page_counts(h.mods)
+    over, fits = counts[True], counts[False]
+    assert (over.prompt_tokens, over.reserved) == (40_000, 625)
+    assert over.sent == (None if fact(version, "intake_retires_over_long") else 1)
+    assert (fits.reserved, fits.sent, fits.relation) == (16, 16, "whole")

@@ -7,6 +7,7 @@ of ``Scheduler.abort_request`` that reads more of the real ``Scheduler`` still r
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.run import REAL, conform
+from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
@@ -32,6 +33,9 @@ def copy_release(version: str, dest: Path) -> Path:
                 (dest / cand).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(src / cand, dest / cand)
                 break
+    for rel in ALSO_READ:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src / rel, dest / rel)
     return dest
 
 
@@ -138,3 +142,102 @@ def test_freeing_through_the_scheduler_s_cache_is_a_divergence(tmp_path: Path, f
     _plant_after(sched, ABORT_SENT, [free])
     run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=200)
     assert run.raised is None and run.exit_code == 1 and run.switch == "release", run.detail
+
+
+def test_an_sglang_tree_with_no_adapter_is_named_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """0.5.1 is SGLang, just older than every adapter: exit 2, "no adapter", the module
+    that differs (not "is this an SGLang tree?"). By version it is refused before fetching."""
+    import os
+    import zipfile
+
+    wheels = sorted(Path(os.environ.get("KVPROOF_SGLANG_WHEELS", "/nonexistent")).glob(
+        "sglang-0.5.1-*.whl"
+    ))  # fmt: skip
+    if not wheels:
+        pytest.skip("no sglang 0.5.1 wheel in $KVPROOF_SGLANG_WHEELS")
+    with zipfile.ZipFile(wheels[0]) as zf:
+        zf.extractall(tmp_path, [n for n in zf.namelist() if n.startswith("sglang/srt/")])
+    rc = main(["conform", "sglang-0.5.19-pd", "--sglang", str(tmp_path), "--traces", "1"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "no conform adapter for this SGLang code" in err, err
+    assert re.search(r"sglang/srt/\S+\.py is missing", err) and "SGLang tree?" not in err
+    assert main(["conform", "sglang-0.5.19-pd", "--sglang", "0.5.1"]) == 2
+    assert "no adapter for SGLang 0.5.1: " in capsys.readouterr().err
+
+
+def test_a_changed_signature_names_it_once(tmp_path: Path) -> None:
+    tree = copy_release("0.5.22", tmp_path)
+    conn = tree / "sglang" / "srt" / "disaggregation" / "common" / "conn.py"
+    text = conn.read_text().replace("def abort(self):", "def abort(self, why):")
+    conn.write_text(text)
+    with pytest.raises(KvproofInputError) as info:
+        conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=1)
+    msg = str(info.value)
+    assert "CommonKVReceiver.abort(self, why) differs from the closest adapter's" in msg
+    assert "is missing differs" not in msg
+
+
+def test_prefill_sending_one_page_fewer_is_a_page_count_divergence(tmp_path: Path) -> None:
+    """``_num_pages_to_send`` one short (the page count the incident's fix relies on): the
+    request that fits gets 15 of its 16 reserved pages, named in the page counts."""
+    tree = copy_release("0.5.22", tmp_path)
+    prefill = tree / "sglang" / "srt" / "disaggregation" / "prefill.py"
+    text = prefill.read_text()
+    old = (
+        "        return kv_to_page_num(\n            len(req.origin_input_ids) - decode_prefix_len,"
+    )
+    assert old in text
+    prefill.write_text(
+        text.replace(old, old.replace("return kv_to_page_num(", "return -1 + kv_to_page_num("))
+    )
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=50)
+    assert run.exit_code == 1 and run.switch == "decode_reserve", run.detail
+    assert "pages_sent_of_reserved: model whole, code short (15 of 16 reserved" in run.detail[0]
+    assert run.pages is not None and run.pages["fits"].sent == 15
+
+
+def test_0_5_19_shows_the_incident_s_page_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        fetch.cached("0.5.19")
+    except KvproofInputError as exc:
+        pytest.skip(str(exc))
+    assert main(["conform", "sglang-0.5.19-pd", "--sglang", "0.5.19", "--traces", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "40000-token prompt (over-long): decode reserves 625, prefill sends 1" in out
+    # 0.5.22's model on 0.5.19's code: with deferred release on and client aborts only, the
+    # abort paths agree and the first difference is at the over-long prompt's arrival.
+    deferred = {"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": True}
+    run = conform(load_variant("sglang-0.5.22-pd"), "0.5.19", traces=20, faults=False,
+                  env=deferred)  # fmt: skip
+    got = run.to_json()
+    assert run.exit_code == 1 and got["pages"]["over_long"]["prefill_sent_pages"] == 1
+    assert got["detail"][0].startswith("r") and "code short (1 of 625 reserved" in got["detail"][0]
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("return len(acks) >= required_acks", "return len(acks) >= 1"),
+        ("else len(decode_req.kv_receiver.bootstrap_infos)", "else 1"),
+    ],
+)
+def test_one_ack_per_request_instead_of_per_rank_is_caught(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    """Two prefill ranks: a hold released on the first rank's ABORT_ACK is a divergence."""
+    tree = copy_release("0.5.22", tmp_path)
+    disagg = tree / "sglang" / "srt" / "disaggregation"
+    for file in (disagg / "common" / "conn.py", disagg / "decode.py"):
+        text = file.read_text()
+        if old in text:
+            file.write_text(text.replace(old, new))
+            break
+    else:
+        raise AssertionError(f"{old!r} not in the release")
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=300, faults=True)
+    assert run.exit_code == 1, run.detail
+    assert any("released_after_acks: model all, code 1 of 2" in d for d in run.detail)
+    # The model's ``ack`` is every rank's at once: no single switch flip explains it.
+    assert run.diagnosis is not None and "no single switch explains it" in run.diagnosis.headline

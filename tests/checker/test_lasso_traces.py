@@ -261,7 +261,7 @@ def test_the_printed_trace_marks_the_loop(lasso2: Trace) -> None:
 
     console = Console(record=True, width=200, color_system=None)
     check = lasso_check(lasso2)
-    render_check(console, check, variant_json(check))
+    render_check(console, check, variant_json(check), raw=True)  # the model's labels
     text = console.export_text()
     # the table's rows as (step, action) cells
     rows = [[c.strip() for c in x.split("│")[1:3]] for x in text.splitlines() if "│" in x]

@@ -36,8 +36,8 @@ def test_the_vllm_releases_and_their_connector_settings() -> None:
     upstream = {v.name: v.upstream for v in list_variants() if v.upstream}
     for mode in ("pull", "push"):
         table = upstream[f"vllm-0.34-nixl-{mode}"]
-        assert table.releases == ("0.34.0",)
-        assert table.kv_transfer_config["kv_connector"] == "NixlConnector"
+        assert table.releases == ("0.33.0", "0.34.0")
+        assert table.kv_transfer_config == {"kv_load_failure_policy": "fail"}
         assert table.kv_connector_extra_config["transfer_mode"] == mode
     assert upstream["vllm-nixl-fixed"].exempt and upstream["vllm-nixl-push-fixed"].exempt
 

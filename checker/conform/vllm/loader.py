@@ -147,7 +147,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     # Loader half: stand-in modules.
     def create_module(self, spec: Any) -> types.ModuleType:
-        self.created.add(spec.name.split(".")[0] if not spec.name.startswith("vllm") else "")
+        # A stood-in third-party package's submodules (``zmq.asyncio``) are stand-ins too.
         self.created.add(spec.name)
         module = StubModule(spec.name)
         module.__path__ = []

@@ -31,14 +31,19 @@ def _params(mods: dict[str, ModuleType], where: str) -> tuple[str, ...] | None:
 
 def registry() -> dict[str, Adapter]:
     """Every adapter by name, in the order ``spec/releases.toml`` first names it."""
-    from kvproof.checker.upstream.adapters import r0519, r0521, r0522
+    from kvproof.checker.upstream.adapters import r0515, r0519, r0521, r0522
 
-    by_name = {a.name: a for a in (r0519.ADAPTER, r0521.ADAPTER, r0522.ADAPTER)}
+    every = (r0515.ADAPTER, r0519.ADAPTER, r0521.ADAPTER, r0522.ADAPTER)
+    by_name = {a.name: a for a in every}
     names = dict.fromkeys(r.adapter for r in releases.sglang() if r.adapter)
     return {name: by_name[name] for name in names}
 
 
 def select(mods: dict[str, ModuleType], tree: str) -> Adapter:
+    """The adapter whose every signature the tree has; of several (0.5.15's are a subset
+    of 0.5.19's), the one that names the most. Else exit 2 naming the first function the
+    closest adapter calls that differs."""
+    full: list[Adapter] = []
     best: tuple[int, Adapter, str] | None = None
     for adapter in registry().values():
         first = ""
@@ -48,14 +53,21 @@ def select(mods: dict[str, ModuleType], tree: str) -> Adapter:
             if got == want:
                 matched += 1
             elif not first:
-                first = f"{where}{'(' + ', '.join(got) + ')' if got else ' is missing'}"
+                first = _difference(where, want, got, adapter.name)
         if not first:
-            return adapter
-        if best is None or matched > best[0]:
+            full.append(adapter)
+        elif best is None or matched > best[0]:
             best = (matched, adapter, first)
+    if full:
+        return max(full, key=lambda a: len(a.signatures))
     assert best is not None
-    raise KvproofInputError(
-        f"no conform adapter for this SGLang code: {best[2]} differs from the "
-        f"{best[1].name} adapter",
-        tree,
+    raise KvproofInputError(f"no conform adapter for this SGLang code: {best[2]}", tree)
+
+
+def _difference(where: str, want: tuple[str, ...], got: tuple[str, ...] | None, name: str) -> str:
+    shown = where.replace(":", "::")
+    if got is None:
+        return f"{shown} is missing (the closest adapter, {name}, calls it)"
+    return (
+        f"{shown}({', '.join(got)}) differs from the closest adapter's ({name}: {', '.join(want)})"
     )

@@ -13,6 +13,10 @@ class Adapter:
     # "module:Class.function" -> the parameter names the adapter calls it with
     signatures: tuple[tuple[str, tuple[str, ...]], ...]
     make_queue: Callable[..., Any]  # (decode, allocator, buffers, scheduler, tree) -> queue
-    note_ack: Callable[[Any, Any], None]  # (manager, receiver): prefill's ABORT_ACK
+    # (common conn module, manager, receiver, prefill rank): one rank's ABORT_ACK
+    note_ack: Callable[[Any, Any, Any, int], None]
     # deferred release as the manager computes it from the env switch
     deferred: Callable[[bool, type], bool]
+    # ``DecodeTransferQueue.resolve_deferred_releases`` and the ACK accounting exist
+    # (0.5.19+); without them there is no hold to resolve each pass.
+    deferred_machinery: bool = True

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from kvproof.checker.upstream.adapters.adapter import Adapter
-from kvproof.checker.upstream.wire import PREFILL_RANK
 
 DECODE = "sglang.srt.disaggregation.decode"
 COMMON = "sglang.srt.disaggregation.common.conn"
@@ -50,8 +49,10 @@ def _queue(decode: Any, alloc: Any, buffers: Any, scheduler: Any, tree: Any) -> 
     return decode.DecodeTransferQueue(None, alloc, 0, buffers, scheduler, tree)
 
 
-def _ack(mgr: Any, recv: Any) -> None:
-    mgr.note_abort_ack(recv.bootstrap_room, PREFILL_RANK)
+def _ack(common: Any, mgr: Any, recv: Any, rank: int) -> None:
+    # ``mooncake/conn.py``'s decode thread parses ``[b"ABORT_ACK", room, rank]`` inline
+    # (no function of its own) and calls the manager's ``note_abort_ack``.
+    mgr.note_abort_ack(recv.bootstrap_room, rank)
 
 
 ADAPTER = Adapter(

@@ -13,16 +13,19 @@ from typing import Any
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.adapters.r0519 import ALLOCATOR, COMMON, HOSTS, SHARED, queue_init
 from kvproof.checker.upstream.adapters.r0521 import supports
-from kvproof.checker.upstream.wire import PREFILL_RANK
 
 
 def _queue(decode: Any, alloc: Any, buffers: Any, scheduler: Any, tree: Any) -> Any:
     return decode.DecodeTransferQueue(alloc, buffers, scheduler, tree)
 
 
-def _ack(mgr: Any, recv: Any) -> None:
-    # Prefill echoes the generation of the ABORT it drained (``AbortAck.generation``).
-    mgr.note_abort_ack(recv.bootstrap_room, PREFILL_RANK, recv._abort_generation)
+def _ack(common: Any, mgr: Any, recv: Any, rank: int) -> None:
+    # Prefill echoes the generation of the ABORT it drained: the frames are built by the
+    # release's ``AbortAck.to_zmq`` and parsed by its ``handle_abort_ack_message``.
+    ack = common.AbortAck(
+        room=recv.bootstrap_room, prefill_rank=rank, generation=recv._abort_generation
+    )
+    mgr.handle_abort_ack_message(ack.to_zmq())
 
 
 ADAPTER = Adapter(

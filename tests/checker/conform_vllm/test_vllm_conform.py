@@ -40,7 +40,7 @@ def test_push_abort_lasso_replays_on_the_real_scheduler(vllm_tree: Path, tmp_pat
     """The safe push design's ACK frees an aborted request; 0.34.0's scheduler still holds
     its blocks after the replayed loop (#46283)."""
     run = conform(load_variant("vllm-nixl-push-fixed"), str(vllm_tree), faults=False, out=tmp_path)
-    assert run.exit_code == 1
+    assert run.exit_code == 1 and run.switch == "abort_notifies_prefill"
     assert any(line.endswith("code [1]") or "code [0]" in line for line in run.detail)
     assert run.decisions["blocks still held after 8 replayed engine steps"] >= 1
     assert main(["report", run.files[0], "--html", str(tmp_path / "l.html"), "--no-replay"]) == 0
@@ -55,3 +55,4 @@ def test_push_write_under_expired_lease_contradicts_until_read(vllm_tree: Path, 
     run = conform(variant, str(vllm_tree), out=tmp_path)
     assert run.exit_code == 1 and run.switch == "prefill_hold"
     assert run.decisions["prefill freed source blocks"] >= 1
+    assert main(["report", run.files[0], "--html", str(tmp_path / "w.html"), "--no-replay"]) == 0

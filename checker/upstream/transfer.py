@@ -1,0 +1,43 @@
+"""Pages per request: what decode reserves and what prefill sends, the code's counts next to
+the model's.
+
+The code's counts come from the release (``reserve.reserved_pages``: decode's
+``DecodePreallocQueue._pre_alloc``; ``intake.intake``: prefill's ``finalize_bootstrap``), for
+the two prompts a walk's requests carry: one that fits prefill's limit and the incident's
+over-long one (``over_p``). The harness projects them per request
+(``RequestView.pages_sent_of_reserved``, with the counts); the model's side of the relation is
+``checker/conform/model_side.py::pages_sent_of_reserved``. The incident's mechanism: on 0.5.19
+decode reserves 625 pages for the 40,000-token prompt and prefill sends 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class PageCounts:
+    """One prompt's pages, as the release's code counts them."""
+
+    prompt_tokens: int
+    reserved: int  # decode's pre-allocation
+    sent: int | None  # prefill's count to its sender (None: nothing, retired at intake)
+
+    @property
+    def relation(self) -> str:
+        if self.sent is None or self.sent == 0:
+            return "none"
+        return "whole" if self.sent >= self.reserved else "short"
+
+    def show(self) -> str:
+        sent = "nothing" if self.sent is None else f"{self.sent}"
+        return f"{sent} of {self.reserved} reserved"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "decode_reserved_pages": self.reserved,
+            "prefill_sent_pages": self.sent,
+            "relation": self.relation,
+        }
