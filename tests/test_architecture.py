@@ -84,6 +84,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.upstream",
+        "checker.conform",  # vLLM's adapter (advise vllm==VERSION)
         "ops.audit",
         "checker.runs",
         "checker.render",  # a counterexample's rows and explanation (render/check_json.py)

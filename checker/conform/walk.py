@@ -47,7 +47,7 @@ class WalkResult:
     covered: set[Transition] = field(default_factory=set)
     raised: UpstreamRaised | None = None
     refused: bool = False  # a scripted move the model could not take (diagnose.py)
-    code: Projection | None = None  # the code's projection where it disagreed
+    code: Projection | None = None  # the code's projection after the last move
 
     @property
     def diverged(self) -> bool:
@@ -112,7 +112,7 @@ def walk(
                         sent[r] = pages
             state = _close(concrete, state, harness, res, committed)
             model = model_side.project(concrete, state, committed, intake, sent)
-            code = harness.project()
+            code = res.code = harness.project()
             mismatches = compare(model, code)
         except UpstreamRaised as exc:
             what = f"{move}" if isinstance(move, float) else f"{move.action}{move.args}"

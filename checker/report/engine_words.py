@@ -38,7 +38,7 @@ def voice_of(engine: str, transfer_mode: str = "push") -> Voice:
     """The voice for a variant's ``engine`` field and ``transfer_mode`` switch."""
     if engine == "sglang":
         # srt/environ.py: SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT = 30.0
-        return Voice("SGLang", transfer_mode != "pull", "the 30 s release timeout")
+        return Voice("SGLang", transfer_mode != "pull", "the release timeout (30 s by default)")
     name = {"vllm": "vLLM", "dynamo": "Dynamo"}.get(engine, engine)
     return Voice(name, transfer_mode != "pull")
 
