@@ -29,6 +29,17 @@ ALLOWED: dict[str, set[str]] = {
     "checker.distrib": {"spec"},
     "checker.verify": {"spec", "model", "checker.distrib"},
     "checker.report": {"spec", "model", "checker.verify", "checker.traces"},
+    # Renderers by command: they read the runs' records (``checker.runs``: only the run
+    # types, under ``if TYPE_CHECKING:``; a run imports its renderers to write its files).
+    "checker.render": {
+        "spec",
+        "model",
+        "checker.verify",
+        "checker.traces",
+        "checker.report",
+        "checker.conformance",
+        "checker.runs",
+    },
     "checker.conformance": {
         "spec",
         "model",
@@ -59,6 +70,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.traces",
         "checker.verify",
         "checker.report",
+        "checker.render",
         "checker.conformance",
         "checker.distrib",
         "checker.upstream",  # conform's run (issue 39)
@@ -75,6 +87,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.conform",  # vLLM's adapter (advise vllm==VERSION)
         "ops.audit",
         "checker.runs",
+        "checker.render",  # a counterexample's rows and explanation (render/check_json.py)
     },
     "checker.cli": {"*"},
 }

@@ -86,12 +86,15 @@ class Assessment:
         }
 
 
-def _told(protocol: Any, trace: Any, voice: Any) -> tuple[str, tuple[dict[str, Any], ...]]:
-    from kvproof.checker.verify.checking import initial_facts, trace_explanation, trace_rows
+def _told(
+    protocol: Any, trace: Any, voice: Any, states: Any = ()
+) -> tuple[str, tuple[dict[str, Any], ...]]:
+    """``states``: the trace's, as the search derived them (none: replayed here)."""
+    from kvproof.checker.render.check_json import initial_facts, trace_explanation, trace_rows
 
-    rows = trace_rows(protocol, trace)
-    why = trace_explanation(protocol, trace)
-    return story(rows, why, voice, initial_facts(protocol, trace)), tuple(rows)
+    rows = trace_rows(protocol, trace, states)
+    why = trace_explanation(protocol, trace, states)
+    return story(rows, why, voice, initial_facts(trace)), tuple(rows)
 
 
 @lru_cache(maxsize=32)
@@ -105,22 +108,22 @@ def assess(name: str) -> Assessment:
     voice = voice_of(variant.engine, variant.switches.transfer_mode)
     run = check([name], options=CheckOptions(workers=1)).variants[0]
     found: list[Finding] = []
-    for r in run.check.bmc.results:
+    for r in run.bmc.results:
         if r.holds:
             found.append(Finding(r.invariant, "safety", "holds"))
             continue
-        told, rows = _told(run.check.protocol, r.trace, voice)
+        told, rows = _told(run.protocol, r.trace, voice, r.states)
         found.append(Finding(r.invariant, "safety", "violated", r.shortest, told, rows))
-    lively = check_liveness(variant)
+    lively = check_liveness(variant, protocol_for(variant, liveness=True))
     for lasso in lively.result.results:
         if lasso.holds:
             found.append(Finding(lasso.property, "liveness", "holds"))
             continue
         assert lasso.trace is not None  # a violated property has its lasso
-        told, rows = _told(lively.protocol, lasso.trace, voice)
+        told, rows = _told(lively.protocol, lasso.trace, voice, lasso.states)
         found.append(Finding(lasso.property, "liveness", "violated", len(lasso.trace), told, rows))
     notes: list[Assumed] = []
-    for need in run.check.necessity:
+    for need in run.necessity:
         said: str | None = None
         if need.trace is not None:
             said, _ = _told(protocol_for(variant, None, (need.name,)), need.trace, voice)

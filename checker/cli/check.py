@@ -95,12 +95,12 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.selection import check_names, check_selection
 
     check_selection(args)
-    check_names(args.variants, args.variants_dir, args.protocol, args.invariant or (), args.without)
+    check_names(args.variants, args.variants_dir, args.protocol, args.invariant or ())
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
     from kvproof.checker.cli.progress import for_run, heartbeat_s
+    from kvproof.checker.render.check import render
     from kvproof.checker.runs.check_run import CheckOptions, check
-    from kvproof.checker.runs.render_check import render
 
     # Every output path is checked before minutes of work, not after.
     check_output_dir(args.out, "--out")
@@ -119,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         necessity=not args.no_necessity,
         complete=args.complete,
         budget=args.budget,
+        liveness=args.liveness,
         protocol=args.protocol,
         workers=args.workers,
         ray=args.ray,
@@ -129,14 +130,6 @@ def run(args: argparse.Namespace) -> int:
     )
     console = console_for(stderr=args.json)
     progress = for_run(console, quiet=args.quiet)
-    from kvproof.checker.runs.liveness_run import check_mixed, split_names
-
-    safety, lively = split_names(args.invariant)
-    check_mixed(safety, lively, args.liveness)
-    if args.liveness or lively:
-        from kvproof.checker.cli.check_liveness import run_liveness
-
-        return run_liveness(args, lively, console, progress)
     done = check(
         args.variants,
         every=args.all,

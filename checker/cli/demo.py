@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
 
         print(json.dumps(done.to_json(), indent=2))
     else:
-        from kvproof.checker.runs.render_demo import render
+        from kvproof.checker.render.demo import render
 
         render(console_for(), done.report, expected=done.expected, outcome=done.outcome)
     return done.exit_code

@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
         done = explore_variant(args.variant, variants_dir=args.variants_dir, options=options)
         print(json.dumps(done.to_json(), indent=2))
         return done.exit_code
+    from kvproof.checker.render.explore import render
     from kvproof.checker.report.written import wrote
-    from kvproof.checker.runs.render_explore import render
 
     console = console_for()
     with _spinner(console) as progress:

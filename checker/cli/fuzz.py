@@ -75,7 +75,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.paths import check_output_dir
     from kvproof.checker.cli.progress import for_run, heartbeat_s
-    from kvproof.checker.runs import render_fuzz
+    from kvproof.checker.render import fuzz as render_fuzz
     from kvproof.checker.runs.fuzz_run import FuzzOptions, fuzz_variant
     from kvproof.spec.variant import load_variant
 

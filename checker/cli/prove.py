@@ -69,12 +69,12 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.selection import check_names, check_selection
 
     check_selection(args)
-    check_names(args.variants, args.variants_dir, args.protocol, without=args.without)
+    check_names(args.variants, args.variants_dir, args.protocol)
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.cli.progress import for_run, heartbeat_s
+    from kvproof.checker.render.prove import render
     from kvproof.checker.runs.prove_run import ProveOptions, prove_variants
-    from kvproof.checker.runs.render_prove import render
 
     check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")

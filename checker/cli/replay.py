@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(done.to_json(), indent=2))
     else:
-        from kvproof.checker.runs.render_replay import print_report
+        from kvproof.checker.render.replay import print_report
 
         print_report(done.report, console_for(), raw=args.raw)
     return done.exit_code

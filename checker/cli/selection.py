@@ -1,5 +1,5 @@
 """Which variants a command was asked for: VARIANT... or --all, never neither or both; and
-the names typed (variants, --invariant, --without) checked before Z3 or torch is loaded."""
+the ``--invariant`` names typed, checked before Z3 or torch is loaded."""
 
 from __future__ import annotations
 
@@ -22,11 +22,12 @@ def check_names(
     variants_dir: Path | None,
     protocol: str | None,
     invariants: Iterable[str] = (),
-    without: Iterable[str] = (),
 ) -> None:
-    """A typo is exit 2 with the nearest name at once (``spec/names.py``), not after seconds
-    of imports. kvproof's own vocabulary only: a ``--protocol`` brings its own, checked when
-    its module is loaded."""
+    """A typo in ``--invariant`` is exit 2 with the nearest name at once (``spec/names.py``),
+    not after seconds of imports; a release typed as a variant (``sglang==0.5.20``) says which
+    variant it is. kvproof's own vocabulary only: a ``--protocol`` brings its own, checked
+    when its module is loaded. The variant files are read once, by the library call, which
+    checks each VARIANT and ``--without`` name before any search starts."""
     from kvproof.checker.cli.paths import check_input_dir
 
     check_input_dir(variants_dir, "--variants-dir")
@@ -35,14 +36,10 @@ def check_names(
     from kvproof.spec.by_release import say_release
     from kvproof.spec.invariants import INVARIANTS
     from kvproof.spec.liveness import LIVENESS
-    from kvproof.spec.names import require_assumed, require_known
-    from kvproof.spec.variant import VARIANTS_DIR, load_variant
+    from kvproof.spec.names import require_known
+    from kvproof.spec.variant import VARIANTS_DIR
 
-    variants = list(variants)
-    loaded = [load_variant(v, variants_dir or VARIANTS_DIR) for v in variants]
-    say_release(variants, variants_dir or VARIANTS_DIR)
+    say_release(list(variants), variants_dir or VARIANTS_DIR)
     names = [*INVARIANTS, *LIVENESS]  # --invariant takes a liveness property too (#29)
     for name in invariants:
         require_known(name, sorted(names), "invariant", "--invariant")
-    for variant in loaded:
-        require_assumed(variant.name, tuple(variant.assume), without)

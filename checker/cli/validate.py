@@ -21,7 +21,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.runs.render_validate import render
+    from kvproof.checker.render.validate import render
     from kvproof.checker.runs.validate_run import validate
 
     done = validate(args.log, args.variant)

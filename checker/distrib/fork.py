@@ -1,8 +1,7 @@
 """One call in a forked child, its result pickled back through a pipe.
 
-Two callers: ``verify/check_pool.py`` runs each variant's check in a fresh fork (Z3's one
-global context per process grows, and a worker that already checked other variants picks
-other, equally short, counterexamples), and ``verify/portfolio.py`` proves in a child while
+Two callers: ``ForkExecutor`` runs each variant's check in a fresh fork (``check --all``'s
+local pool, ``verify/check_pool.py``), and ``verify/portfolio.py`` proves in a child while
 the BMC goes on in this process. The child is a copy, so its Z3 work leaves this process's
 context as it was.
 """
@@ -13,7 +12,7 @@ import os
 import pickle
 import select
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,3 +70,45 @@ def fork_call(fn: Callable[..., Any], *args: Any) -> Child:
             os._exit(0)
     os.close(write)
     return Child(pid, read)
+
+
+class ForkExecutor:
+    """Each unit in a fresh fork of this process, ``slots`` at a time (an ``Executor``).
+
+    Nothing of a unit is pickled but its result: the child inherits the function and its
+    arguments, closures and protocols included, so what the parent built once per unit is
+    the child's without a second build. A fresh fork per unit also keeps Z3 out of the way:
+    Z3 has one global context per process that keeps growing, so a process that already
+    checked other variants checks the next one slower and may pick another, equally short,
+    counterexample; forked from this (Z3-clean) process, each unit's result is the one a run
+    of that unit alone gives, whatever the scheduling."""
+
+    forwards = "process"  # progress on a Manager queue, inherited (``events.py``)
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+
+    def imap(self, units: Iterable[Any]) -> Iterator[tuple[int, Any]]:
+        todo = iter(units)
+        running: dict[int, tuple[Child, int]] = {}  # the pipe's fd -> child, unit index
+        try:
+            while True:
+                while len(running) < self.slots:
+                    unit = next(todo, None)
+                    if unit is None:
+                        break
+                    child = fork_call(unit)
+                    assert child.fd is not None
+                    running[child.fd] = (child, unit.index)
+                if not running:
+                    return
+                ready, _, _ = select.select(list(running), [], [])
+                for fd in ready:
+                    child, index = running.pop(fd)
+                    yield index, child.result(f"work unit {index}")
+        finally:
+            for child, _ in running.values():
+                child.kill()
+
+    def close(self) -> None:
+        pass

@@ -120,8 +120,10 @@ def trace_page(
     variant: Any = None,
     responses: Sequence[Mapping[str, Any]] | None = None,
     replay_summary: Mapping[str, Any] | None = None,
+    states: Sequence[Any] = (),
 ) -> str:
-    view = build(trace, protocol)
+    """``states``: the trace's, when the caller holds them (a checked counterexample)."""
+    view = build(trace, protocol, states)
     title = f"kvproof: {trace.variant} {trace.violated or 'trace'}"
     body = trace_body(view, variant=variant, responses=responses, replay_summary=replay_summary)
     return document(title, body)

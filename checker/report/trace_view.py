@@ -9,11 +9,12 @@ whose ``holds`` gains a chunk position still renders (the extra arguments are sh
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kvproof.checker.verify.forever import forever, lasso_explanation
-from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.explain import change_text, changes, explain, step_label
 from kvproof.model.lang.instance import Instance, element_name
@@ -78,10 +79,11 @@ class TraceView:
         return var in self.var_sorts
 
 
-def build(trace: Trace, protocol: Protocol) -> TraceView:
-    """Replay ``trace`` in the model and keep every state; ReplayError if it is no run."""
+def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> TraceView:
+    """Every state of ``trace``: ``states`` when the caller holds them (a checked
+    counterexample carries its own), else replayed in the model (ReplayError if no run)."""
     concrete = Concrete(Instance(protocol, trace.sizes))
-    states = replay(trace, concrete)
+    states = list(states) or replay(trace, concrete)
     broken_before: set[str] = set(concrete.violated(states[0]))
     steps = []
     violated_step = None
@@ -113,8 +115,8 @@ def build(trace: Trace, protocol: Protocol) -> TraceView:
             statement = ""
     sw = protocol.switches
     if trace.loop is not None:  # a liveness property: model/lang/explain.py is for invariants
-        found = forever(trace, protocol)
-        why = lasso_explanation(trace, protocol)
+        found = forever(trace, protocol, states)
+        why = lasso_explanation(trace, protocol, states)
     else:
         found = ()
         why = explain(concrete, states, trace.violated) if trace.violated else ""

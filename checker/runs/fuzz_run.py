@@ -5,7 +5,8 @@ imported each other): first the model alone is searched (random walks, no engine
 torch, ``checker/conformance/model_first.py``); a finding there is saved, handed to
 ``on_model_finding`` at once (so a shell shows it within a second) and then confirmed on the
 engine. Without one, the engine campaign runs (``checker/conformance/fuzz.py``), where
-engine-only bugs show. The run's ``--json`` document is built once, in ``fuzz_json.py``.
+engine-only bugs show. The run's ``--json`` document is built once
+(``checker/render/fuzz_json.py``).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class FuzzRun:
         return 1 if self.model is not None else int(self.result.exit_code)
 
     def to_json(self) -> dict[str, Any]:
-        from kvproof.checker.runs.fuzz_json import fuzz_json
+        from kvproof.checker.render.fuzz_json import fuzz_json
 
         return fuzz_json(self)
 

@@ -159,7 +159,7 @@ def _prove_one(
 def _proof(
     variant: Any, result: Any, own: bool, options: ProveOptions, report: Reporter
 ) -> VariantProof:
-    from kvproof.checker.verify.checking import assumptions_json
+    from kvproof.checker.render.check_json import assumptions_json
 
     timeout_ms = options.timeout * 1000
     found = _necessity(variant, options.without, result.proved, timeout_ms, report) if own else ()

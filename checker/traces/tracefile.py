@@ -21,6 +21,7 @@ before; a loop out of range, or one that does not close, is bad input (``lasso.p
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,8 +79,8 @@ def _encode_init(init: dict[str, dict[tuple[int, ...], Any]]) -> dict[str, Any]:
     return {var: {cell_key(a): v for a, v in sorted(cells.items())} for var, cells in init.items()}
 
 
-def _state_json(trace: Trace, protocol: Any, states: list[Any] | None) -> list[dict[str, Any]]:
-    if protocol is None or states is None:
+def _state_json(trace: Trace, protocol: Any, states: Sequence[Any]) -> list[dict[str, Any]]:
+    if protocol is None or not states:
         return []
     concrete = Concrete(Instance(protocol, trace.sizes))
     out = []
@@ -98,10 +99,14 @@ def _action_params(protocol: Any, name: str) -> tuple[str, ...] | None:
         return None
 
 
-def write_jsonl(trace: Trace, path: Path, *, protocol: Any = None) -> None:
-    """Write ``trace``; with ``protocol`` each step line also carries the model's state."""
-    states = None
-    if protocol is not None:
+def write_jsonl(
+    trace: Trace, path: Path, *, protocol: Any = None, states: Sequence[Any] = ()
+) -> None:
+    """Write ``trace``; with ``protocol`` each step line also carries the model's state
+    (``states``: the trace's, when the caller holds them; else replayed here)."""
+    if protocol is None:
+        states = ()
+    elif not states:
         states = replay(trace, Concrete(Instance(protocol, trace.sizes)))
     state_rows = _state_json(trace, protocol, states)
     header: dict[str, Any] = {

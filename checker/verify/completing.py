@@ -40,17 +40,6 @@ class CompleteRun:
         return f"{self.result.summary}; to decide it run: {self.command}"
 
 
-def reason_for(check: Any, requested: bool) -> str | None:
-    """Why ``check`` (a ``VariantCheck``) gets a complete search, or None."""
-    if requested:
-        return "requested"
-    if check.variant.complete:
-        return "variant"
-    if check.bmc.holds and check.proof is not None and not check.proof.proved:
-        return "fallback"
-    return None
-
-
 def run_complete(
     check: Any,
     sizes: dict[str, int],

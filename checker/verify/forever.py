@@ -10,6 +10,7 @@ protocol without those variables has nothing named (its lassos still print and r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,22 +51,24 @@ class Forever:
         return f"request r{self.r} is never answered"
 
 
-def loop_states(trace: Trace, protocol: Any) -> tuple[Concrete, list[State]]:
+def loop_states(
+    trace: Trace, protocol: Any, states: Sequence[State] = ()
+) -> tuple[Concrete, list[State]]:
     """The interpreter and the loop's states: after ``steps[:loop]`` up to the last loop
     step's pre-state (the state after the last step is the first again); an empty loop
-    (a stutter) is its one state, the last."""
+    (a stutter) is its one state, the last. ``states``: the trace's, if the caller has them."""
     if trace.loop is None:
         raise ValueError("not a lasso: the trace has no loop")
     concrete = Concrete(Instance(protocol, trace.sizes))
-    states = replay(trace, concrete)
+    states = list(states) or replay(trace, concrete)
     if trace.loop == len(trace.steps):
         return concrete, states[-1:]
     return concrete, states[trace.loop : -1]
 
 
-def forever(trace: Trace, protocol: Any) -> tuple[Forever, ...]:
+def forever(trace: Trace, protocol: Any, states: Sequence[State] = ()) -> tuple[Forever, ...]:
     """What stays unresolved in every state of ``trace``'s loop, for ``trace.violated``."""
-    concrete, states = loop_states(trace, protocol)
+    concrete, states = loop_states(trace, protocol, states)
     names = {v.name for v in protocol.vars}
     kinds = ABOUT.get(trace.violated or "", ("unanswered", "unscheduled", "held"))
     found: list[Forever] = []
@@ -97,10 +100,10 @@ def forever(trace: Trace, protocol: Any) -> tuple[Forever, ...]:
     return tuple(found)
 
 
-def lasso_explanation(trace: Trace, protocol: Any) -> str:
+def lasso_explanation(trace: Trace, protocol: Any, states: Sequence[State] = ()) -> str:
     """One sentence for a lasso: what its loop never resolves."""
     n = len(trace.steps) - (trace.loop or 0)
-    found = forever(trace, protocol)
+    found = forever(trace, protocol, states)
     what = "; ".join(f.text() for f in found) if found else "nothing it waits for ever comes"
     if n == 0:  # a stutter: no fair step is enabled in the last state
         return f"then no step can be taken, forever: {what}"

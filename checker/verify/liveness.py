@@ -10,7 +10,6 @@ was hiding (needed), none appearing flags it unnecessary, as for the guard assum
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,8 +17,6 @@ from kvproof.checker.verify.checking import ProtocolFactory, protocol_for
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.search.lasso import LivenessResult, find_lassos
 from kvproof.spec.assumptions import FAIRNESS, of_kind
-from kvproof.spec.errors import KvproofInputError
-from kvproof.spec.names import require_known
 from kvproof.spec.variant import Variant
 
 # Two requests compete for one decode page: enough for a held page to starve the other
@@ -45,7 +42,7 @@ class FairnessNeed:
 @dataclass(frozen=True)
 class LivenessCheck:
     variant: Variant
-    protocol: Protocol
+    protocol: Protocol | None  # None in another process (``VariantVerdict.detached``)
     result: LivenessResult
     without: tuple[str, ...] = ()
     necessity: tuple[FairnessNeed, ...] = ()
@@ -68,6 +65,7 @@ class LivenessCheck:
 
 def check_liveness(
     variant: Variant,
+    protocol: Protocol,
     *,
     names: tuple[str, ...] | None = None,
     without: tuple[str, ...] = (),
@@ -75,16 +73,10 @@ def check_liveness(
     sizes: dict[str, int] | None = None,
     necessity: bool = True,
 ) -> LivenessCheck:
-    """Every liveness property of the variant's protocol (or ``names``) at ``sizes``."""
+    """Every liveness property of ``protocol`` (the variant's, built with ``liveness=True``
+    by ``protocol_for``; or ``names``) at ``sizes``; ``necessity`` rebuilds it without each
+    fairness assumption in force, from ``factory`` (None: kvproof's handoff)."""
     sizes = dict(sizes or LIVENESS_SIZES)
-    protocol = protocol_for(variant, factory, without, liveness=True)
-    if not protocol.liveness:
-        raise KvproofInputError(
-            f"protocol {protocol.name!r} declares no liveness properties", "--liveness"
-        )
-    known = [p.name for p in protocol.liveness]
-    for name in names or ():
-        require_known(name, known, "liveness property", "--invariant")
     result = find_lassos(protocol, sizes, variant=variant.name, names=names)
     check = LivenessCheck(variant, protocol, result, tuple(without))
     if not necessity:
@@ -103,39 +95,3 @@ def check_liveness(
         ]
         needs.append(FairnessNeed(name, bool(newly), newly[0] if newly else None))
     return dataclasses.replace(check, necessity=tuple(needs))
-
-
-def to_json(check: LivenessCheck, rows: Callable[[Protocol, Any], list[dict[str, Any]]]) -> dict:
-    """The ``"liveness"`` key of ``check --json`` (``rows``: a trace's step rows)."""
-    result = check.result
-    by = {n.name: n for n in check.necessity}
-    out: dict[str, Any] = {
-        "sizes": result.sizes,
-        "engine": result.engine,
-        "complete": result.complete,
-        "states": result.states,
-        "seconds": round(result.seconds, 4),
-        "verdict": "violated" if check.violated else "holds",
-        "matches_expectation": check.all_match,
-        "fairness": list(result.fair),
-        "assumptions": [
-            {"name": n, "active": n not in check.without, **(by[n].to_json() if n in by else {})}
-            for n in of_kind(check.variant.assume, FAIRNESS)
-        ],
-        "properties": [],
-    }
-    docs = {p.name: p.doc for p in check.protocol.liveness}
-    for r in result.results:
-        entry: dict[str, Any] = {
-            "name": r.property,
-            "statement": docs.get(r.property, ""),
-            "verdict": "holds" if r.holds else "violated",
-            "expected": check.variant.expect_liveness.get(r.property),
-            "matches": check.matches(r.property),
-        }
-        if r.trace is not None:
-            entry["instance"] = r.trace.meta.get("instance")
-            entry["loop"] = r.trace.loop
-            entry["trace"] = rows(check.protocol, r.trace)
-        out["properties"].append(entry)
-    return out

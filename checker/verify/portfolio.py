@@ -1,4 +1,6 @@
-"""The portfolio verdict of a fixed variant: the engine that answers first settles it (issue #30).
+"""The portfolio's depths and the background proof beside a buggy variant's BMC (issue #30).
+
+Which phases run is ``plan.py``'s; this holds why they run at these depths.
 
 A fixed variant's BMC to its full depth is most of ``kvproof check``'s time (sglang-0.5.22-pd:
 depths 14 and 15 take about 95 % of a 15-deep run), yet the unbounded proof, which takes a
@@ -8,8 +10,8 @@ invariant has no counterexample of any length. So a fixed variant is checked in 
 1. a **shallow BMC** (``SHALLOW_DEPTH`` steps) for a quick, shortest counterexample;
 2. the **proof** (k-induction on the variant's strengthening, ``model/search/induction.py``);
 3. the **deepening BMC** to the variant's depth only when neither settled it (a shallow
-   counterexample, or a failed proof), exactly as before the portfolio, so every
-   counterexample is still the shortest at its depth.
+   counterexample, or a failed proof), so every counterexample is still the shortest at
+   its depth.
 
 ``--depth``, ``--no-prove`` and buggy variants keep the full-depth BMC (a buggy variant's
 traces are documented and pinned); ``--complete`` and ``complete = true`` still run their
@@ -19,66 +21,16 @@ check runs to the variant's full depth, whatever depth settled the verdict.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import os
-from collections.abc import Callable
 from typing import Any
 
 from kvproof.checker.distrib.fork import Child, fork_call
-from kvproof.checker.verify.checking import VariantCheck, check_variant
 from kvproof.model.search.bmc import Settlement
 
 # Depth 8 costs about 1.4 s for sglang-0.5.22-pd at 3x6 (depth 15: about 70 s on a loaded
 # 2-core box); every catalog counterexample a fixed variant's assumptions hide is found by
 # the necessity check, which runs to the full depth.
 SHALLOW_DEPTH = 8
-
-
-def settles(job: Any, protocol_strengthened: bool) -> bool:
-    """Whether ``job`` (a ``CheckJob``) goes through the portfolio."""
-    return (
-        not job.depth_given
-        and not job.variant.buggy
-        and job.prove != "never"
-        and protocol_strengthened
-        and job.depth > SHALLOW_DEPTH
-    )
-
-
-def portfolio_check(job: Any, factory: Any = None, say: Any = None) -> VariantCheck:
-    """Shallow BMC, then the proof; the full-depth BMC only if neither settled it.
-    ``say(variant, stage, detail)`` hears each stage begin (``check_pool.run_job``)."""
-    from kvproof.model.search.induction import prove
-
-    name = job.variant.name
-    say = say or (lambda variant, stage, detail: None)
-
-    def bmc_to(depth: int) -> VariantCheck:
-        return check_variant(
-            job.variant,
-            requests=job.requests,
-            pages=job.pages,
-            depth=depth,
-            factory=factory,
-            invariants=list(job.invariants) if job.invariants else None,
-            without=job.without,
-            on_depth=lambda k: say(name, "bmc", str(k)),
-        )
-
-    shallow = bmc_to(SHALLOW_DEPTH)
-    if shallow.bmc.holds:
-        say(name, "proof", "")
-        proof = prove(shallow.protocol)
-        if proof.proved:
-            return dataclasses.replace(shallow, proof=proof, settled_by="proof")
-    else:
-        proof = None
-    deep = bmc_to(job.depth)
-    if proof is None:
-        say(name, "proof", "")
-        proof = prove(deep.protocol)
-    return dataclasses.replace(deep, proof=proof, settled_by="bmc")
 
 
 # A buggy variant's BMC waits for the proof of the invariants it has not broken at one fixed
@@ -91,13 +43,6 @@ def portfolio_check(job: Any, factory: Any = None, say: Any = None) -> VariantCh
 # variant, ``kvproof check V``: the proof cost sglang-0.5.19-pd 1.1 -> 3.3 s at depth 12).
 SUBSET_MIN_DEPTH = 15
 SUBSET_LEAD = 4
-
-
-def background_subset(depth: int) -> Callable[[Any], BackgroundSubset] | None:
-    """The ``settled`` hook's factory for a buggy variant's BMC to ``depth`` (None: none)."""
-    if depth < SUBSET_MIN_DEPTH:
-        return None
-    return functools.partial(BackgroundSubset, wait=depth - SUBSET_LEAD)
 
 
 class BackgroundSubset:
@@ -140,7 +85,7 @@ class BackgroundSubset:
 
 def _proved(protocol: Any, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The safety invariants proved and the proof's inductive invariant (by name)."""
-    from kvproof.model.search.subset import inductive_subset
+    from kvproof.model.search.houdini import inductive_subset
 
     found = inductive_subset(protocol, names)
     return tuple(found.proved), tuple(found.inductive)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
@@ -51,6 +51,9 @@ class InvariantResult:
     shortest: int | None = None  # length of the shortest counterexample (plain)
     primary: bool = True  # the trace's earlier states satisfy every invariant
     seconds: float = 0.0
+    # Every state of ``trace`` (initial first), derived once where the counterexample is
+    # re-checked: what reports draw and explain, so that nothing replays it again.
+    states: tuple[State, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -157,7 +160,7 @@ def _bmc(
                 solver.add(z3.Implies(lit, body))
             clean_lits.append(lit)
 
-    def attempt(inv_name: str, k: int, need_clean: bool) -> Trace | None:
+    def attempt(inv_name: str, k: int, need_clean: bool) -> tuple[Trace, tuple[State, ...]] | None:
         inv = protocol.invariant(inv_name)
         bad = unroller.logic.not_(inv.body(unroller.ctx(k)))
         if bad is False:
@@ -172,8 +175,7 @@ def _bmc(
             return None
         init, steps = unroller.trace_from_model(solver.model(), k)
         trace = Trace(variant, dict(sizes), init, tuple(steps), violated=inv_name)
-        _recheck(trace, concrete, inv_name)
-        return trace
+        return trace, _recheck(trace, concrete, inv_name)
 
     def any_violation(k: int, pending: list[str]) -> bool:
         """One query for every pending invariant at depth k (most depths are unsat)."""
@@ -217,11 +219,12 @@ def _bmc(
             if name in best:
                 continue
             if name not in plain:
-                trace = attempt(name, k, need_clean=False)
-                if trace is None:
+                found = attempt(name, k, need_clean=False)
+                if found is None:
                     settle(k, [name])
                     continue
-                is_primary = _is_primary(trace, concrete)
+                trace, states = found
+                is_primary = all(not concrete.violated(s) for s in states[:-1])
                 plain[name] = InvariantResult(
                     name,
                     False,
@@ -230,20 +233,22 @@ def _bmc(
                     shortest=k,
                     primary=is_primary,
                     seconds=time.perf_counter() - start,
+                    states=states,
                 )
                 if is_primary or not primary:
                     best[name] = plain[name]
                     continue
-            trace = attempt(name, k, need_clean=True)
-            if trace is not None:
+            found = attempt(name, k, need_clean=True)
+            if found is not None:
                 best[name] = InvariantResult(
                     name,
                     False,
                     k,
-                    trace,
+                    found[0],
                     shortest=plain[name].shortest,
                     primary=True,
                     seconds=time.perf_counter() - start,
+                    states=found[1],
                 )
         if len(best) == len(names) or k >= depth or (stop_at_first and best):
             break
@@ -286,15 +291,12 @@ def _bmc(
     )
 
 
-def _recheck(trace: Trace, concrete: Concrete, inv_name: str) -> None:
-    """The solver's counterexample must replay and end in a violation of ``inv_name``."""
+def _recheck(trace: Trace, concrete: Concrete, inv_name: str) -> tuple[State, ...]:
+    """The solver's counterexample must replay and end in a violation of ``inv_name``;
+    its states, the one replay a reported counterexample gets."""
     states = replay(trace, concrete)
     if concrete.check(concrete.protocol.invariant(inv_name), states[-1]):
         raise ReplayError(
             f"solver counterexample for {inv_name} replays but its last state satisfies it"
         )
-
-
-def _is_primary(trace: Trace, concrete: Concrete) -> bool:
-    states = replay(trace, concrete)
-    return all(not concrete.violated(s) for s in states[:-1])
+    return tuple(states)

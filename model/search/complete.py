@@ -9,7 +9,7 @@ depth" is decidable. Four methods, cheapest first, each complete when it finishe
    instances BFS cannot exhaust (3 Req / 4 Page: 17 GB after 12 min);
 1. explicit-state BFS (``explore``, compiled interpreter, page symmetry) under a small
    budget: a small instance is exhausted in a second, and BFS gives a shortest trace;
-2. an inductive invariant *of this instance*: goal-directed Houdini (``model/search/houdini.py``)
+2. an inductive invariant *of this instance*: goal-directed Houdini (``houdini/goal.py``)
    over ``FiniteStep`` (every cell a constant, a propositional query), with the template
    candidates of ``model/search/infer.py``; a closed set that holds in every initial state (checked
    concretely) and implies safety proves it for every depth at this size;
@@ -28,7 +28,7 @@ from typing import Any
 
 import z3
 
-from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
@@ -48,6 +48,7 @@ class CompleteResult:
     symmetry: tuple[str, ...] | None = None
     depth: int | None = None  # the shortest counterexample's length, or BMC's last depth
     trace: Trace | None = None
+    trace_states: tuple[State, ...] = ()  # ``trace``'s states, derived once where re-checked
     conjuncts: int | None = None  # size of the invariant of this instance
     note: str = ""
 
@@ -189,7 +190,7 @@ def _deepen(
                 if not broken:
                     raise ReplayError("complete: the BMC counterexample does not replay")
                 trace = Trace(variant, dict(sizes), init, tuple(steps), violated=broken[0])
-                return done("violated", "bmc", depth=k, trace=trace)
+                return done("violated", "bmc", depth=k, trace=trace, trace_states=tuple(states))
             if res == z3.unknown:
                 break
         unroller.extend()

@@ -48,6 +48,7 @@ class LassoResult:
     trace: Trace | None = None
     instance: tuple[int, ...] | None = None  # the arguments of the violated instance
     seconds: float = 0.0
+    states: tuple[State, ...] = ()  # the lasso's states, derived once where it is re-checked
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,8 @@ def selected(protocol: Protocol, names: tuple[str, ...] | None) -> tuple[Livenes
     return tuple(by[n] for n in names if n in by)
 
 
-# A property -> its lasso (replayed) and the violated instance's arguments, or None.
-Finder = Callable[[Liveness], "tuple[Trace, tuple[int, ...]] | None"]
+# A property -> its lasso, its states (replayed) and the violated instance's arguments, or None.
+Finder = Callable[[Liveness], "tuple[Trace, tuple[State, ...], tuple[int, ...]] | None"]
 
 
 def judge(props: tuple[Liveness, ...], find: Finder) -> tuple[LassoResult, ...]:
@@ -97,8 +98,9 @@ def judge(props: tuple[Liveness, ...], find: Finder) -> tuple[LassoResult, ...]:
         if found is None:
             results.append(LassoResult(prop.name, True, seconds=time.perf_counter() - t0))
         else:
-            trace, args = found
-            results.append(LassoResult(prop.name, False, trace, args, time.perf_counter() - t0))
+            trace, states, args = found
+            took = time.perf_counter() - t0
+            results.append(LassoResult(prop.name, False, trace, args, took, states))
     return tuple(results)
 
 
@@ -204,7 +206,7 @@ def find_lassos(
     concrete = Concrete(Instance(protocol, sizes))
     graph = Graph(concrete, obligations, max_states)
 
-    def find(prop: Liveness) -> tuple[Trace, tuple[int, ...]] | None:
+    def find(prop: Liveness) -> tuple[Trace, tuple[State, ...], tuple[int, ...]] | None:
         found = None
         for args in instances_of(concrete.inst, prop):
             lasso = _lasso(graph, prop, args, obligations)
@@ -213,7 +215,8 @@ def find_lassos(
         if found is None:
             return None
         (stem, loop, init_id), args = found
-        return lasso_trace(concrete, graph.datas[init_id], stem, loop, prop, args, variant), args
+        trace, states = lasso_trace(concrete, graph.datas[init_id], stem, loop, prop, args, variant)
+        return trace, states, args
 
     return LivenessResult(
         variant=variant,
@@ -237,9 +240,9 @@ def lasso_trace(
     args: tuple[int, ...],
     variant: str,
     source: str = "lasso",
-) -> Trace:
-    """The lasso as a ``Trace`` (``loop`` = where the loop starts), replayed and checked:
-    the loop comes back to the state it starts from."""
+) -> tuple[Trace, tuple[State, ...]]:
+    """The lasso as a ``Trace`` (``loop`` = where the loop starts) and its states, replayed
+    and checked: the loop comes back to the state it starts from."""
     trace = Trace(
         variant,
         dict(concrete.inst.sizes),
@@ -254,7 +257,7 @@ def lasso_trace(
         raise ReplayError(f"lasso for {label(prop, args)}: the loop does not come back")
     if concrete.holds(lambda s: prop.goal(s, *args), states[-1]):
         raise ReplayError(f"lasso for {label(prop, args)}: the goal holds in the loop")
-    return trace
+    return trace, tuple(states)
 
 
 # -- one property instance -------------------------------------------------------------------

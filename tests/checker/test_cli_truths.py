@@ -76,11 +76,17 @@ def test_cli_doc_check_example_is_the_real_output() -> None:
 
 
 def test_check_all_table_keeps_every_name() -> None:
-    from kvproof.checker.report.check_report import render_all
-    from kvproof.checker.verify.checking import check_variant
+    import dataclasses
+
+    from kvproof.checker.render.check_text import render_all
+    from kvproof.checker.verify.driver import prepare, run_job
+    from kvproof.checker.verify.plan import CheckOptions, Phase
 
     variants = [v for v in list_variants() if len(v.name) >= 20][:2]
-    checks = [check_variant(v, requests=1, pages=1, depth=1) for v in variants]
+    options = CheckOptions(requests=1, pages=1, depth=1)
+    jobs = [prepare(v, options) for v in variants]
+    bmc_only = [(dataclasses.replace(j, phases=(Phase("bmc", 1),)), p) for j, p in jobs]
+    checks = [run_job(j, p) for j, p in bmc_only]
     console = Console(width=60, record=True, color_system=None)
     render_all(console, checks)
     text = console.export_text()

@@ -16,7 +16,9 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.checker.conformance.fuzz import fuzz
 from kvproof.checker.distrib.executor import PoolExecutor, SerialExecutor, Unit
-from kvproof.checker.verify.check_pool import CheckJob, run_jobs
+from kvproof.checker.verify.check_pool import run_jobs
+from kvproof.checker.verify.driver import prepare
+from kvproof.checker.verify.plan import CheckOptions
 from kvproof.checker.verify.prove_pool import prove_variants
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
@@ -131,10 +133,8 @@ def _bmc_rows(checks: list[Any]) -> list[Any]:
 
 
 def test_check_jobs_on_ray_match_a_serial_run(ray_cluster: Any) -> None:
-    jobs = [
-        CheckJob(load_variant(n), 2, 3, 6, None, "never")
-        for n in ("sglang-0.5.19-pd", "sglang-0.5.22-pd")
-    ]
+    options = CheckOptions(requests=2, pages=3, depth=6, prove="never")
+    jobs = [prepare(load_variant(n), options) for n in ("sglang-0.5.19-pd", "sglang-0.5.22-pd")]
     on_ray = run_jobs(jobs, workers=2, executor=ray_cluster)
     assert _bmc_rows(on_ray) == _bmc_rows(run_jobs(jobs, workers=1))
 
@@ -144,7 +144,8 @@ def test_check_stages_on_ray_reach_the_caller_while_the_tasks_run(ray_cluster: A
     (``distrib/events.py``): the caller hears every BMC depth of each variant."""
     import threading
 
-    jobs = [CheckJob(load_variant("sglang-0.5.19-pd"), 2, 3, 4, None, "never", necessity=False)]
+    options = CheckOptions(requests=2, pages=3, depth=4, prove="never", necessity=False)
+    jobs = [prepare(load_variant("sglang-0.5.19-pd"), options)]
     seen: list[tuple[str, str, str, int]] = []
 
     def progress(variant: str, stage: str, detail: str) -> None:

@@ -7,17 +7,21 @@ did (``checker/report/engine_words.py``); the model's names (``owns(r0, p0): F->
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from kvproof.checker.report.check_report import render_check
+from kvproof.checker.render.check_json import trace_rows, variant_json
+from kvproof.checker.render.check_text import render_check
 from kvproof.checker.report.engine_words import step_words, story, uses_model_names, voice_of
 from kvproof.checker.report.html_page import trace_page
 from kvproof.checker.traces.tracefile import read_jsonl as read_trace
-from kvproof.checker.verify.checking import VariantCheck, check_variant, to_json, trace_rows
+from kvproof.checker.verify.driver import prepare, run_job
+from kvproof.checker.verify.plan import CheckOptions, Phase
+from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.model.handoff import protocol_of
 from kvproof.spec.variant import load_variant
 
@@ -35,13 +39,14 @@ def test_the_detector_sees_model_names() -> None:
     assert uses_model_names("p0 holds KV of r0; isolation holds") == []
 
 
-def _check(name: str) -> VariantCheck:
-    return check_variant(load_variant(name), requests=2, pages=2, depth=8)
+def _check(name: str) -> VariantVerdict:
+    job, protocols = prepare(load_variant(name), CheckOptions(requests=2, pages=2, depth=8))
+    return run_job(dataclasses.replace(job, phases=(Phase("bmc", 8),)), protocols)
 
 
-def _text(check: VariantCheck, raw: bool) -> str:
+def _text(check: VariantVerdict, raw: bool) -> str:
     out = io.StringIO()
-    render_check(Console(file=out, width=120), check, to_json(check), raw=raw)
+    render_check(Console(file=out, width=120), check, variant_json(check), raw=raw)
     return out.getvalue()
 
 
@@ -78,11 +83,13 @@ def test_the_incident_told_in_two_sentences() -> None:
 
 
 def test_liveness_lassos_speak_engine_words_unless_raw() -> None:
-    from kvproof.checker.runs.liveness_run import liveness_json
-    from kvproof.checker.runs.render_liveness import render
+    from kvproof.checker.render.check_json import liveness_json
+    from kvproof.checker.render.liveness_text import render
+    from kvproof.checker.verify.checking import protocol_for
     from kvproof.checker.verify.liveness import check_liveness
 
-    check = check_liveness(load_variant("sglang-pd-early-free-abort"), necessity=False)
+    variant = load_variant("sglang-pd-early-free-abort")
+    check = check_liveness(variant, protocol_for(variant, liveness=True), necessity=False)
     data = liveness_json(check)
 
     def text(raw: bool) -> str:

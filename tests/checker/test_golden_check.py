@@ -7,7 +7,9 @@ means to alter the shape regenerates the golden on purpose, and the diff shows i
     PYTHONPATH=$PWD/src python tests/checker/test_golden_check.py --write
 
 What is masked, and why (everything else is deterministic: each variant runs in a fresh
-fork, ``checker/verify/check_pool.py``, so scheduling picks no other counterexample):
+fork, ``checker/verify/check_pool.py``, so scheduling picks no other counterexample; BMC and
+the prover run with Python's collector held, ``model/search/steady.py``, so an unsat core
+or a counterexample is a function of the question, not of what was allocated before it):
 
 - every key that names seconds (``seconds``, ``seconds_to_...``): wall-clock time;
 - the ``N.N s`` inside a ``summary`` or ``settle`` text (``model/search/complete.py`` and

@@ -235,19 +235,19 @@ def test_bad_loop_in_itf(tmp_path: Path, lasso: Trace, loop: object, message: st
 
 
 def lasso_check(trace: Trace):  # type: ignore[no-untyped-def]
-    """A ``VariantCheck`` whose one result is ``trace`` (as the liveness search will give)."""
-    from kvproof.checker.verify.checking import VariantCheck
+    """A ``VariantVerdict`` whose one result is ``trace`` (as the liveness search gives)."""
+    from kvproof.checker.verify.verdict import VariantVerdict
     from kvproof.model.search.bmc import BmcResult, InvariantResult
 
     found = InvariantResult("answered", False, len(trace), trace, shortest=len(trace))
     bmc = BmcResult(VARIANT, trace.sizes, len(trace), (found,), 0.0)
-    return VariantCheck(load_variant(VARIANT), protocol(), bmc)
+    return VariantVerdict(load_variant(VARIANT), protocol(), bmc)
 
 
 def test_json_of_a_lasso_has_the_loop(lasso2: Trace) -> None:
-    from kvproof.checker.verify.checking import to_json
+    from kvproof.checker.render.check_json import variant_json
 
-    (entry,) = to_json(lasso_check(lasso2))["invariants"]
+    (entry,) = variant_json(lasso_check(lasso2))["invariants"]
     assert entry["loop"] == lasso2.loop
     flags = [bool(row.get("in_loop")) for row in entry["trace"]]
     assert flags == [i >= lasso2.loop for i in range(len(lasso2.steps))]
@@ -256,10 +256,12 @@ def test_json_of_a_lasso_has_the_loop(lasso2: Trace) -> None:
 def test_the_printed_trace_marks_the_loop(lasso2: Trace) -> None:
     from rich.console import Console
 
-    from kvproof.checker.report.check_report import render_check
+    from kvproof.checker.render.check_json import variant_json
+    from kvproof.checker.render.check_text import render_check
 
     console = Console(record=True, width=200, color_system=None)
-    render_check(console, lasso_check(lasso2))
+    check = lasso_check(lasso2)
+    render_check(console, check, variant_json(check), raw=True)  # the model's labels
     text = console.export_text()
     # the table's rows as (step, action) cells
     rows = [[c.strip() for c in x.split("│")[1:3]] for x in text.splitlines() if "│" in x]
@@ -273,10 +275,10 @@ def test_the_printed_trace_marks_the_loop(lasso2: Trace) -> None:
 
 
 def test_junit_text_marks_the_loop(lasso: Trace) -> None:
-    from kvproof.checker.report.gate import trace_short, trace_text
-    from kvproof.checker.verify.checking import to_json
+    from kvproof.checker.render.check_gate import trace_short, trace_text
+    from kvproof.checker.render.check_json import variant_json
 
-    (entry,) = to_json(lasso_check(lasso))["invariants"]
+    (entry,) = variant_json(lasso_check(lasso))["invariants"]
     lines = trace_text(entry).splitlines()
     steps = [i for i, x in enumerate(lines) if x.strip()[:1].isdigit()]
     assert lines[steps[-1] - 1] == "-- loop: the following steps repeat forever --"
@@ -366,7 +368,7 @@ def test_an_engine_that_leaves_the_loop_is_a_divergence_in_its_round(
 ) -> None:
     from kvproof.checker.cli.consoles import console_for
     from kvproof.checker.conformance.replay import replay_trace
-    from kvproof.checker.runs.render_replay import print_report
+    from kvproof.checker.render.replay import print_report
 
     variant = load_variant(VARIANT)
     report = replay_trace(lasso, variant, loops=3, engine=frees_on_second_step)

@@ -18,7 +18,9 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.report.progress_display import LogLines
-from kvproof.checker.verify.check_pool import CheckJob, run_jobs
+from kvproof.checker.verify.check_pool import run_jobs
+from kvproof.checker.verify.driver import prepare
+from kvproof.checker.verify.plan import CheckOptions
 from kvproof.spec.variant import VARIANTS_DIR, load_variant
 
 # Buggy variants whose BMC ends in a few seconds (no proof, no necessity check).
@@ -66,9 +68,8 @@ def test_log_lines_say_each_finish_and_beat_inside_a_long_stage() -> None:
 
 
 def test_stages_are_forwarded_from_the_worker_processes_while_they_run() -> None:
-    jobs = [
-        CheckJob(load_variant(name), 3, 6, 6, None, "never", necessity=False) for name in FAST[:2]
-    ]
+    options = CheckOptions(requests=3, pages=6, depth=6, prove="never", necessity=False)
+    jobs = [prepare(load_variant(name), options) for name in FAST[:2]]
     lock = threading.Lock()
     seen: list[tuple[str, ...]] = []
 
@@ -120,12 +121,11 @@ def piped(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_check_all_to_a_pipe_says_each_variant_while_it_runs(piped: dict[str, Any]) -> None:
     assert piped["code"] == 0, piped["err"]
-    counted = [(line, alive) for line, alive in piped["err"] if line.startswith("[")]
-    # the safety checks, then --all's second phase: each variant's [expect] liveness keys
-    done = [(line, alive) for line, alive in counted if ": liveness " not in line]
-    lively = [line for line, _ in counted if ": liveness as expected" in line]
+    done = [(line, alive) for line, alive in piped["err"] if line.startswith("[")]
+    # one line per variant: its safety verdict, then its [expect] liveness keys (a phase of
+    # the same job)
     assert [line.split("]")[0] for line, _ in done] == ["[1/3", "[2/3", "[3/3"]
-    assert len(lively) == len(FAST) and counted[-1][0] == lively[-1]
+    assert all("; liveness as expected" in line for line, _ in done)
     assert {line.split()[1].rstrip(":") for line, _ in done} == set(FAST)
     assert all("violated as expected" in line for line, _ in done)
     # the first line came before the run ended, not with everything at exit: the process

@@ -5,13 +5,13 @@ every property, and every BMC lasso replays with its loop coming back."""
 from __future__ import annotations
 
 import pytest
+from bmc_lasso_oracle import bmc_lassos
 
 from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.liveness import LIVENESS_SIZES
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import replay
-from kvproof.model.search.bmc_lasso import bmc_lassos
 from kvproof.model.search.lasso import find_lassos
 from kvproof.spec.variant import list_variants
 

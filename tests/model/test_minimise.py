@@ -20,9 +20,8 @@ from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.search.candidates import Evaluator, candidates
 from kvproof.model.search.clause_table import ClauseTable
-from kvproof.model.search.houdini import Conjunct
+from kvproof.model.search.houdini import Conjunct, small_inductive
 from kvproof.model.search.infer import sample_states
-from kvproof.model.search.minimise import small_inductive
 from kvproof.model.search.step import FiniteStep
 
 SPEC = str(Path(__file__).resolve().parents[2] / "examples/deep_bug/pipeline.py") + ":Pipeline"

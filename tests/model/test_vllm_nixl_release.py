@@ -47,7 +47,9 @@ def _lasso(variant: Variant, drop: tuple[str, ...] = ()) -> Any:
 
 def test_push_decode_abort_holds_pages_forever_with_a_live_prefill() -> None:
     # Behaviour 1: prefill_eventually_reports is in force (no crash), and still a lasso.
-    check = check_liveness(load_variant(PUSH), names=("pages_return",), necessity=False)
+    variant = load_variant(PUSH)
+    protocol = protocol_for(variant, liveness=True)
+    check = check_liveness(variant, protocol, names=("pages_return",), necessity=False)
     (result,) = check.result.results
     assert not result.holds and result.trace is not None
     actions = [s.action for s in result.trace.steps]

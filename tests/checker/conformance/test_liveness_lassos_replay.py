@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.liveness import check_liveness
 from kvproof.spec.variant import load_variant
 
@@ -17,7 +18,9 @@ VARIANT = "sglang-pd-quarantine"
 
 @pytest.fixture(scope="module")
 def lasso() -> Any:
-    check = check_liveness(load_variant(VARIANT), names=("answered",), necessity=False)
+    variant = load_variant(VARIANT)
+    protocol = protocol_for(variant, liveness=True)
+    check = check_liveness(variant, protocol, names=("answered",), necessity=False)
     (result,) = check.result.results
     assert result.trace is not None and "crash" in [s.action for s in result.trace.steps]
     assert result.trace.loop == len(result.trace.steps)  # the search's stutter

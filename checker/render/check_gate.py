@@ -1,5 +1,7 @@
 """``kvproof check --all`` as a CI gate: JUnit XML for test dashboards, SARIF for code scanning.
 
+Both read each variant's ``--json`` object (``check_json.py``), built once per run.
+
 Both reports say the same thing as the exit code: a variant's verdict for an invariant
 either matches the variant's ``[expect]`` table or it does not (and a fixed variant's proof
 either holds for all sizes or it does not).
@@ -23,7 +25,7 @@ from typing import Any
 from kvproof import __version__
 from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.loop_marks import marked_lines
-from kvproof.checker.verify.checking import VariantCheck, to_json
+from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
 from kvproof.spec.invariants import INVARIANTS
 from kvproof.spec.variant import Variant
@@ -98,8 +100,9 @@ def _proof_text(proof: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _statement(check: VariantCheck, name: str) -> str:
+def _statement(check: VariantVerdict, name: str) -> str:
     info = INVARIANTS.get(name)
+    assert check.protocol is not None
     if info is not None and check.protocol.name == "handoff":
         return info.statement
     try:
@@ -112,7 +115,10 @@ def _statement(check: VariantCheck, name: str) -> str:
 # -- JUnit --------------------------------------------------------------------------------
 
 
-def write_junit(checks: list[VariantCheck], path: Path, *, gate: bool = True) -> None:
+Checked = list[tuple[VariantVerdict, dict[str, Any]]]  # each verdict with its --json object
+
+
+def write_junit(checks: Checked, path: Path, *, gate: bool = True) -> None:
     """JUnit XML whose failure count agrees with the exit code.
 
     ``gate`` (``check --all``): a failure is a verdict that does not match the variant's
@@ -122,8 +128,7 @@ def write_junit(checks: list[VariantCheck], path: Path, *, gate: bool = True) ->
     root = ET.Element("testsuites", name="kvproof check")
     total = failed = 0
     seconds = 0.0
-    for check in checks:
-        data = to_json(check)
+    for check, data in checks:
         suite = ET.SubElement(root, "testsuite", name=check.variant.name)
         uri, base = _relative(check.variant.path)
         file = uri if base is not None else str(check.variant.path)
@@ -143,7 +148,7 @@ def write_junit(checks: list[VariantCheck], path: Path, *, gate: bool = True) ->
             text = _verdict_line(data, entry)
             if entry["verdict"] == "violated":
                 mode = getattr(check.variant.switches, "transfer_mode", "")
-                handoff = check.protocol.name == "handoff"  # a user protocol keeps its cells
+                handoff = check.protocol is not None and check.protocol.name == "handoff"
                 voice = voice_of(check.variant.engine, mode) if handoff else None
                 text += "\n" + trace_text(entry, voice)
             if not entry["matches"] or (not gate and entry["verdict"] == "violated"):
@@ -191,7 +196,7 @@ def write_junit(checks: list[VariantCheck], path: Path, *, gate: bool = True) ->
 # -- SARIF --------------------------------------------------------------------------------
 
 
-def write_sarif(checks: list[VariantCheck], path: Path) -> None:
+def write_sarif(checks: Checked, path: Path) -> None:
     rules: dict[str, dict[str, Any]] = {}
     results: list[dict[str, Any]] = []
     roots: set[Path] = set()
@@ -207,8 +212,7 @@ def write_sarif(checks: list[VariantCheck], path: Path) -> None:
             }
         return list(rules).index(rule_id)
 
-    for check in checks:
-        data = to_json(check)
+    for check, data in checks:
         uri, root = _relative(check.variant.path)
         if root is not None:
             roots.add(root)

@@ -11,7 +11,7 @@ import pytest
 
 from kvproof.checker.cli import main
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples/deep_bug"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples/deep_bug"
 SPEC = f"{EXAMPLE / 'pipeline.py'}:Pipeline"
 SMALL = ["--requests", "2", "--pages", "2"]
 

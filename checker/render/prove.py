@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kvproof.checker.report.check_report import render_assumptions
+from kvproof.checker.render.check_text import render_assumptions
 from kvproof.checker.report.proof_report import render_proof
 from kvproof.checker.report.written import wrote
 from kvproof.checker.runs.prove_run import ProveRun, VariantProof

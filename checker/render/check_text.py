@@ -1,4 +1,4 @@
-"""Rich rendering of ``kvproof check`` results for people."""
+"""``kvproof check``'s report for people: per variant, and the ``--all`` table."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ from rich.table import Table
 from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.loop_marks import LOOP_START, back_to
 from kvproof.checker.report.tables import print_table
-from kvproof.checker.verify.checking import VariantCheck, to_json
+from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.model.lang.explain import change_text
 
 
 def render_check(
-    console: Console, check: VariantCheck, data: dict[str, Any] | None = None, *, raw: bool = False
+    console: Console, check: VariantVerdict, data: dict[str, Any], *, raw: bool = False
 ) -> None:
-    """``raw``: the steps as the model's cells (``owns(r0, p0): F->T``), not engine words."""
-    data = data or to_json(check)
+    """One variant's report from its ``--json`` object (``check_json.variant_json``);
+    ``raw``: the steps as the model's cells (``owns(r0, p0): F->T``), not engine words."""
     voice = voice_of(check.variant.engine, getattr(check.variant.switches, "transfer_mode", ""))
     # Engine words tell kvproof's handoff; a user protocol's steps stay its own cells.
-    raw = raw or check.protocol.name != "handoff"
+    raw = raw or check.protocol is None or check.protocol.name != "handoff"
     sizes = data["sizes"]
     console.print(
         f"[bold]{data['variant']}[/]  {check.variant.summary}\n"
@@ -110,14 +110,19 @@ def verdict_table(data: dict[str, Any]) -> Table:
     return table
 
 
-def outcome(check: VariantCheck) -> str:
+def outcome(check: VariantVerdict) -> str:
     """A check in a few words, for the line a log gets as each variant finishes."""
+    if check.invariants is None:  # a liveness-only check
+        return "a fair lasso" if check.violated else "holds"
     broken = [r.invariant for r in check.bmc.results if not r.holds]
     if check.proof is not None and not check.proof.proved:
         broken.append("(proof)")
-    said = "violated" if check.violated else "holds"
-    said += " as expected" if check.all_match else ", NOT as expected"
-    return said + (f" ({', '.join(broken)})" if broken else "")
+    said = "violated" if check.safety_violated else "holds"
+    said += " as expected" if check.safety_match else ", NOT as expected"
+    said += f" ({', '.join(broken)})" if broken else ""
+    if check.liveness is not None:  # --all's [expect] liveness keys, the job's last phase
+        said += "; liveness " + ("as expected" if check.liveness.all_match else "NOT as expected")
+    return said
 
 
 def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:
@@ -127,7 +132,7 @@ def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:
         console.print(f"[red]not proved[/]: {proof.get('summary', '')}")
 
 
-def render_all(console: Console, checks: list[VariantCheck]) -> None:
+def render_all(console: Console, checks: list[VariantVerdict]) -> None:
     table = Table(title="kvproof check --all", title_justify="left")
     # Names are never cut: the table grows past a narrow terminal rather than fold a name.
     longest = max((len(c.variant.name) for c in checks), default=7)
@@ -153,7 +158,7 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
                 "proved" if not check.variant.buggy else "-",
                 "proved" if check.proof.proved else "not proved",
                 f"{check.proof.seconds:.2f}",
-                "[green]yes[/]" if check.all_match else "[red]NO[/]",
+                "[green]yes[/]" if check.safety_match else "[red]NO[/]",
             )
         if check.variant.assume:
             needed = {n.name: n.needed for n in check.necessity}
@@ -168,7 +173,7 @@ def render_all(console: Console, checks: list[VariantCheck]) -> None:
             table.add_row(check.variant.name, "(assumes)", "; ".join(names), "", "", "")
         table.add_section()
     print_table(console, table)
-    bad = [c.variant.name for c in checks if not c.all_match]
+    bad = [c.variant.name for c in checks if not c.safety_match]
     buggy = sum(1 for c in checks if c.variant.buggy)
     console.print(
         f"{len(checks)} variants ({buggy} buggy, {len(checks) - buggy} fixed): "

@@ -1,31 +1,13 @@
-"""``check --liveness``'s report for people (``liveness_run.py`` holds the run)."""
+"""The liveness phase of ``check`` for people: a variant's fair lassos, and ``--all``'s table."""
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
 
-from kvproof.checker.runs.liveness_run import LivenessRun
 from kvproof.checker.verify.liveness import LivenessCheck
 
 
-def render_run(console: Any, run: LivenessRun, *, as_json: bool, raw: bool = False) -> None:
-    """With ``as_json`` the document goes to stdout and ``console`` (stderr) only names the
-    files written."""
-    from kvproof.checker.report.written import wrote
-
-    if as_json:
-        json.dump(run.to_json(), sys.stdout, indent=2)
-        print()
-    else:
-        for check, doc in zip(run.checks, run.docs, strict=True):
-            render(console, check, doc["liveness"], raw=raw)
-    if run.files:
-        wrote(console, run.files)
-
-
-def render_expectations(console: Any, out: dict) -> None:
+def render_expectations(console: Any, out: dict[str, Any]) -> None:
     """``check --all``'s liveness table: each variant's [expect] liveness keys."""
     if not out:
         return
@@ -53,7 +35,8 @@ def render(console: Any, check: LivenessCheck, data: dict[str, Any], *, raw: boo
     from kvproof.checker.report.engine_words import step_words, voice_of
 
     voice = voice_of(check.variant.engine, getattr(check.variant.switches, "transfer_mode", ""))
-    raw = raw or check.protocol.name != "handoff"  # a user protocol: its own action labels
+    # a user protocol: its own action labels
+    raw = raw or check.protocol is None or check.protocol.name != "handoff"
     sizes = data["sizes"]
     scope = "complete: every depth" if data["complete"] else "truncated: a lower bound"
     console.print(

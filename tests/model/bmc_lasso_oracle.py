@@ -1,8 +1,10 @@
-"""Liveness by bounded model checking in Z3: lassos by a loop-back constraint.
+"""A test oracle: liveness by bounded model checking in Z3, lassos by a loop-back constraint.
 
-The second engine behind ``check --liveness``, independent of the explicit-state graph
-(``model/search/lasso.py``), so each cross-checks the other (``tests/model/
-test_liveness_engines.py``). A lasso of length ``k`` is ``s_0 .. s_k`` (the unrolled
+Not part of the product (``check`` has one liveness engine, the explicit-state graph of
+``model/search/lasso.py``): a second, independent encoding kept here so each cross-checks
+the other on every variant (``test_liveness_engines.py``, ``test_liveness.py``).
+
+A lasso of length ``k`` is ``s_0 .. s_k`` (the unrolled
 transition relation, ``model/lang/unroll.py``, without symmetry breaking: a loop must be a
 loop of the real system) with, for some ``l``:
 
@@ -26,7 +28,7 @@ from typing import Any
 
 import z3
 
-from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.liveness import Fair, Liveness, fairness
@@ -58,14 +60,15 @@ def bmc_lassos(
     bmc = _Lassos(Unroller(inst, symmetry=False), obligations)
     concrete = Concrete(inst)
 
-    def find(prop: Liveness) -> tuple[Trace, tuple[int, ...]] | None:
+    def find(prop: Liveness) -> tuple[Trace, tuple[State, ...], tuple[int, ...]] | None:
         found = bmc.shortest(prop, depth)
         if found is None:
             return None
         init, steps, loop, args = found
         first = concrete.make_state(init).data
         stem, cycle = steps[:loop], steps[loop:]
-        return lasso_trace(concrete, first, stem, cycle, prop, args, variant, "bmc"), args
+        trace, states = lasso_trace(concrete, first, stem, cycle, prop, args, variant, "bmc")
+        return trace, states, args
 
     return LivenessResult(
         variant=variant,

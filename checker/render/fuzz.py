@@ -43,7 +43,7 @@ def render(console: Any, run: FuzzRun) -> None:
 
 
 def _engine_verdict(console: Any, run: FuzzRun) -> None:
-    from kvproof.checker.runs.fuzz_json import engine_summary
+    from kvproof.checker.render.fuzz_json import engine_summary
 
     side = run.model
     assert side is not None

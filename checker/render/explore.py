@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvproof.checker.render.explore_json import initial, steps
 from kvproof.checker.report.tables import print_table
-from kvproof.checker.runs.explore_json import initial, steps
 
 
 def render(console: Any, result: Any, protocol: Any) -> None:

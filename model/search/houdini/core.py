@@ -20,7 +20,7 @@ counterexample has broken yet, and ``kept``, the part of them a proof of safety 
 
 When every kept conjunct's query is unsat, ``kept`` is inductive at this size and implies
 safety (each kept conjunct follows, after any step, from kept ones). Why not the loop of
-``model/search/houdini.py``: it assumes only the conjuncts needed so far, so a counterexample
+``goal.py`` (goal-directed): it assumes only the conjuncts needed so far, so a counterexample
 there is no Houdini one and it blocks it with one more conjunct; on the handoff ~120 piled
 up and the final proof over uninterpreted sorts took seconds per conjunct. Why not one
 query over every live candidate (Houdini proper): its final unsat, a disjunction of ~400
@@ -40,7 +40,7 @@ import z3
 
 from kvproof.model.lang.concrete import State
 from kvproof.model.search.clause_table import ClauseTable
-from kvproof.model.search.houdini import Conjunct
+from kvproof.model.search.houdini.conjunct import Conjunct
 from kvproof.model.search.induction import ProofError
 from kvproof.model.search.step import Cex, FiniteStep
 

@@ -4,26 +4,41 @@ run with its results, its files, ``to_json()`` and ``exit_code``; nothing here c
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from kvproof.checker.runs.check_run import CheckOptions, CheckRun, VariantRun, check
+from kvproof.checker.runs.check_run import CheckOptions, CheckRun, check
 from kvproof.checker.runs.progress import Progress, Reporter
 from kvproof.spec.variant import load_variant
 
 
 def _variant_run(*, matches: bool, violated: bool, complete: str | None, expect: str) -> Any:
-    """A VariantRun over a stand-in check: only what the exit-code rules read."""
-    check_ = SimpleNamespace(
-        all_match=matches, violated=violated, variant=SimpleNamespace(expect={"inv": expect})
-    )
-    done = None if complete is None else SimpleNamespace(result=SimpleNamespace(verdict=complete))
-    data = {} if complete is None else {"complete": {"violated": "inv"}}
-    return VariantRun(check_, data, done)  # type: ignore[arg-type]
+    """A verdict on invariant ``inv`` expected to ``expect``: BMC found it ``violated``
+    or not, ``matches`` its expectation or not, and the complete search said ``complete``."""
+    from kvproof.checker.verify.completing import CompleteRun
+    from kvproof.checker.verify.verdict import VariantVerdict
+    from kvproof.model.lang.trace import Trace
+    from kvproof.model.search.bmc import BmcResult, InvariantResult
+    from kvproof.model.search.complete import CompleteResult
+
+    holds = not violated
+    got = "holds" if holds else "violated"
+    want = got if matches else ("violated" if holds else "holds")
+    variant = dataclasses.replace(load_variant("sglang-0.5.19-pd"), expect={"inv": want})
+    if complete is not None:  # the complete search's counterexample is to ``expect``'s
+        variant = dataclasses.replace(variant, expect={"inv": want, "other": expect})
+    bmc = BmcResult("v", {}, 1, (InvariantResult("inv", holds, 1),), 0.0)
+    done = None
+    if complete is not None:
+        trace = Trace("v", {}, {}, (), violated="other")
+        done = CompleteRun("requested", CompleteResult(complete, {}, "bmc", 0.0, trace=trace))
+    from kvproof.checker.verify.checking import protocol_for
+
+    return VariantVerdict(variant, protocol_for(variant), invariants=bmc, complete=done)
 
 
 def test_the_all_rule_counts_a_complete_counterexample_to_an_expected_hold() -> None:
@@ -36,13 +51,16 @@ def test_the_all_rule_counts_a_complete_counterexample_to_an_expected_hold() -> 
     assert CheckRun((ok,)).exit_code == 0
     assert CheckRun((surprise,)).exit_code == 1
     assert CheckRun((expected_bug,)).exit_code == 1
+    mismatch = _variant_run(matches=False, violated=False, complete=None, expect="holds")
+    assert CheckRun((ok, mismatch), gate=True).exit_code == 1
+    assert CheckRun((mismatch,)).exit_code == 0  # nothing violated
 
 
 def test_the_json_is_one_object_for_one_variant_and_a_list_otherwise() -> None:
     one = _variant_run(matches=True, violated=False, complete=None, expect="holds")
-    assert CheckRun((one,)).to_json() == {}
-    assert CheckRun((one,), gate=True).to_json() == [{}]
-    assert CheckRun((one, one)).to_json() == [{}, {}]
+    assert CheckRun((one,)).to_json()["variant"] == "sglang-0.5.19-pd"
+    assert [d["variant"] for d in CheckRun((one,), gate=True).to_json()] == ["sglang-0.5.19-pd"]
+    assert len(CheckRun((one, one)).to_json()) == 2
 
 
 @pytest.mark.slow  # BMC of one buggy variant

@@ -1,0 +1,1 @@
+"""Renderers, one module (or a few) per command: text, JSON, JUnit, SARIF, HTML files."""

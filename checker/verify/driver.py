@@ -1,0 +1,245 @@
+"""The one driver of ``check``: a variant's plan (``plan.py``), run phase by phase.
+
+A ``CheckJob`` is plain data (the variant, the options, its phases); the protocols it checks
+are built once, where the job is prepared (``prepare``), and handed to ``run_job`` with it:
+a forked worker inherits them, a Ray worker builds its own from the job (``built``). Each
+phase reads the verdict so far and returns it with its answer (``verdict.py``); a phase
+skips itself only on what an earlier phase answered (a proof that settled the verdict, a
+BMC that found a counterexample, a proof that went through). While a job runs, each
+phase's start reaches ``progress(variant, stage, detail)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kvproof.checker.distrib.events import ProgressFn
+from kvproof.checker.verify.checking import ProtocolFactory, protocol_for
+from kvproof.checker.verify.plan import CheckOptions, Phase, plan, split_names
+from kvproof.checker.verify.verdict import VariantVerdict
+from kvproof.model.lang.dsl import Protocol
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.names import require_known
+from kvproof.spec.variant import Variant
+
+
+@dataclass(frozen=True)
+class CheckJob:
+    variant: Variant
+    options: CheckOptions
+    phases: tuple[Phase, ...]
+
+    @property
+    def depth(self) -> int:
+        """The variant's full BMC depth (the one necessity looks to)."""
+        return max((p.depth or 0 for p in self.phases), default=0)
+
+
+@dataclass(frozen=True)
+class Protocols:
+    """What a job checks, built once per job: the safety protocol and, when the plan has a
+    liveness phase, the liveness one (a peer that may die: ``protocol_of``)."""
+
+    safety: Protocol
+    liveness: Protocol | None = None
+
+
+def prepare(
+    variant: Variant,
+    options: CheckOptions,
+    factory: ProtocolFactory | None = None,
+    *,
+    every: bool = False,
+) -> tuple[CheckJob, Protocols]:
+    """The job and its protocols; names the protocol does not know are bad input now,
+    before any search starts."""
+    safety = protocol_for(variant, factory, options.without)
+    phases = plan(variant, options, strengthened=bool(safety.strengthening), every=every)
+    job = CheckJob(variant, options, phases)
+    if phases[0].name == "bmc":
+        known = sorted({i.name for i in safety.safety})
+        for name in split_names(options.invariants)[0]:
+            require_known(name, known, "invariant", "--invariant")
+    return job, Protocols(safety, _lively(job, factory))
+
+
+def built(job: CheckJob) -> Protocols:
+    """The job's protocols, built in this process (a Ray worker: the user's protocol loaded
+    from its 'module:attr')."""
+    factory = None
+    if job.options.protocol is not None:
+        from kvproof.checker.verify.protocols import load_protocol
+
+        factory = load_protocol(job.options.protocol).factory
+    return Protocols(protocol_for(job.variant, factory, job.options.without), _lively(job, factory))
+
+
+def _lively(job: CheckJob, factory: ProtocolFactory | None) -> Protocol | None:
+    phase = next((p for p in job.phases if p.name == "liveness"), None)
+    if phase is None:
+        return None
+    protocol = protocol_for(job.variant, factory, job.options.without, liveness=True)
+    if not protocol.liveness:
+        raise KvproofInputError(
+            f"protocol {protocol.name!r} declares no liveness properties", "--liveness"
+        )
+    for name in phase.names or ():
+        require_known(name, [p.name for p in protocol.liveness], "liveness property", "--invariant")
+    return protocol
+
+
+def run_job(
+    job: CheckJob, protocols: Protocols, progress: ProgressFn | None = None
+) -> VariantVerdict:
+    """The job's phases in order; ``progress`` hears each begin ("start", "bmc" with the
+    depth, "proof", "necessity" with the assumption, "complete", "liveness")."""
+    say = progress or _silent
+    say(job.variant.name, "start", "")
+    verdict = VariantVerdict(job.variant, protocols.safety, without=job.options.without)
+    for phase in job.phases:
+        verdict = RUNNERS[phase.name](job, phase, verdict, protocols, say)
+    return verdict
+
+
+Runner = Callable[[CheckJob, Phase, VariantVerdict, Protocols, ProgressFn], VariantVerdict]
+
+
+def _bmc(
+    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
+) -> VariantVerdict:
+    if verdict.settled_by == "proof":
+        return verdict  # the proof answered for every depth: no deeper search
+    from kvproof.checker.verify.portfolio import SUBSET_LEAD, BackgroundSubset
+    from kvproof.model.search.bmc import bmc
+
+    assert phase.depth is not None
+    name = job.variant.name
+    safety, _ = split_names(job.options.invariants)
+    # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x and,
+    # with a proof's inductive invariant (the background subset), a buggy one's deep queries
+    # too; they change no verdict and no length, only which equally short trace Z3 picks.
+    hook = None
+    if phase.background:
+        hook = BackgroundSubset(protocols.safety, phase.depth - SUBSET_LEAD)
+    try:
+        result = bmc(
+            protocols.safety,
+            job.options.sizes,
+            phase.depth,
+            variant=name,
+            on_depth=lambda k: say(name, "bmc", str(k)),
+            invariants=safety or None,
+            settled=hook,
+        )
+    finally:
+        if hook is not None:
+            hook.close()  # a proof still running is not needed any more
+    return dataclasses.replace(verdict, invariants=result)
+
+
+def _proof(
+    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
+) -> VariantVerdict:
+    if verdict.proof is not None or (phase.settles and not verdict.bmc.holds):
+        return verdict  # proved already, or a shallow counterexample: the deep BMC decides
+    from kvproof.model.search.induction import prove
+
+    say(job.variant.name, "proof", "")
+    proof = prove(protocols.safety)
+    settled = "proof" if phase.settles and proof.proved else verdict.settled_by
+    return dataclasses.replace(verdict, proof=proof, settled_by=settled)
+
+
+def _necessity(
+    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
+) -> VariantVerdict:
+    from kvproof.checker.verify.necessity import necessity
+    from kvproof.spec.assumptions import GUARD, of_kind
+
+    assert phase.depth is not None
+    variant, without = job.variant, job.options.without
+    holding = [r.invariant for r in verdict.bmc.results if r.holds]
+    found = []
+    # a fairness assumption changes no safety verdict: the liveness phase assesses it. Each
+    # looks to the full depth, even when the proof settled the verdict at a shallow one.
+    for name in of_kind(variant.assume, GUARD):
+        if name in without:
+            continue
+        say(variant.name, "necessity", name)
+        found.append(
+            necessity(
+                variant,
+                name,
+                lambda names: protocol_for(variant, None, names),
+                dropped=without,
+                holding=holding,
+                sizes=verdict.bmc.sizes,
+                depth=phase.depth,
+                prove_it=verdict.proof is not None,
+            )
+        )
+    return dataclasses.replace(verdict, necessity=tuple(found))
+
+
+def _complete(
+    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
+) -> VariantVerdict:
+    proof = verdict.proof
+    unknown = verdict.bmc.holds and proof is not None and not proof.proved
+    if phase.reason == "fallback" and not unknown:
+        return verdict  # BMC or the proof decided: nothing for the search to settle
+    from kvproof.checker.verify.completing import run_complete
+
+    assert phase.reason is not None and phase.budget is not None
+    say(job.variant.name, "complete", "")
+    done = run_complete(
+        verdict,
+        job.options.sizes,
+        phase.reason,
+        budget_s=phase.budget,
+        protocol_spec=job.options.protocol,
+    )
+    return dataclasses.replace(verdict, complete=done)
+
+
+def _liveness(
+    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
+) -> VariantVerdict:
+    from kvproof.checker.verify.liveness import check_liveness
+
+    assert protocols.liveness is not None
+    say(job.variant.name, "liveness", "")
+    found = check_liveness(
+        job.variant,
+        protocols.liveness,
+        names=phase.names,
+        without=job.options.without,
+        factory=_factory(job) if phase.necessity else None,
+        necessity=phase.necessity,
+    )
+    return dataclasses.replace(verdict, liveness=found)
+
+
+def _factory(job: CheckJob) -> ProtocolFactory | None:
+    """The user's protocol factory (fairness necessity rebuilds the protocol without one
+    assumption at a time), loaded by its 'module:attr' (already imported here)."""
+    if job.options.protocol is None:
+        return None
+    from kvproof.checker.verify.protocols import load_protocol
+
+    return load_protocol(job.options.protocol).factory
+
+
+RUNNERS: dict[str, Runner] = {
+    "bmc": _bmc,
+    "proof": _proof,
+    "necessity": _necessity,
+    "complete": _complete,
+    "liveness": _liveness,
+}
+
+
+def _silent(variant: str, stage: str, detail: str = "") -> None:
+    pass
