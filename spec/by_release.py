@@ -40,7 +40,7 @@ from kvproof.spec.names import did_you_mean, nearest
 from kvproof.spec.upstream import is_version, version_key
 
 if TYPE_CHECKING:
-    from kvproof.spec.variant import Variant
+    from kvproof.spec.variant_file import Variant
 
 _RELEASE = re.compile(r"^(?P<engine>[a-z][a-z0-9_-]*)==(?P<version>\S+)$")
 _VERSION_IN = re.compile(r"\d+\.\d+(?:\.\d+){0,2}")
@@ -114,11 +114,9 @@ def resolve(
     settings (env or server-arg name -> value; default: ``spec/releases.toml``'s where it
     exists). Bad input (a release no variant lists, settings no variant of it has) raises
     ``KvproofInputError`` naming the releases kvproof knows."""
-    from kvproof.spec.variant import load_variant
-
     release = parse_release(text)
     if release is None:
-        return Resolution(load_variant(text), None, f"{text} is a variant name")
+        return Resolution(_by_name(text, variants), None, f"{text} is a variant name")
     given = {**(env or {}), **(server_args or {})}
     listed = variants_of(release, variants)
     if not listed:
@@ -228,7 +226,7 @@ def say_release(names: Sequence[str], folder: Path | None = None) -> None:
     with): which variant it is and why, so ``check sglang==0.5.20`` says what it checks."""
     import sys
 
-    from kvproof.spec.variant import VARIANTS_DIR, list_variants
+    from kvproof.spec.variant_file import VARIANTS_DIR, list_variants
 
     if not any(parse_release(n) for n in names):
         return
@@ -314,6 +312,21 @@ def _span(versions: Sequence[str]) -> str:
 def _catalog(variants: Sequence[Variant] | None) -> Sequence[Variant]:
     if variants is not None:
         return variants
-    from kvproof.spec.variant import VARIANTS_DIR, list_variants
+    from kvproof.spec.variant_file import VARIANTS_DIR, list_variants
 
     return list_variants(Path(VARIANTS_DIR))
+
+
+def _by_name(text: str, variants: Sequence[Variant] | None) -> Variant:
+    """A variant by its ``.toml`` path or its name in the catalog (``spec/variant.py``'s
+    ``load_variant`` without the release: this module must not import that one back)."""
+    from kvproof.spec.variant_file import VARIANTS_DIR, load_variant_file
+
+    if text.endswith(".toml"):
+        if not Path(text).exists():
+            raise KvproofInputError("no such variant file", text)
+        return load_variant_file(Path(text))
+    for v in _catalog(variants):
+        if v.name == text:
+            return v
+    raise no_such_variant(text, Path(VARIANTS_DIR), catalog=variants is None)
