@@ -22,8 +22,8 @@ import time
 import httpx
 import torch
 
-from kvproof.checker.serve.config import ServeConfig
-from kvproof.checker.serve.server import BackgroundServer
+from kvproof.ops.serve.config import ServeConfig
+from kvproof.ops.serve.server import BackgroundServer
 
 VARIANTS = {"off": "sglang-0.5.22-pd", "on": "sglang-0.5.22-pd-guarded"}
 

@@ -43,9 +43,7 @@ def tag_mismatch(
     if not (page_table.is_cuda or kv_lens.is_cuda or page_tags.is_cuda):
         if page_table.numel() <= LOOP_MAX_IDS:
             rows, lens, expected = page_table.tolist(), kv_lens.tolist(), expected_tags.tolist()
-            return _tag_mismatch_loop(
-                rows, lens, page_size, memoryview(page_tags.numpy()), expected
-            )
+            return _tag_mismatch_loop(rows, lens, page_size, page_tags.numpy().data, expected)
         table = page_table.numpy()  # a view, made once for either numpy path
         full = _tag_mismatch_full_rows(table, kv_lens, page_size, page_tags, expected_tags)
         if full is not None:

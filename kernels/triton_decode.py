@@ -170,8 +170,8 @@ def _num_splits(num_seqs: int, num_kv_heads: int, max_tokens: int, device: torch
         sms = torch.cuda.get_device_properties(device).multi_processor_count
     else:
         sms = 2  # interpreter: keep the grid small
-    want = triton.cdiv(2 * sms, max(1, num_seqs * num_kv_heads))
-    return max(1, min(want, triton.cdiv(max_tokens, MIN_SPLIT_TOKENS), 64))
+    want = int(triton.cdiv(2 * sms, max(1, num_seqs * num_kv_heads)))
+    return max(1, min(want, int(triton.cdiv(max_tokens, MIN_SPLIT_TOKENS)), 64))
 
 
 def triton_decode(

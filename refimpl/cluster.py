@@ -14,7 +14,10 @@ write ``land`` completes), ``run()`` lets the seeded scheduler pick, with faults
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+import torch
 
 from kvproof.refimpl.decode import DecodeNode
 from kvproof.refimpl.enabled import Alloc, EnabledEvents
@@ -32,11 +35,13 @@ from kvproof.refimpl.router import HTTP_STATUS, Request, Response
 from kvproof.refimpl.scheduler import run_until_quiet
 from kvproof.refimpl.tokenizer import encode, render
 from kvproof.refimpl.transfer import TransferEngine
-from kvproof.refimpl.view import EngineView, PageView, RequestView
+from kvproof.refimpl.view import EngineView, PageView, PoolCounts, RequestView
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Sizes, Variant
 
 FILLER = encode("the quick brown fox jumps over the lazy dog; ")
+
+Side = Literal["prefill", "decode"]
 
 
 class Cluster:
@@ -95,7 +100,10 @@ class Cluster:
             record=self.truth,
             checksum=variant.switches.decode_checksums,
         )
-        transfer = TransferEngine(variant.switches.transfer_mode, self.truth)
+        sw = variant.switches
+        # A push WRITE under a lease reads its source while it runs (vLLM NIXL push).
+        read_at_land = sw.transfer_mode == "pull" or sw.prefill_hold == "lease"
+        transfer = TransferEngine(sw.transfer_mode, self.truth, read_at_land=read_at_land)
         self.handoff = Handoff(variant.switches, prefill, decode, transfer)
         self._enabled = EnabledEvents(self.handoff)
         self.prefill, self.decode = prefill, decode
@@ -207,7 +215,7 @@ class Cluster:
             )
         return EngineView(pages, tuple(reqs))
 
-    # -- the read-only face (checker/serve, checker/conformance) --------------------------
+    # -- the read-only face (ops/serve, checker/conformance) --------------------------------
     def status(self, rid: int) -> FlightStatus:
         """Where request ``rid`` stands: phases, poll, response, token counts."""
         return self.handoff.flights[rid].status()
@@ -230,6 +238,48 @@ class Cluster:
     def limits(self) -> tuple[Limits, Limits]:
         """(prefill, decode) admission limits."""
         return self.prefill.limits, self.decode.limits
+
+    def counts(self) -> PoolCounts:
+        """Pages per pool and how many are free now."""
+        p, d = self.prefill.alloc, self.decode
+        return PoolCounts(
+            len(p.pages),
+            p.free_count,
+            d.num_pages,
+            d.alloc.free_count,
+            len(d.tail_alloc.pages),
+            d.tail_alloc.free_count,
+        )
+
+    def is_free(self, side: Side, page: int) -> bool:
+        """``page`` is free in ``side``'s allocator (a request may take it next)."""
+        return self._node(side).alloc.is_free(page)
+
+    def owner(self, page: int) -> int | None:
+        """The request decode's allocator handed ``page`` to (None: free)."""
+        return self.decode.alloc.owner.get(page)
+
+    # -- the environment's face (conformance's replay) -------------------------------------
+    # What a deployment or other traffic decides, set from outside between events; nothing
+    # outside refimpl/ writes the nodes (tests/checker/conformance/test_engine_face.py).
+    def set_limits(self, prefill: Limits, decode: Limits) -> None:
+        """The deployment's admission limits, read by the next ``arrive``."""
+        self.prefill.limits, self.decode.limits = prefill, decode
+
+    def set_prefix_hit(self, pages: int) -> None:
+        """The next ``arrive`` finds its first ``pages`` pages in decode's radix cache
+        (issue 12 item 3; only with ``decode_prefix_cache``)."""
+        self.decode.prefix_pages = pages
+
+    def plant_kv(self, side: Side, tokens: list[int], start: int, table: Sequence[int]) -> None:
+        """Other traffic's KV: ``tokens`` at positions ``start..`` through the page table
+        ``table``, written into ``side``'s pool by the engine's own model (so the bytes a
+        request reads next are the engine's, the way an earlier request left them)."""
+        with torch.inference_mode():  # as the engine's own prefill writes its pool
+            self.model.extend(self._node(side).pool, tokens, start, list(table), gen_index=0)
+
+    def _node(self, side: Side) -> PrefillNode | DecodeNode:
+        return self.prefill if side == "prefill" else self.decode
 
     def prompt_for_pages(
         self, k: int, over_prefill_limit: bool = False, over_decode_limit: bool = False

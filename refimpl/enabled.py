@@ -1,7 +1,7 @@
 """The one enumeration of the engine's enabled events.
 
 ``Cluster.enabled()`` (traces, replay, the seeded scheduler) and the long-lived server
-(``checker/serve``, ``alloc="top"``) both ask this; ``can`` stays the definition
+(``ops/serve``, ``alloc="top"``) both ask this; ``can`` stays the definition
 (``tests/refimpl/test_burst.py`` checks the walk against every candidate ``can`` allows).
 
 Order: requests by id, each one's own events in ``EVENT_NAMES`` order, then its ``alloc``
@@ -70,6 +70,8 @@ class EnabledEvents:
             if lease and not push:
                 names.append("expire")
             if push and pp == "active" and h.sw.prefill_hold == "early_free":
+                names.append("expire")
+            if push and p_open and lease:  # vLLM NIXL push (refimpl/rules/expire.py)
                 names.append("expire")
             if dp == "transfer" and h.sw.decode_gives_up != "never":
                 names.append("give_up")

@@ -7,7 +7,7 @@ them (the router's ``Request``, prefill's ``PrefillReq``, decode's ``DecodeReq``
 The record itself never changes (its parts do, as the nodes move the request on).
 
 ``FlightStatus`` and ``FlightPages`` are the read-only snapshots that ``Cluster`` hands to
-the checker (``checker/serve``, ``checker/conformance``) instead of the engine's records.
+the checker (``ops/serve``, ``checker/conformance``) instead of the engine's records.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ one reservation at a time (so two half-allocated requests cannot deadlock the po
 Writes complete in posting order unless the plan reorders them. When nothing can progress
 (a lost message, a full pool) the environment moves: a drain timeout, or the client gives up.
 
-``Scheduler`` is public: a driver that steps the engine itself (``checker/serve``: timed
+``Scheduler`` is public: a driver that steps the engine itself (``ops/serve``: timed
 events, its own notion of live requests) asks it for the policy's choice::
 
     sched = Scheduler(cluster, faults=NO_FAULTS)
@@ -83,9 +83,9 @@ class Scheduler:
         if not enabled:
             return False
         if self.schedule and self.schedule[0] in enabled:
-            ev = self.schedule.pop(0)
-            self._note("scheduled", ev)
-            self.c.apply(ev)
+            planned = self.schedule.pop(0)
+            self._note("scheduled", planned)
+            self.c.apply(planned)
             return True
         ev = self._fault(enabled) or self.progress(enabled) or self.environment(enabled)
         if ev is None:
@@ -98,16 +98,16 @@ class Scheduler:
     def _fault(self, enabled: list[Event]) -> Event | None:
         h = self.c.handoff
         plan = self.plan
-        kinds = (
-            ("fail", plan.fail, lambda e: e.name == "fail"),
-            ("disconnect", plan.disconnect, lambda e: e.name == "abort"),
-            ("prefill_abort", plan.prefill_abort, lambda e: e.name == "p_abort"),
-            ("timeout", plan.timeout, lambda e: e.name == "timeout"),
-            ("lease_expire", plan.lease_expire, lambda e: e.name == "expire"),
+        kinds = (  # the plan's kind, its probability, the event it injects
+            ("fail", plan.fail, "fail"),
+            ("disconnect", plan.disconnect, "abort"),
+            ("prefill_abort", plan.prefill_abort, "p_abort"),
+            ("timeout", plan.timeout, "timeout"),
+            ("lease_expire", plan.lease_expire, "expire"),
         )
-        for kind, prob, match in kinds:
+        for kind, prob, event in kinds:
             if prob and self.rng.random() < prob:
-                cands = [e for e in enabled if match(e)]
+                cands = [e for e in enabled if e.name == event]
                 if kind == "disconnect":
                     cands = [e for e in cands if h.flights[e.rid].req.poll != "failed"]
                 if kind == "lease_expire":  # only while the blocks are still to be read

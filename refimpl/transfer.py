@@ -12,7 +12,9 @@ What matters, and what is simulated faithfully:
 
 Push snapshots the source page at post time (prefill holds its pages until the transfer
 drains); pull reads prefill's block at completion time, so a block that prefill reused
-after its lease expired delivers someone else's KV (vLLM #52234).
+after its lease expired delivers someone else's KV (vLLM #52234). A push WRITE under a
+lease (vLLM NIXL push) reads its source at completion too: the NIC reads the blocks while
+the WRITE runs, and the lease may free them before it ends (``read_at_land``).
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ class Transfer:
 
 
 class TransferEngine:
-    def __init__(self, mode: str, record: Recorder) -> None:
+    def __init__(self, mode: str, record: Recorder, *, read_at_land: bool | None = None) -> None:
         self.mode = mode
+        self.read_at_land = mode == "pull" if read_at_land is None else read_at_land
         self.record = record
         self.in_flight: dict[tuple[int, int], Transfer] = {}
         self._seq = 0
@@ -48,7 +51,7 @@ class TransferEngine:
     def post(self, rid: int, page: int, src: int, source: KVPool) -> Transfer:
         t = Transfer(rid, page, src, self._seq)
         self._seq += 1
-        if self.mode == "push":
+        if not self.read_at_land:
             self._read_source(t, source)
         self.in_flight[(rid, page)] = t
         return t
@@ -61,7 +64,7 @@ class TransferEngine:
 
     def land(self, rid: int, page: int, source: KVPool, decode: DecodeNode) -> Transfer:
         t = self.in_flight.pop((rid, page))
-        if self.mode == "pull":  # the read sees the block as it is now
+        if self.read_at_land:  # the read sees the block as it is now
             self._read_source(t, source)
         assert t.data is not None
         decode.receive(page, t.data, t.tag)  # the tag travels with the bytes

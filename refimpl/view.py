@@ -50,3 +50,16 @@ class RequestView:
 class EngineView:
     pages: tuple[PageView, ...]
     requests: tuple[RequestView, ...]
+
+
+@dataclass(frozen=True)
+class PoolCounts:
+    """Pages per pool and how many are free now (``Cluster.counts()``): what a server
+    reports and admits against, without reaching into the allocators."""
+
+    prefill_pages: int
+    prefill_free: int
+    decode_pages: int  # the pages a prompt's KV can take (the tail region apart)
+    decode_free: int
+    tail_pages: int  # decode's tail region, where generated tokens grow
+    tail_free: int

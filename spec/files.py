@@ -62,3 +62,14 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> None:
 def write_text_atomic(path: Path | str, text: str) -> None:
     """``write_bytes_atomic`` for UTF-8 text."""
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def unused_stem(folders_and_suffixes: list[tuple[Path, str]], stem: str) -> str:
+    """``stem``, or ``stem.run2``, ``stem.run3``, ...: the first for which no
+    ``folder / (stem + suffix)`` exists, so a second run keeps the first run's files (a
+    second ``kvproof fuzz`` once overwrote the first finding, issue 41)."""
+    n, name = 1, stem
+    while any((folder / f"{name}{suffix}").exists() for folder, suffix in folders_and_suffixes):
+        n += 1
+        name = f"{stem}.run{n}"
+    return name

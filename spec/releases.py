@@ -22,6 +22,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from kvproof.spec.upstream import version_key
 
@@ -90,7 +91,7 @@ def _load() -> dict[str, tuple[Release, ...]]:
     return out
 
 
-def _release(engine: str, version: str, row: dict) -> Release:
+def _release(engine: str, version: str, row: dict[str, Any]) -> Release:
     adapter, why = row.get("adapter"), row.get("no_adapter")
     # A bug in the shipped table, not user input: fail loudly in tests.
     assert (adapter is None) != (why is None), f"{engine} {version}: adapter xor no_adapter"

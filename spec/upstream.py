@@ -14,6 +14,23 @@ SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE = false
 disaggregation_transfer_backend = "mooncake"
 ```
 
+A vLLM variant (engine ``vllm``) names its ``--kv-transfer-config`` instead
+(``vllm/config/kv_transfer.py::KVTransferConfig``), its extra config apart:
+
+```toml
+[upstream]
+engine = "vllm"
+releases = ["0.34.0"]
+
+[upstream.kv_transfer_config]                # KVTransferConfig fields
+kv_connector = "NixlConnector"
+kv_load_failure_policy = "fail"
+
+[upstream.kv_connector_extra_config]         # read with get_from_extra_config
+transfer_mode = "push"
+kv_lease_duration = 30
+```
+
 ``releases`` is the variant's parseable release field: ``tests/checker/
 test_catalog_conforms.py`` runs ``conform`` on each listed release, so the list stays what
 the code does. Whether an env or server-arg name is real is a question for the release's
@@ -32,7 +49,20 @@ from typing import Any
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.names import did_you_mean
 
-_KEYS = ("engine", "releases", "exempt", "env", "server_args")
+_KEYS = (
+    "engine",
+    "releases",
+    "exempt",
+    "env",
+    "server_args",
+    "kv_transfer_config",
+    "kv_connector_extra_config",
+)
+# The settings tables each engine takes (a vLLM variant has no ServerArgs, and so on).
+_SETTINGS = {
+    "sglang": ("env", "server_args"),
+    "vllm": ("env", "kv_transfer_config", "kv_connector_extra_config"),
+}
 _VERSION = re.compile(r"^\d+(\.\d+){1,3}$")
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _ARG_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -50,6 +80,9 @@ class Upstream:
     exempt: str | None = None
     env: Mapping[str, Scalar] = field(default_factory=dict)
     server_args: Mapping[str, Scalar] = field(default_factory=dict)
+    # vLLM: KVTransferConfig fields, and its kv_connector_extra_config.
+    kv_transfer_config: Mapping[str, Scalar] = field(default_factory=dict)
+    kv_connector_extra_config: Mapping[str, Scalar] = field(default_factory=dict)
 
     @property
     def latest(self) -> str | None:
@@ -85,6 +118,13 @@ def parse_upstream(data: Any, path: Path, variant: Mapping[str, Any]) -> Upstrea
         raise KvproofInputError(
             f"'upstream.engine' is {name!r} but the variant's engine is {engine!r}", where
         )
+    allowed = _SETTINGS.get(name, ("env", "server_args"))
+    for table in _KEYS[3:]:
+        if table in data and table not in allowed:
+            raise KvproofInputError(
+                f"'upstream.{table}' is not a setting of {name} (it takes: {', '.join(allowed)})",
+                where,
+            )
     releases = _releases(data.get("releases", []), where)
     exempt = data.get("exempt")
     if exempt is not None and (not isinstance(exempt, str) or not exempt.strip()):
@@ -114,6 +154,12 @@ def parse_upstream(data: Any, path: Path, variant: Mapping[str, Any]) -> Upstrea
         exempt=exempt,
         env=_scalars(data.get("env", {}), "env", _ENV_NAME, where),
         server_args=_scalars(data.get("server_args", {}), "server_args", _ARG_NAME, where),
+        kv_transfer_config=_scalars(
+            data.get("kv_transfer_config", {}), "kv_transfer_config", _ARG_NAME, where
+        ),
+        kv_connector_extra_config=_scalars(
+            data.get("kv_connector_extra_config", {}), "kv_connector_extra_config", _ARG_NAME, where
+        ),
     )
 
 
@@ -138,7 +184,7 @@ def _scalars(value: Any, table: str, pattern: re.Pattern[str], where: str) -> di
         if not pattern.match(key):
             raise KvproofInputError(
                 f"'upstream.{table}.{key}' is not shaped like "
-                f"{'an env name (UPPER_CASE)' if table == 'env' else 'a server arg (snake_case)'}",
+                f"{'an env name (UPPER_CASE)' if table == 'env' else 'a config key (snake_case)'}",
                 where,
             )
         if not isinstance(item, bool | int | float | str):

@@ -21,112 +21,11 @@ from kvproof.spec.invariants import INVARIANTS, VERDICTS, check_expect
 from kvproof.spec.lines import key_lines
 from kvproof.spec.liveness import split_expect
 from kvproof.spec.names import did_you_mean
+from kvproof.spec.switches import CHOICES as CHOICES
+from kvproof.spec.switches import Switches as Switches
 from kvproof.spec.upstream import Upstream, parse_upstream
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
-
-# Allowed values of the enumerated switches; booleans are checked by type.
-CHOICES: dict[str, tuple[str, ...]] = {
-    "transfer_mode": ("push", "pull"),
-    "decode_reserve": ("own_prompt", "plus_one"),
-    "release": ("immediate", "deferred_ack", "deferred_timeout"),
-    "prefill_hold": ("until_read", "lease", "early_free"),
-    # -- issue 12 (variants): switches of the widened catalog ------------------------------
-    "transfer_checksum": ("off", "both", "prefill_only", "decode_only"),
-    "failure_status": ("failed", "success"),
-    "abort_ack": ("after_drain", "before_drain"),
-    "decode_gives_up": ("never", "free_at_once", "hold"),
-    # -- position and sharing (issue 12 item 3) --
-    "remote_trim": ("tail", "head"),
-    "radix_cache": ("off", "refcounted", "free_while_cached"),
-}
-
-
-@dataclass(frozen=True)
-class Switches:
-    """Behaviour switches: each names a real design choice of a real engine.
-
-    The comments cite where the behaviour comes from; ``spec/handoff.md`` says what each
-    switch changes in the protocol.
-    """
-
-    # push: prefill writes into decode's pages (SGLang + Mooncake);
-    # pull: decode reads prefill's blocks (vLLM NixlConnector).
-    transfer_mode: str
-    # The disaggregation admission queues retire a request whose reject is pending
-    # (``to_finish`` set) before any allocation or transfer (SGLang #38935, #38704).
-    # False reproduces #30233: the queues only tested ``finished()``.
-    honor_pending_reject: bool
-    # A prompt that prefill rejects is replaced by a 1-token placeholder (#30233), so
-    # prefill writes one page whatever decode reserved.
-    placeholder_prompt: bool
-    # How decode sizes its reservation: from its own copy of the prompt, or one page more
-    # than prefill writes (vLLM PR #50558).
-    decode_reserve: str
-    # Decode's commit compares the length prefill wrote with its reservation.
-    written_length_check: bool
-    # Prefill's Success reaches decode after a prefill-side abort: 200 instead of 400.
-    # Fixed by SGLang #36612 ("a Success requested after a failure ... is downgraded").
-    success_overwrites_abort: bool
-    # When decode frees an aborted or failed request's pages: at once (before SGLang's
-    # deferred release, #24527/#35049), after every prefill rank ACKs that its writes
-    # drained, or on a timeout without the ACK (the remaining gap).
-    release: str
-    # Decode treats a Failed transfer as drained and frees at once (Mooncake: a batch can
-    # report FAILED while sibling writes still land).
-    failed_means_drained: bool
-    # Per-transfer Adler-32 over the request's pages (SGLang #39500, server arg
-    # --disaggregation-enable-kv-checksum, read by each role): "both" checks at commit.
-    # Decode skips the comparison when the checksum it received is 0, so "prefill_only"
-    # (decode never compares) and "decode_only" (prefill sends 0) silently check nothing.
-    transfer_checksum: str
-    # Per-page owner tags checked before every decode read (Cloudflare's prototype).
-    page_tags: bool
-    # Pull mode: prefill holds its blocks until decode's read completes, or frees them
-    # when a lease expires even if decode still holds a reference (vLLM #52234).
-    # "early_free" (push): prefill frees its source blocks while its writes still read
-    # them (dynamo #826, MLA path).
-    prefill_hold: str
-    # -- position and sharing (issue 12 item 3) --
-    # Decode's prefix cache matches the head of a prompt and decode receives only the rest
-    # (vLLM prefix caching on D with NIXL; SGLang ``disaggregation_decode_enable_radix_cache``,
-    # #19746): decode has fewer pages than prefill computed (num_local < num_remote).
-    decode_prefix_cache: bool
-    # Which of the sender's blocks go to decode's local ones when decode has fewer: the
-    # last (tail: what decode lacks; vLLM ``_apply_prefix_caching``) or the first (head:
-    # NIXL push before #48758, so local block i gets remote block i, the wrong position).
-    remote_trim: str
-    # -- issue 12 (variants) ----------------------------------------------------------------
-    # What decode sees when a transfer fails: "failed", or "success" (vLLM #52234's HMA
-    # path skips _invalid_block_ids; dynamo #15079 marks a failed KVBM transfer loaded;
-    # LMCache #2972 review: completion notified after a failed NIXL write).
-    failure_status: str
-    # When prefill sends ABORT_ACK: after its writes drained, or before (NIXL ACKs a
-    # cleared room early, #35360 review "this is a real hole"; #38961 points 1-3).
-    abort_ack: str
-    # Decode giving up on a transfer on its own (waiting timeout, heartbeats declaring
-    # prefill dead) without ABORT to prefill: never, freeing at once (older receivers), or
-    # holding the pages like a deferred abort (until ACK or the release timeout).
-    decode_gives_up: str
-    # -- sharing (issue 12 items 3-4) -- a default, so earlier variant files need no edit.
-    # Decode's radix cache (SGLang ``--disaggregation-decode-enable-radix-cache``, #19746)
-    # shares read-only prefix pages among requests, locked by reference counts
-    # (``_match_prefix_and_lock``: ``inc_lock_ref`` on the matched node). "off": the prefix
-    # hit stays abstract (``decode_prefix_cache`` alone); "refcounted": a page inserted into
-    # the tree leaves its request's table and returns to the pool only when evicted with no
-    # lock (#38355's fix); "free_while_cached": the request's release still frees a page it
-    # inserted while the tree maps it (#38319: ``cache_finished_req(is_insert=False)``).
-    radix_cache: str = "off"
-
-    @property
-    def prefill_checksums(self) -> bool:
-        """Prefill computes the transfer checksum (#39500: the option on its side)."""
-        return self.transfer_checksum in ("both", "prefill_only")
-
-    @property
-    def decode_checksums(self) -> bool:
-        """Decode compares the transfer checksum at commit (the option on its side)."""
-        return self.transfer_checksum in ("both", "decode_only")
 
 
 @dataclass(frozen=True)
@@ -166,6 +65,9 @@ class Variant:
     lines: Mapping[str, int] = field(default_factory=dict)  # "expect.isolation" -> line
     # Liveness property -> "holds" | "violated" (optional keys of the [expect] table).
     expect_liveness: Mapping[str, str] = field(default_factory=dict)
+    # What ``kvproof demo incident`` shows here: clean, leak or wrong_answer (its prediction,
+    # held true by ``tests/refimpl/test_demo_expect.py``).
+    demo: str = "clean"
 
     @property
     def buggy(self) -> bool:
@@ -188,9 +90,11 @@ _TOP_KEYS = {
     "complete": bool,
     "role": str,
     "upstream": dict,
+    "demo": str,
 }
-_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role", "upstream"}
+_OPTIONAL = {"counterpart", "bmc_depth", "assume", "complete", "role", "upstream", "demo"}
 ROLES = ("incident", "recommended")
+DEMO_OUTCOMES = ("clean", "leak", "wrong_answer")
 
 # The invariants a variant's [expect] table must name: kvproof's (None), a fixed set, or a
 # function of the parsed switches (a user protocol names its invariants once, in its DSL).
@@ -285,10 +189,12 @@ def parse_variant(
     names = _invariant_names(invariants, switches)
     safety, expect_liveness = split_expect(data["expect"], path, VERDICTS)
     expect = check_expect(safety, names, path)
-    if data.get("role", ROLES[0]) not in ROLES:
-        raise KvproofInputError(
-            f"'role' must be one of {', '.join(ROLES)}, got {data['role']!r}", str(path)
-        )
+    for key, allowed in (("role", ROLES), ("demo", DEMO_OUTCOMES)):
+        if data.get(key, allowed[0]) not in allowed:
+            got = data[key]
+            raise KvproofInputError(
+                f"'{key}' must be one of {', '.join(allowed)}, got {got!r}", str(path)
+            )
     sources = data["sources"]
     if not sources or not all(isinstance(s, str) for s in sources):
         raise KvproofInputError("'sources' must be a non-empty list of strings", str(path))
@@ -312,6 +218,7 @@ def parse_variant(
         upstream=upstream,
         lines=key_lines(text),
         expect_liveness=expect_liveness,
+        demo=data.get("demo", "clean"),
     )
 
 
@@ -372,7 +279,13 @@ def load_variant(
     invariants: InvariantNames = None,
     assumptions: AssumptionNames = None,
 ) -> Variant:
-    """A variant by name (from ``folder``) or by the path of a ``.toml`` file."""
+    """A variant by name (from ``folder``), by the path of a ``.toml`` file, or by a release
+    (``sglang==0.5.20``: the variant whose ``[upstream]`` lists it, ``spec/by_release.py``)."""
+    from kvproof.spec import by_release
+
+    if by_release.parse_release(name_or_path) is not None:
+        catalog = list_variants(folder, switches_type, invariants, assumptions)
+        return by_release.resolve(name_or_path, variants=catalog).variant
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml":
         if not candidate.exists():
@@ -380,14 +293,5 @@ def load_variant(
         return load_variant_file(candidate, switches_type, invariants, assumptions)
     path = _folder(folder) / f"{name_or_path}.toml"
     if not path.is_file():
-        known = [p.stem for p in sorted(folder.glob("*.toml"))]
-        if not known:
-            raise KvproofInputError(f"no such variant (no *.toml in {folder})", name_or_path)
-        # The nearest names, not all of them on one line: `kvproof variants` lists them.
-        where = "" if folder == VARIANTS_DIR else f" --variants-dir {folder}"
-        raise KvproofInputError(
-            f"no such variant{did_you_mean(name_or_path, known)} "
-            f"('kvproof variants{where}' lists them)",
-            name_or_path,
-        )
+        raise by_release.no_such_variant(name_or_path, folder, catalog=folder == VARIANTS_DIR)
     return load_variant_file(path, switches_type, invariants, assumptions)

@@ -12,13 +12,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("spec", "model", "kernels", "refimpl", "checker")
+PACKAGES = ("spec", "model", "kernels", "refimpl", "checker", "ops")
 
 # Room -> rooms it may import (besides itself and the top-level ``kvproof`` for __version__).
-# A room is a top-level package, or ``checker.<subpackage>``.
+# A room is a top-level package, or ``checker.<subpackage>`` / ``ops.<subpackage>``.
 ALLOWED: dict[str, set[str]] = {
     "spec": set(),
     "checker": set(),
+    "ops": set(),
     "model": {"spec"},
     "kernels": {"spec"},
     # The engine must not know the model, or differential testing proves nothing.
@@ -38,11 +39,15 @@ ALLOWED: dict[str, set[str]] = {
         "checker.distrib",
     },
     # The real SGLang release code against the model: no kvproof engine in between.
-    "checker.upstream": {"spec", "model", "checker.traces"},
-    # Needs neither model nor engine: an operator runs it on a laptop.
-    "checker.audit": {"spec"},
-    "checker.probe": {"spec"},
-    "checker.serve": {"spec", "kernels", "refimpl"},
+    # Its walks run on the executor (checker.distrib) through conform's room (issue 39).
+    "checker.upstream": {"spec", "model", "checker.traces", "checker.distrib", "checker.conform"},
+    # conform's run, walk and renderers (issue 39): the model against an engine's code.
+    "checker.conform": {"spec", "model", "checker.traces"},
+    # Operations, not verification. The audit and the probe need neither model nor engine:
+    # an operator runs them on a laptop.
+    "ops.audit": {"spec"},
+    "ops.probe": {"spec"},
+    "ops.serve": {"spec", "kernels", "refimpl"},
     # One run object per command (issue #26): strings the rooms' phases into one library call.
     "checker.runs": {
         "spec",
@@ -54,7 +59,19 @@ ALLOWED: dict[str, set[str]] = {
         "checker.report",
         "checker.conformance",
         "checker.distrib",
-        "checker.audit",
+        "checker.upstream",  # conform's run (issue 39)
+        "checker.conform",
+    },
+    # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
+    "checker.advise": {
+        "spec",
+        "model",
+        "checker.traces",
+        "checker.verify",
+        "checker.report",
+        "checker.upstream",
+        "ops.audit",
+        "checker.runs",
     },
     "checker.cli": {"*"},
 }
@@ -64,8 +81,8 @@ def room_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "kvproof" or len(parts) < 2:
         return None
-    if parts[1] == "checker" and len(parts) >= 3:
-        return f"checker.{parts[2]}"
+    if parts[1] in ("checker", "ops") and len(parts) >= 3:
+        return f"{parts[1]}.{parts[2]}"
     return parts[1]
 
 
@@ -125,8 +142,9 @@ def test_imports_follow_the_rooms(path: Path) -> None:
         assert target in allowed, f"{path.relative_to(ROOT)} imports {name} ({room} -> {target})"
 
 
-def test_checker_has_only_subpackages() -> None:
-    loose = [p.name for p in (ROOT / "checker").glob("*.py") if p.name != "__init__.py"]
+@pytest.mark.parametrize("room", ["checker", "ops"])
+def test_rooms_of_rooms_have_only_subpackages(room: str) -> None:
+    loose = [p.name for p in (ROOT / room).glob("*.py") if p.name != "__init__.py"]
     assert loose == []
 
 

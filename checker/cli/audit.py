@@ -48,8 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.audit.render import render
-    from kvproof.checker.runs.audit_run import audit_deployment
+    from kvproof.ops.audit.render import render
+    from kvproof.ops.audit.run import audit_deployment
 
     done = audit_deployment(args.paths, args.role, context=args.context, fail_on=args.fail_on)
     if args.json:

@@ -60,6 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="do not test whether each assumption is needed (one extra check each)",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--raw", action="store_true", help="steps as the model's cells")
     parser.add_argument("--out", type=Path, help="write traces (.jsonl and .itf.json) here")
     parser.add_argument(
         "--html", type=Path, metavar="DIR", help="an HTML report per violated invariant here"
@@ -143,5 +144,5 @@ def run(args: argparse.Namespace) -> int:
         options=options,
         progress=progress,
     )
-    render(console, done, as_json=args.json)
+    render(console, done, as_json=args.json, raw=args.raw)
     return done.exit_code

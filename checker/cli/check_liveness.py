@@ -26,5 +26,5 @@ def run_liveness(args: argparse.Namespace, names: list[str], console: Any, progr
         html=args.html,
         progress=progress,
     )
-    render_run(console, done, as_json=args.json)
+    render_run(console, done, as_json=args.json, raw=args.raw)
     return done.exit_code

@@ -1,72 +1,170 @@
-"""Ask the release's own code: drive SGLang's real decode decision code with the model's walks.
+"""Ask the release's own code: drive SGLang's real decision code with the model's walks.
 
-``kvproof conform VARIANT [--sglang VERSION|PATH] [--traces N] [--seed S] [--faults] [--json]
-[--out DIR]``: loads only the release's decision modules (``DecodeTransferQueue``,
-``Scheduler.abort_request``, the receiver's abort and waiting timeout, the manager's ACK
-accounting) from a cached wheel (``VERSION``: 0.5.15 to 0.5.23, fetched once with pip into
-``$XDG_CACHE_HOME/kvproof/sglang/VERSION``) or from PATH (an unpacked wheel or the folder
-holding ``sglang/``), stands in for the rest, and compares after every model step which pages
-the code frees or holds, aborts and commits. Client aborts are in every walk; ``--faults``
-adds transfer failures, prefill aborts, release timeouts and waiting timeouts. Exit 0 when
-the code agrees, 1 on a divergence (a trace in ``--out`` naming the switch), 2 on bad input.
+``kvproof conform VARIANT [--sglang VERSION|PATH] [--traces N] [--seed S] [--no-faults]
+[--json] [--out DIR] [--quiet]``, or ``kvproof conform --all [--workers W] [--ray]``: loads
+only the release's decision modules from a cached wheel (``VERSION``, fetched once with pip
+into ``$XDG_CACHE_HOME/kvproof/sglang/VERSION``) or from PATH (an unpacked wheel or the
+folder holding ``sglang/``), stands in for the rest, and compares after every model step
+what the code decided with what the model says. Walks are chosen to cover the model's
+abstract transitions; environment faults (transfer failures, prefill aborts, timeouts)
+are on by default. Exit 0 when the code agrees, 1 on a divergence (a trace in ``--out``
+with the switch whose flip explains it), 2 on bad input.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
+from kvproof.checker.cli.progress import add_quiet_option
+from kvproof.checker.distrib.options import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("variant", help="variant name or .toml path (an SGLang variant)")
+    parser.add_argument(
+        "variant",
+        nargs="?",
+        help="variant name, .toml path, or release (sglang==0.5.20: the variant its code is,"
+        " and that release unless --sglang says another); an SGLang or a vLLM variant",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every SGLang variant on every release its [upstream] lists, plus the cross "
+        "cells of docs/conform.md; prints the release-to-variant table",
+    )
     parser.add_argument(
         "--sglang",
         metavar="VERSION|PATH",
-        help="release (0.5.15 to 0.5.23) or tree to run; default: the newest release the "
-        "variant's [upstream] table lists",
+        help="release or tree to run; default: the newest release the variant's "
+        "[upstream] table lists",
+    )
+    parser.add_argument(
+        "--vllm",
+        metavar="VERSION|PATH",
+        help="a vLLM release (fetched once with pip) or tree (an unpacked wheel or a vLLM "
+        "checkout) to run a vLLM variant against; default: the newest release its "
+        "[upstream] table lists",
     )
     parser.add_argument("--traces", type=positive_int, default=200, help="walks to run (200)")
     parser.add_argument("--seed", type=int_at_least(0, 2**32 - 1), default=0)
-    parser.add_argument("--faults", action="store_true", help="inject environment faults")
+    parser.add_argument(
+        "--faults",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="environment faults in the walks: transfer failures, prefill aborts, release "
+        "and waiting timeouts (default: on; --no-faults walks with client aborts only)",
+    )
     parser.add_argument("--out", default="kvproof-out", help="folder for a divergence trace")
+    parser.add_argument("--workers", type=int_at_least(1, 256), default=None,
+                        help="processes for --all (default: CPUs, max 4)")  # fmt: skip
+    add_ray_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_quiet_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.upstream.run import conform, default_release
+    from kvproof.checker.cli.paths import check_output_dir
+    from kvproof.checker.runs.render_conform import render, render_json
+    from kvproof.spec.errors import KvproofInputError
+
+    if args.sglang and args.vllm:
+        raise KvproofInputError("give --sglang or --vllm, not both", "--vllm")
+    if args.all:
+        if args.variant or args.sglang or args.vllm:
+            raise KvproofInputError("--all runs every variant and release: drop them", "--all")
+        return _run_all(args)
+    if not args.variant:
+        raise KvproofInputError("give a VARIANT, or --all", "conform")
     from kvproof.spec.variant import load_variant
 
+    out = check_output_dir(Path(args.out), "--out")
     variant = load_variant(args.variant)
+    conform, release = _engine_for(variant, args)
+    progress = _progress(args.quiet, f"conform {variant.name}")
     result = conform(
-        variant,
-        args.sglang or default_release(variant),
-        traces=args.traces,
-        seed=args.seed,
-        faults=args.faults,
-        out=Path(args.out),
-    )
+        variant, release, traces=args.traces, seed=args.seed, faults=args.faults, out=out,
+        progress=progress,
+    )  # fmt: skip
     if args.json:
-        print(json.dumps(result.to_json(), indent=2))
-        return result.exit_code
-    env = ", ".join(f"{k}={v} ({result.env_source[k]})" for k, v in result.env.items())
-    verdict = "conforms" if result.switch is None else f"DIVERGES on switch '{result.switch}'"
-    verdict = "RAISED (the release's own code; a finding)" if result.raised else verdict
-    print(f"{variant.name} vs sglang {result.release} (adapter {result.adapter}): {verdict}")
-    print(f"  {result.walks} walks, {result.steps} steps, {result.seconds:.2f} s")
-    print(f"  env: {env}")
-    made = ", ".join(f"{k} {v}" for k, v in (result.decisions or {}).items())
-    print(f"  the code decided: {made}")
-    for name, counts in (result.pages or {}).items():
-        print(
-            f"  pages, {counts.prompt_tokens}-token prompt ({name.replace('_', '-')}): "
-            f"decode reserves {counts.reserved}, prefill sends "
-            f"{'nothing' if counts.sent is None else counts.sent}"
-        )
-    for line in result.detail:
-        print(f"  {line}")
-    for path in result.files:
-        print(f"  trace: {path}")
+        render_json(result.to_json())
+    else:
+        render(result)
     return result.exit_code
+
+
+def _engine_for(variant, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The engine's ``conform`` and the release to run, from the variant's engine and the
+    flag given (a flag naming the other engine is bad input)."""
+    from kvproof.spec.errors import KvproofInputError
+
+    if variant.engine == "vllm":
+        if args.sglang:
+            raise KvproofInputError(
+                f"{variant.name} is a vLLM variant: pass --vllm VERSION|PATH", "--sglang"
+            )
+        from kvproof.checker.conform.vllm.run import conform as vllm_conform
+        from kvproof.checker.conform.vllm.run import default_release as vllm_default
+
+        return vllm_conform, args.vllm or vllm_default(variant)
+    if args.vllm:
+        raise KvproofInputError(
+            f"{variant.name} is not a vLLM variant (engine {variant.engine!r})", "--vllm"
+        )
+    from kvproof.checker.upstream.run import conform, default_release
+    from kvproof.spec.by_release import parse_release, release_span, say_release
+
+    say_release([args.variant])
+    asked = parse_release(args.variant)
+    release = args.sglang or (asked.version if asked else default_release(variant))
+    if not args.sglang and not args.quiet:  # say which release runs, and why (issue 41)
+        why = (
+            f"the release named, {asked}"
+            if asked
+            else f"the newest of {release_span(variant)} that {variant.name}'s [upstream] lists"
+        )
+        print(
+            f"kvproof: running sglang {release}: {why} (--sglang VERSION|PATH picks another)",
+            file=sys.stderr,
+        )
+    return conform, release
+
+
+def _progress(quiet: bool, what: str):  # type: ignore[no-untyped-def]
+    """Walks done, on stderr every 50 (a line each: fine in a pipe)."""
+    import sys
+
+    def tick(n: int, total: int) -> None:
+        if not quiet and (n % 50 == 0 or n == total) and total >= 50:
+            print(f"{what}: {n}/{total} walks", file=sys.stderr, flush=True)
+
+    return tick
+
+
+def _run_all(args: argparse.Namespace) -> int:
+    import sys
+
+    from kvproof.checker.distrib.executor import make_executor
+    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.runs.render_conform import render_json, render_matrix
+    from kvproof.checker.upstream.matrix import Cell, conform_all
+
+    workers = args.workers or min(4, __import__("os").cpu_count() or 1)
+    executor = executor_for(args.ray, workers) or make_executor(workers)
+
+    def done(cell: Cell) -> None:
+        if not args.quiet:
+            print(f"conform {cell.variant} on {cell.release} ({cell.column}): {cell.mark}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    try:
+        m = conform_all(args.traces, args.seed, executor, done)
+    finally:
+        executor.close()
+    if args.json:
+        render_json(m.to_json())
+    else:
+        render_matrix(m)
+    return m.exit_code

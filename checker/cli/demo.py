@@ -2,9 +2,11 @@
 
 ``kvproof demo incident [--variant V]``: tenants A and B send prompts holding canaries, then
 A sends a prompt longer than prefill's pool but within the advertised context (the
-incident's deployment, scaled down with the same ratio). Exit 1 when a 200 is wrong: a
-LEAK (another tenant's canary in it) or a WRONG ANSWER (tokens unlike the single-node
-engine's, no foreign canary), else 0.
+incident's deployment, scaled down with the same ratio). The clients see a LEAK (another
+tenant's canary in a 200), a WRONG ANSWER (tokens unlike the single-node engine's, no
+foreign canary) or nothing wrong. Exit 0 when that is what the variant predicts (its
+``demo`` key: the leak on 0.5.19, a clean run on 0.5.22), 1 when it is not; with
+``--expect clean`` any leak or wrong answer is a finding (exit 1).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from kvproof.checker.cli.consoles import console_for
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("scenario", choices=["incident"], help="the scenario to replay")
     parser.add_argument(
-        "--variant", default="sglang-0.5.19-pd", help="engine version (name or .toml path)"
+        "--variant",
+        default="sglang-0.5.19-pd",
+        help="engine version: a variant name, .toml path or release (sglang==0.5.20)",
     )
     parser.add_argument(
         "--own-sizes",
@@ -35,18 +39,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help="seed of the engine (model weights and scheduler)"
     )
+    parser.add_argument(
+        "--expect",
+        choices=["variant", "clean"],
+        default="variant",
+        help="variant (default): exit 0 when the run shows what the variant predicts (the leak"
+        " on sglang-0.5.19-pd); clean: exit 1 on any leak or wrong answer",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.runs.demo_run import demo
+    from kvproof.spec.by_release import say_release
 
+    say_release([args.variant])
     done = demo(
         args.variant,
         own_sizes=args.own_sizes,
         model=args.model,
         device=args.device,
         seed=args.seed,
+        expect=args.expect,
     )
     if args.json:
         import json
@@ -55,5 +69,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         from kvproof.checker.runs.render_demo import render
 
-        render(console_for(), done.report)
+        render(console_for(), done.report, expected=done.expected, outcome=done.outcome)
     return done.exit_code

@@ -42,3 +42,26 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         if text.endswith(tail):
             text = text[: -len(tail)].rstrip()
         return f"{text} (default: {shown})" if text else f"default: {shown}"
+
+
+# ``kvproof --help`` opens with where to start (issue 41: 13 commands and no first step).
+# A command whose module this checkout lacks is left out (``parser.COMMANDS``).
+START_HERE = (
+    ("advise", "kvproof advise sglang==0.5.20", "is my release safe, and what do I change?"),
+    ("demo", "kvproof demo incident", "the 2026 leak, reproduced on the reference engine"),
+    ("check", "kvproof check sglang==0.5.20", "the model's verdicts, shortest counterexamples"),
+    ("conform", "kvproof conform sglang==0.5.22", "the release's own code against the model"),
+    ("variants", "kvproof variants", "the engine versions kvproof models, by release"),
+)
+
+
+def start_here(commands: set[str]) -> str:
+    """The "start here" lines for the commands this checkout has."""
+    rows = [(cmd, what) for name, cmd, what in START_HERE if name in commands]
+    width = max(len(cmd) for cmd, _ in rows)
+    lines = [f"  {cmd:<{width}}  {what}" for cmd, what in rows]
+    return (
+        "start here:\n"
+        + "\n".join(lines)
+        + "\n(README.md: a five-minute tour; docs/cli.md: every command)"
+    )

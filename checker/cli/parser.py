@@ -12,11 +12,12 @@ import importlib.util
 
 from kvproof import __version__
 from kvproof.checker.cli import exits
-from kvproof.checker.cli.helptext import HelpFormatter, plain
+from kvproof.checker.cli.helptext import HelpFormatter, plain, start_here
 
 # Order is the order of ``kvproof --help``. A command whose module is absent is skipped,
 # so a partial checkout still runs the commands it has.
 COMMANDS: tuple[str, ...] = (
+    "advise",
     "variants",
     "check",
     "prove",
@@ -53,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     fmt = HelpFormatter
     parser = _Parser(
         prog="kvproof",
-        description="KV-cache isolation, provable and testable.",
+        description="KV-cache isolation, provable and testable.\n\n"
+        + start_here({n for n in COMMANDS if importlib.util.find_spec(f"kvproof.checker.cli.{n}")}),
         epilog=exits.CONTRACT,
         formatter_class=fmt,
     )

@@ -43,8 +43,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.probe import Budget, run_probe
-    from kvproof.checker.probe.report import as_json, print_rich
+    from kvproof.ops.probe import Budget, run_probe
+    from kvproof.ops.probe.render import render
     from kvproof.spec.errors import KvproofInputError
 
     if not args.url.startswith(("http://", "https://")):
@@ -60,10 +60,10 @@ def run(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
     )
     if args.json:
-        print(json.dumps(as_json(report), indent=2))
+        print(json.dumps(report.to_json(), indent=2))
     else:
         from kvproof.checker.cli.consoles import console_for
         from kvproof.checker.report.tables import print_table
 
-        print_rich(report, console_for(), print_table)
+        render(report, console_for(), print_table)
     return report.exit_code

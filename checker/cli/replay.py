@@ -39,6 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="a lasso: run its loop K times after the stem (3)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--raw", action="store_true", help="the model's cells, not engine words")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,5 +59,5 @@ def run(args: argparse.Namespace) -> int:
     else:
         from kvproof.checker.runs.render_replay import print_report
 
-        print_report(done.report, console_for())
+        print_report(done.report, console_for(), raw=args.raw)
     return done.exit_code

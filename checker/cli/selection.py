@@ -32,12 +32,15 @@ def check_names(
     check_input_dir(variants_dir, "--variants-dir")
     if protocol:
         return
+    from kvproof.spec.by_release import say_release
     from kvproof.spec.invariants import INVARIANTS
     from kvproof.spec.liveness import LIVENESS
     from kvproof.spec.names import require_assumed, require_known
     from kvproof.spec.variant import VARIANTS_DIR, load_variant
 
+    variants = list(variants)
     loaded = [load_variant(v, variants_dir or VARIANTS_DIR) for v in variants]
+    say_release(variants, variants_dir or VARIANTS_DIR)
     names = [*INVARIANTS, *LIVENESS]  # --invariant takes a liveness property too (#29)
     for name in invariants:
         require_known(name, sorted(names), "invariant", "--invariant")

@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
     sock = bind(args.host, args.port)
     import torch
 
-    from kvproof.checker.serve.config import ServeConfig
-    from kvproof.checker.serve.server import serve_forever
+    from kvproof.ops.serve.config import ServeConfig
+    from kvproof.ops.serve.server import serve_forever
 
     torch.set_num_threads(1)  # tiny matmuls: extra intra-op threads only add latency
     config = ServeConfig.for_variant(

@@ -18,8 +18,6 @@ A leak is then a *foreign canary in a response*, read by the engine's own data p
 
 from __future__ import annotations
 
-import torch
-
 from kvproof.checker.conformance.mapping import WARMUP_CANARY
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.tokenizer import encode
@@ -82,14 +80,11 @@ def reuse_source(cluster: Cluster, rid: int) -> None:
     request, whose KV other traffic cannot touch. Writing them all planted a leak on
     vllm-nixl-fixed (fail r0, r1 allocates r0's blocks, expire r0: r1 got 200 with the
     reuse canary), found by the 10,000-walk campaigns of issue 30."""
-    alloc = cluster.prefill.alloc
-    pages = [p for p in cluster.pages_of(rid).prefill if alloc.is_free(p)]
+    pages = [p for p in cluster.pages_of(rid).prefill if cluster.is_free("prefill", p)]
     if not pages:
         return
-    pool = cluster.prefill.pool
-    tokens = canary_prompt(REUSE_CANARY, len(pages) * pool.page_size, pool.page_size)
-    with torch.inference_mode():  # as the engine's own prefill writes its pool
-        cluster.model.extend(pool, tokens, 0, pages, gen_index=0)
+    ps = cluster.sizes.page_size
+    cluster.plant_kv("prefill", canary_prompt(REUSE_CANARY, len(pages) * ps, ps), 0, pages)
 
 
 def fill_unwritten(cluster: Cluster, pages: range, canary: str, index: int) -> None:
@@ -98,10 +93,9 @@ def fill_unwritten(cluster: Cluster, pages: range, canary: str, index: int) -> N
     put the page at ``index`` left there. With ``decode_reserve = plus_one`` (vLLM PR
     #50558) the warm-up's own last page is never written (its sender has one page fewer),
     yet a reader attends over it at exactly that chunk; boot-time noise would name nobody."""
-    pool, truth = cluster.decode.pool, cluster.truth.decode
-    ps = pool.page_size
+    truth = cluster.truth.decode
+    ps = cluster.sizes.page_size
     tokens = canary_prompt(canary, ps, ps)
-    with torch.inference_mode():
-        for page in pages:
-            if truth.writer[page] is None:
-                cluster.model.extend(pool, tokens, index * ps, [page] * (index + 1), 0)
+    for page in pages:
+        if truth.writer[page] is None:
+            cluster.plant_kv("decode", tokens, index * ps, [page] * (index + 1))

@@ -184,7 +184,7 @@ def search_batch(
     }
     res = run_walk(variant, walk, **kw)  # type: ignore[arg-type]
     if shrink:
-        res = trim(variant, walk, res, **kw)  # type: ignore[arg-type]
+        res = trim(variant, walk, res, **kw)
     res.trace.meta["seed"] = seed
     stats.seconds = time.perf_counter() - start
     return stats, res
@@ -216,14 +216,30 @@ def _no_local_constants() -> Iterator[None]:
         cache.cache.clear()
 
 
-def _batches(traces: int) -> list[int]:
+def _batches(traces: int) -> Iterator[int]:
+    """The walks of each batch, made as they are asked for: a budget of a billion walks is
+    ten million batches, which as a list (and a unit each) grew to 3.8 GB before the first
+    walk (issue 41)."""
+    size = _batch_size(traces)
+    for _ in range(traces // size):
+        yield size
+    if traces % size:
+        yield traces % size
+
+
+def _batch_size(traces: int) -> int:
     # The plan depends on the budget only, never on the number of workers (nor on Ray):
     # the same seeds give the same batches, so the same result, on any executor.
-    size = max(10, min(100, traces // 4))
-    out = [size] * (traces // size)
-    if traces % size:
-        out.append(traces % size)
-    return out
+    return max(10, min(100, traces // 4))
+
+
+def _nth_batch(traces: int, i: int) -> int | None:
+    """The walks of batch ``i`` of ``_batches(traces)``, or None past its end."""
+    size = _batch_size(traces)
+    full, rest = divmod(traces, size)
+    if 0 <= i < full:
+        return size
+    return rest if i == full and rest else None
 
 
 def fuzz(
@@ -275,23 +291,29 @@ def fuzz(
         if on_batch is not None:
             on_batch(stats)
 
+    kw = {"faults": faults, "sizes": sizes, "engine": engine, "device": device, "shrink": False}
+    gpus = 1.0 if device.startswith("cuda") else 0.0
     try:
         # Hypothesis may end a batch early (it skips walks it has already run): top up with
         # more batches until the budget of walks is spent.
         for _ in range(10):
             if total.traces >= traces or hit is not None:
                 break
-            first = result.batches
-            units = []
-            for i, n in enumerate(_batches(traces - total.traces)):
-                plans[first + i] = (n, _batch_seed(seed, first + i))
-                kw = {"faults": faults, "sizes": sizes, "engine": engine, "device": device}
-                kw["shrink"] = False
-                gpus = 1.0 if device.startswith("cuda") else 0.0
-                units.append(Unit(first + i, search_batch, (variant, *plans[first + i]), kw, gpus))
-            done = _done(log, {u.index: plans[u.index] for u in units}, on_batch)
+            first, budget = result.batches, traces - total.traces
+
+            def units(first: int = first, budget: int = budget) -> Iterator[Unit]:
+                # lazily: a unit is made when a slot asks for one
+                for i, n in enumerate(_batches(budget)):
+                    plans[first + i] = (n, _batch_seed(seed, first + i))
+                    yield Unit(first + i, search_batch, (variant, *plans[first + i]), kw, gpus)
+
+            def plan_of(index: int, first: int = first, budget: int = budget) -> Any:
+                n = _nth_batch(budget, index - first)
+                return None if n is None else (n, _batch_seed(seed, index))
+
+            done = _done(log, plan_of, on_batch)
             for index, (stats, found) in ordered(
-                pool, units, done=done, stops=lambda r: r[1] is not None, on_arrival=arrived
+                pool, units(), done=done, stops=lambda r: r[1] is not None, on_arrival=arrived
             ):
                 total.add(stats)
                 result.batches += 1
@@ -299,6 +321,8 @@ def fuzz(
                     hit, hit_stats = index, stats
                     total.first_finding_s = found_at.get(index)
                     break
+                plans.pop(index, None)  # merged clean: only batches in flight keep a plan
+                raw.pop(index, None)
     finally:
         if executor is None:
             pool.close()
@@ -347,14 +371,15 @@ def _campaign(
 
 def _done(
     log: CampaignLog | None,
-    plans: dict[int, tuple[int, int]],
+    plan_of: Callable[[int], tuple[int, int] | None],
     on_batch: Callable[[FuzzStats], None] | None,
 ) -> dict[int, tuple[FuzzStats, Any]]:
-    """Batches the campaign folder already has (same walks and seed): their stats, and
-    ``True`` for a finding (shrinking re-runs that batch on the driver)."""
+    """Batches the campaign folder already has (same walks and seed as ``plan_of`` gives
+    this round's batch of that index): their stats, and ``True`` for a finding (shrinking
+    re-runs that batch on the driver)."""
     out: dict[int, tuple[FuzzStats, Any]] = {}
     for index, row in (log.done() if log else {}).items():
-        if plans.get(index) == (row.get("walks"), row.get("seed")):
+        if plan_of(index) == (row.get("walks"), row.get("seed")):
             out[index] = (FuzzStats(**row["stats"]), True if row.get("found") else None)
             if on_batch is not None:
                 on_batch(out[index][0])

@@ -67,8 +67,7 @@ def unresolved_on_engine(ls: Lockstep, f: Forever) -> bool:
     req = view.requests[rid]
     if f.kind == "held":
         page = f.p if f.p is not None else -1
-        alloc = ls.cluster.decode.alloc
-        return view.pages[page].owner == rid and not alloc.is_free(page)
+        return view.pages[page].owner == rid and not ls.cluster.is_free("decode", page)
     if f.kind == "unscheduled":
         return req.dphase in WAITING
     return req.dphase != "idle" and req.resp == "none"

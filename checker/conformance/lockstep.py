@@ -173,8 +173,7 @@ class Lockstep:
             cap = n - 1 if over else max(n, 1)
             return Limits(cap + INPUT_HEADROOM, cap)
 
-        self.cluster.prefill.limits = lim(over_p)
-        self.cluster.decode.limits = lim(over_d)
+        self.cluster.set_limits(lim(over_p), lim(over_d))
 
     # -- the two sides -----------------------------------------------------------------
     def model_step(self, inst: ActionInstance) -> State | None:
@@ -230,7 +229,7 @@ class Lockstep:
             over_p = self.concrete.value(self.state, "over_p", (r,))
             over_d = self.concrete.value(self.state, "over_d", (r,))
             self._force_limits(len(req.prompt), over_p=over_p, over_d=over_d)
-            self.cluster.decode.prefix_pages = 1 if self.hits[r] else 0
+            self.cluster.set_prefix_hit(1 if self.hits[r] else 0)
         self.cluster.apply(ev)
         if inst.action == "expire":  # other traffic reuses the released prefill blocks
             reuse_source(self.cluster, ev.rid)

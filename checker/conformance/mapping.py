@@ -20,9 +20,9 @@ choices to follow the trace:
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import ReplayError, Trace
 from kvproof.model.lang.trace import replay as model_replay
@@ -56,7 +56,7 @@ def prompt_tokens(k: int, sw: Switches, page_size: int = PAGE_SIZE) -> int:
     return max(1, own) * page_size
 
 
-def normalize(trace: Trace, protocol: Any) -> Trace:
+def normalize(trace: Trace, protocol: Protocol) -> Trace:
     """The trace with each request's alloc pages reordered to the engine's sender order.
 
     Only the page arguments of a request's allocs are permuted (their positions stay); the

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete, State
@@ -24,6 +24,9 @@ from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import Trace, initial_assignment
 from kvproof.spec.variant import Variant
+
+if TYPE_CHECKING:
+    from kvproof.checker.conformance.verdict import ReplayReport
 
 
 def left_out(protocol: Protocol, faults: bool) -> frozenset[str]:
@@ -132,7 +135,7 @@ def _shorten(
     return Trace(variant.name, dict(concrete.inst.sizes), init_values, tuple(best), inv, meta)
 
 
-def confirm(trace: Trace, variant: Variant, *, max_new_tokens: int = 32) -> Any:
+def confirm(trace: Trace, variant: Variant, *, max_new_tokens: int = 32) -> ReplayReport:
     """Replay the model's counterexample on the engine: its ``ReplayReport``. Answers as
     long as ``kvproof replay``'s (32 tokens): a whole canary fits, so a leak can show.
 
@@ -142,7 +145,7 @@ def confirm(trace: Trace, variant: Variant, *, max_new_tokens: int = 32) -> Any:
     return replay_trace(trace, variant, max_new_tokens=max_new_tokens)
 
 
-def confirmed_kind(report: Any) -> str:
+def confirmed_kind(report: ReplayReport) -> str:
     """The fuzz finding's kind once the engine replayed the model's counterexample, in the
     engine campaign's words (``walk.py``): what the clients saw, or how the engine
     disagreed (a crash; a divergence, also when it breaks no invariant the model breaks)."""

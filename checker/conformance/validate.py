@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from kvproof.checker.traces.tracefile import read_json_lines
 from kvproof.model.handoff import protocol_of
@@ -24,6 +24,9 @@ from kvproof.refimpl.events import EVENT_NAMES, PAGE_EVENTS
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.files import write_text_atomic
 from kvproof.spec.variant import Variant
+
+if TYPE_CHECKING:
+    from kvproof.refimpl.cluster import Cluster
 
 LOG_VERSION = 1
 
@@ -63,12 +66,12 @@ class ValidationReport:
         return 0 if self.ok and not self.violations else 1
 
 
-def write_event_log(cluster: Any, path: Path) -> None:
+def write_event_log(cluster: Cluster, path: Path) -> None:
     """Write a ``Cluster``'s event log (with its admission verdicts on ``arrive``)."""
     header = {
         "kvproof_log": LOG_VERSION,
         "variant": cluster.variant.name,
-        "pages": cluster.decode.num_pages,
+        "pages": cluster.counts().decode_pages,
         "requests": len(cluster.requests),
         "events": len(cluster.events),  # a log cut at a line boundary is caught
     }
@@ -140,17 +143,17 @@ def _event(row: dict[str, Any], where: str, n: int) -> LogEvent:
         raise KvproofInputError(f"event {name!r} {need} 'page'", where)
     if page is not None and not _nat(page):
         raise KvproofInputError("'page' must be a non-negative integer", where)
+    args: tuple[int, ...] = (rid,) if page is None else (rid, page)
     flags = {}
     for key in ("over_p", "over_d"):
         if key in row:
             if name != "arrive" or not isinstance(row[key], bool):
                 raise KvproofInputError(f"'{key}' is a boolean of an arrive event", where)
             flags[key] = row[key]
-    args = (rid,) if page is None else (rid, page)
     return LogEvent(n, ActionInstance(name, args), flags.get("over_p"), flags.get("over_d"))
 
 
-def _nat(x: Any) -> bool:
+def _nat(x: object) -> TypeGuard[int]:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 0
 
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kvproof.checker.conformance.abstraction import Mismatch
 from kvproof.checker.conformance.responses import ClientResponse
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.oracle import AnswerFinding
+
+if TYPE_CHECKING:
+    from kvproof.checker.conformance.lasso import LassoRun
 
 # What a replay shows, from strongest to weakest.
 LEAK = "leak"
@@ -66,7 +69,7 @@ class ReplayReport:
     crash: str | None = None  # the engine raised: what, and at which step
     drained: tuple[str, ...] = ()  # the steps the drain took after the trace
     # A lasso's loop on the engine (``lasso.py``: LassoRun); None for a finite trace.
-    lasso: Any = None
+    lasso: LassoRun | None = None
 
     @property
     def failing_answers(self) -> list[AnswerFinding]:

@@ -126,7 +126,7 @@ def run_walk(
     An engine that raises is a finding (``crash``), not the fuzzer's crash: it is shrunk and
     saved like any other (e.g. a planted bug committing decode before the transfer ended
     raised ``AssertionError`` out of ``kvproof fuzz``)."""
-    init = {
+    init: dict[str, dict[tuple[int, ...], Any]] = {
         "over_p": {(r,): v for r, v in enumerate(walk.over_p)},
         "over_d": {(r,): v for r, v in enumerate(walk.over_d)},
     }

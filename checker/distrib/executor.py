@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import sys
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -154,19 +155,23 @@ def ordered(
 ) -> Iterator[tuple[int, Any]]:
     """``(index, result)`` in unit order, as if run one by one.
 
+    ``units`` come in increasing index order and are read lazily, one as a slot frees up:
+    a campaign of a billion walks is an endless stream of batches, never a list of them
+    (issue 41: ``fuzz --traces 1000000000`` grew to 3.8 GB before its first walk).
     ``done``: results a campaign already holds (resume): not run again. ``stops``: a result
     that ends the run; units after it are no longer started, and results after it are
     dropped, so the answer does not depend on which worker was fastest. ``on_arrival`` sees
     every fresh result as it comes (progress, writing findings at once).
     """
-    units = list(units)
     done = dict(done or {})
     first_stop: list[int] = []
+    order: deque[int] = deque()  # indices the feed has passed, not yet released
 
     def feed() -> Iterator[Unit]:
         for unit in units:
             if first_stop and unit.index > first_stop[0]:
                 return
+            order.append(unit.index)
             if unit.index not in done:
                 yield unit
 
@@ -176,23 +181,15 @@ def ordered(
 
     for index, result in done.items():
         arrived(index, result)
-    buffered: dict[int, Any] = {i: r for i, r in done.items()}
-    order = [u.index for u in units]
-    pos = 0
+    buffered: dict[int, Any] = dict(done)
 
     def release() -> Iterator[tuple[int, Any]]:
-        nonlocal pos
-        while pos < len(order) and order[pos] in buffered:
-            index = order[pos]
-            pos += 1
+        while order and order[0] in buffered:
+            index = order.popleft()
             yield index, buffered.pop(index)
 
     stream = executor.imap(feed())
     try:
-        for out in release():
-            yield out
-            if stops(out[1]):
-                return
         for index, result in stream:
             if on_arrival is not None:
                 on_arrival(index, result)
@@ -202,6 +199,12 @@ def ordered(
                 yield out
                 if stops(out[1]):
                     return
+        # the feed has run to its end (or to the first stop): what the campaign already
+        # held past the last fresh result
+        for out in release():
+            yield out
+            if stops(out[1]):
+                return
     finally:
         close = getattr(stream, "close", None)
         if close is not None:

@@ -7,14 +7,19 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.loop_marks import LOOP_START, back_to
 from kvproof.checker.report.tables import print_table
 from kvproof.checker.verify.checking import VariantCheck, to_json
 from kvproof.model.lang.explain import change_text
 
 
-def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | None = None) -> None:
+def render_check(
+    console: Console, check: VariantCheck, data: dict[str, Any] | None = None, *, raw: bool = False
+) -> None:
+    """``raw``: the steps as the model's cells (``owns(r0, p0): F->T``), not engine words."""
     data = data or to_json(check)
+    voice = voice_of(check.variant.engine, check.variant.switches.transfer_mode)
     sizes = data["sizes"]
     console.print(
         f"[bold]{data['variant']}[/]  {check.variant.summary}\n"
@@ -37,7 +42,9 @@ def render_check(console: Console, check: VariantCheck, data: dict[str, Any] | N
             + ("" if inv["primary"] else ", runs through an earlier violation")
             + ")"
         )
-        print_table(console, trace_table(title, inv["trace"], inv.get("loop")))
+        rows, loop = inv["trace"], inv.get("loop")
+        table = trace_table(title, rows, loop) if raw else words_table(title, rows, voice, loop)
+        print_table(console, table)
         if inv.get("initial"):
             console.print("  initially: " + "; ".join(inv["initial"]))
         console.print(f"  [bold]why:[/] {inv['explanation']}")
@@ -60,6 +67,22 @@ def trace_table(title: str, rows: list[dict[str, Any]], loop: int | None = None)
         table.add_row(str(row["step"]), row["label"], "; ".join(map(change_text, shown)))
     if loop is not None:
         table.add_row("", f"[bold]{back_to(loop)}[/]", "")
+    return table
+
+
+def words_table(
+    title: str, rows: list[dict[str, Any]], voice: Voice, loop: int | None = None
+) -> Table:
+    """A trace's steps as what the engines did (``engine_words``); ``--raw``: ``trace_table``."""
+    table = Table(title=title, title_justify="left", show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column("what the engines did")
+    for i, text in enumerate(step_words(rows, voice)):
+        if i == loop:
+            table.add_row("", f"[bold]{LOOP_START}[/]")
+        table.add_row(str(rows[i]["step"]), text)
+    if loop is not None:
+        table.add_row("", f"[bold]{back_to(loop)}[/]")
     return table
 
 

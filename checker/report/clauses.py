@@ -13,6 +13,7 @@ from typing import Any
 
 from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.fold import fold, one_or
 
 _LETTER = {"Req": "r", "Page": "p"}
 
@@ -50,24 +51,10 @@ class PrintLogic:
         self.bound: dict[str, int] = {}
 
     def and_(self, *xs: Any) -> Any:
-        if any(x is False for x in xs):
-            return False
-        rest = [x for x in xs if x is not True]
-        if not rest:
-            return True
-        return rest[0] if len(rest) == 1 else _op(" ∧ ".join(_show(x) for x in rest))
+        return fold(xs, absorbing=False, term=_text_term, join=one_or(_conj))
 
     def or_(self, *xs: Any) -> Any:
-        if any(x is True for x in xs):
-            return True
-        rest = [x for x in xs if x is not False]
-        if not rest:
-            return False
-        eqs = [_eq_parts(x) for x in rest]
-        if all(e is not None for e in eqs) and len({e[0] for e in eqs}) == 1:  # type: ignore[index]
-            values = ", ".join(e[1] for e in eqs)  # type: ignore[index]
-            return _atom(f"{eqs[0][0]} ∈ {{{values}}}")  # type: ignore[index]
-        return rest[0] if len(rest) == 1 else _op(" ∨ ".join(_show(x) for x in rest))
+        return fold(xs, absorbing=True, term=_text_term, join=_disj)
 
     def not_(self, x: Any) -> Any:
         if isinstance(x, bool):
@@ -123,6 +110,23 @@ class PrintLogic:
             head, rest = body[2:].split(": ", 1)
             return _op(f"{sym} {name}, {head}: {rest}")
         return _op(f"{sym} {name}: {body}")
+
+
+def _text_term(x: Any) -> Any | None:
+    return None if isinstance(x, bool) else x
+
+
+def _conj(*terms: Any) -> _Text:
+    return _op(" ∧ ".join(_show(x) for x in terms))
+
+
+def _disj(terms: list[Any]) -> Any:
+    """Equalities of one term read as a set (``x ∈ {a, b}``), even a single one."""
+    eqs = [_eq_parts(x) for x in terms]
+    if all(e is not None for e in eqs) and len({e[0] for e in eqs}) == 1:  # type: ignore[index]
+        values = ", ".join(e[1] for e in eqs)  # type: ignore[index]
+        return _atom(f"{eqs[0][0]} ∈ {{{values}}}")  # type: ignore[index]
+    return terms[0] if len(terms) == 1 else _op(" ∨ ".join(_show(x) for x in terms))
 
 
 def _eq_parts(x: Any) -> tuple[str, str] | None:

@@ -82,7 +82,7 @@ def trace_body(
     if view.explanation:
         head += f'<p class="why"><strong>Why:</strong> {escape(view.explanation)}</p>'
     if view.initial:
-        facts = ", ".join(f"<code>{escape(f)}</code>" for f in view.initial)
+        facts = "; ".join(escape(f) for f in initial_words(view.initial))
         head += f"<p>Initially: {facts} (every page holds KV of earlier requests).</p>"
     for r in view.placeholders:
         head += (
@@ -96,6 +96,7 @@ def trace_body(
             f'<div class="chart-scroll">{msc.render(view)}</div>',
             "msc-section",
         ),
+        section("What the engines did", steps_list(view, variant), "steps-section"),
         section("Decode page pool over time", pool_grid.render(view), "pool-section"),
     ]
     if responses is not None:
@@ -201,6 +202,32 @@ def graph_page(result: Any, protocol: Any, variant: Any = None) -> str:
 
 
 # -- shared pieces -------------------------------------------------------------------------------
+
+
+def steps_list(view: TraceView, variant: Any = None) -> str:
+    """The trace's steps as what the engines did (``engine_words``), numbered like the chart."""
+    from kvproof.checker.report.engine_words import step_words, view_rows, voice_of
+
+    engine = getattr(variant, "engine", "sglang")
+    voice = voice_of(engine, "push" if view.push else "pull")
+    said = step_words(view_rows(view.steps, list(view.states)), voice)
+    items = "".join(f'<li value="{i}">{escape(t)}</li>' for i, t in enumerate(said, start=1))
+    return f'<ol class="engine-steps">{items}</ol>'
+
+
+def initial_words(initial: Sequence[str]) -> list[str]:
+    """``over_p(r0)`` -> "r0's prompt is over prefill's limit" (the free initial choices)."""
+    said = {
+        "over_p": "'s prompt is over prefill's limit",
+        "over_d": "'s prompt is over decode's limit",
+        "hit": ": decode's prefix cache holds its prompt's head",
+    }
+    out = []
+    for fact in initial:
+        name, _, rest = fact.partition("(")
+        who = rest.rstrip(")")
+        out.append(f"{who}{said[name]}" if name in said and who else fact)
+    return out
 
 
 def _sizes(sizes: Mapping[str, int]) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
+from kvproof.checker.report.engine_words import page_word
 from kvproof.checker.report.msc import visible_steps
 from kvproof.checker.report.trace_view import (
     TraceView,
@@ -135,7 +136,7 @@ def _cell(view: TraceView, k: int, p: int, read: dict[int, bool]) -> str:
             classes.append("stale" if new else "stray")
             lines.append('<span class="stale-mark">✖ STRAY write</span>')
             continue
-        lines.append(f'<span class="extra">{escape(extra)}</span>')
+        lines.append(f'<span class="extra">{escape(page_word(extra))}</span>')
     if p in read:
         if read[p]:
             classes.append("stale")

@@ -11,17 +11,40 @@ from typing import Any
 
 from kvproof.spec.errors import KvproofInputError
 
+EXPECTS = ("variant", "clean")
+
 
 @dataclass(frozen=True)
 class DemoRun:
     report: Any  # kvproof.refimpl.incident's report
+    # What the run is held to: the variant's prediction (its ``demo`` key: the incident
+    # reproduced on 0.5.19 is the expected outcome, so a healthy install exits 0), or
+    # "clean" (``--expect clean``: any leak or wrong answer is a finding, exit 1).
+    expected: str = "clean"
+
+    @property
+    def outcome(self) -> str:
+        """What the clients saw: a leak, a wrong answer, or clean."""
+        if self.report.leaks:
+            return "leak"
+        return "wrong_answer" if self.report.wrong else "clean"
+
+    @property
+    def matches(self) -> bool:
+        return self.outcome == self.expected
 
     @property
     def exit_code(self) -> int:
-        return int(self.report.exit_code)
+        return 0 if self.matches else 1
 
     def to_json(self) -> dict[str, Any]:
-        return demo_json(self.report)
+        return {
+            **demo_json(self.report),
+            "outcome": self.outcome,
+            "expected": self.expected,
+            "matches_expectation": self.matches,
+            "exit_code": self.exit_code,
+        }
 
 
 def demo(
@@ -31,10 +54,15 @@ def demo(
     model: str = "echo",
     device: str = "cpu",
     seed: int = 0,
+    expect: str = "variant",
 ) -> DemoRun:
     from kvproof.refimpl.incident import run_incident
     from kvproof.spec.variant import load_variant
 
+    if expect not in EXPECTS:
+        raise KvproofInputError(
+            f"unknown expectation {expect!r} ({', '.join(EXPECTS)})", "--expect"
+        )
     variant = load_variant(variant_name)
     if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
         raise KvproofInputError(f"unknown device {device!r} (cpu, cuda)", "--device")
@@ -51,7 +79,7 @@ def demo(
         device=device,
         seed=seed,
     )
-    return DemoRun(report)
+    return DemoRun(report, expected=variant.demo if expect == "variant" else "clean")
 
 
 def demo_json(report: Any) -> dict[str, Any]:
@@ -100,5 +128,4 @@ def demo_json(report: Any) -> dict[str, Any]:
         ],
         "leak": bool(report.leaks),
         "wrong_answers": len(report.wrong) - len(report.leaks),
-        "exit_code": report.exit_code,
     }

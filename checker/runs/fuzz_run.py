@@ -119,13 +119,14 @@ def _model_first(
     )
     if found is None:
         return None
-    saved = _save(variant, found.trace, options)
+    stem = _stem(variant, options)
+    saved = _save(variant, found.trace, options, stem)
     if on_found is not None:
         on_found(found, saved)
     start = time.perf_counter()
     report = confirm(found.trace, variant)
     side = ModelSide(found, report, time.perf_counter() - start)
-    html = _html(variant, found.trace, options)
+    html = _html(variant, found.trace, options, stem)
     return FuzzRun(variant, options, model=side, trace_file=saved, html=html)
 
 
@@ -172,28 +173,42 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
         report.done(name, said, advance=0)
     saved = html = None
     if result.finding is not None:
-        saved = _save(variant, result.finding.trace, options)
-        html = _html(variant, result.finding.trace, options)
+        stem = _stem(variant, options)
+        saved = _save(variant, result.finding.trace, options, stem)
+        html = _html(variant, result.finding.trace, options, stem)
     return FuzzRun(variant, options, result=result, workers=workers, trace_file=saved, html=html)
 
 
-def _save(variant: Variant, trace: Any, options: FuzzOptions) -> Path:
+def _stem(variant: Variant, options: FuzzOptions) -> str:
+    """``V.fuzz-SEED``, or ``V.fuzz-SEED.runN`` when an earlier run's finding has that name:
+    the trace and its report share the stem, and neither overwrites an earlier one."""
+    from kvproof.spec.files import unused_stem
+
+    places = [(options.out, ".jsonl")]
+    if options.html is not None:
+        places.append((options.html, ".html"))
+    return unused_stem(places, f"{variant.name}.fuzz-{options.seed}")
+
+
+def _save(variant: Variant, trace: Any, options: FuzzOptions, stem: str) -> Path:
     from kvproof.checker.traces.tracefile import write_jsonl
     from kvproof.model.handoff import protocol_of
 
     options.out.mkdir(parents=True, exist_ok=True)
-    saved = options.out / f"{variant.name}.fuzz-{options.seed}.jsonl"
+    saved = options.out / f"{stem}.jsonl"
     write_jsonl(trace, saved, protocol=protocol_of(variant))
     return saved
 
 
-def _html(variant: Variant, trace: Any, options: FuzzOptions) -> Path | None:
+def _html(variant: Variant, trace: Any, options: FuzzOptions, stem: str) -> Path | None:
     if options.html is None:
         return None
-    return write_fuzz_html(options.html, variant, trace, options.seed)
+    return write_fuzz_html(options.html, variant, trace, options.seed, stem=stem)
 
 
-def write_fuzz_html(out: Path, variant: Variant, trace: Any, seed: int) -> Path:
+def write_fuzz_html(
+    out: Path, variant: Variant, trace: Any, seed: int, *, stem: str | None = None
+) -> Path:
     """The finding's report, with the shrunk trace replayed for the engine's answers."""
     from kvproof.checker.report.html_page import trace_page, write
     from kvproof.checker.runs.replay_run import replay_rows
@@ -201,7 +216,7 @@ def write_fuzz_html(out: Path, variant: Variant, trace: Any, seed: int) -> Path:
 
     out.mkdir(parents=True, exist_ok=True)
     rows, summary = replay_rows(trace, variant)
-    path = out / f"{variant.name}.fuzz-{seed}.html"
+    path = out / f"{stem or f'{variant.name}.fuzz-{seed}'}.html"
     page = trace_page(
         trace, protocol_of(variant), variant=variant, responses=rows, replay_summary=summary
     )

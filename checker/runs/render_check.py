@@ -16,12 +16,12 @@ from kvproof.checker.report.written import wrote
 from kvproof.checker.runs.check_run import CheckRun, VariantRun
 
 
-def render(console: Any, run: CheckRun, *, as_json: bool) -> None:
+def render(console: Any, run: CheckRun, *, as_json: bool, raw: bool = False) -> None:
     """With ``as_json`` the document goes to stdout and ``console`` (stderr) only names the
     files written."""
     for v in run.variants:
         if not as_json and not run.gate:
-            check_report.render_check(console, v.check, v.data)
+            check_report.render_check(console, v.check, v.data, raw=raw)
         if not as_json and v.complete is not None:
             render_complete(console, v)
         if v.files:

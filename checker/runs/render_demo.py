@@ -7,8 +7,9 @@ from typing import Any
 from kvproof.checker.report.tables import print_table
 
 
-def render(console: Any, report: Any) -> None:
-    """The deployment's sizes and limits, every response with its verdict, stale pages."""
+def render(console: Any, report: Any, *, expected: str | None = None, outcome: str = "") -> None:
+    """The deployment's sizes and limits, every response with its verdict, stale pages,
+    and (given ``expected``) whether the run shows what the variant predicts."""
     from rich.table import Table
 
     s = report.sizes
@@ -54,6 +55,16 @@ def render(console: Any, report: Any) -> None:
         console.print(
             f"[green]no leak[/]: every 200 matches the single-node engine; "
             f"{report.stale_reads} stale page reads"
+        )
+    if expected is None:
+        return
+    said = {"leak": "a leak", "wrong_answer": "a wrong answer", "clean": "no leak"}
+    if outcome == expected:
+        console.print(f"[green]as expected[/]: {report.variant} predicts {said[expected]} (exit 0)")
+    else:
+        console.print(
+            f"[bold red]NOT as expected[/]: {report.variant} predicts {said[expected]}, "
+            f"the run shows {said[outcome]} (exit 1)"
         )
 
 

@@ -10,7 +10,7 @@ from kvproof.checker.runs.liveness_run import LivenessRun
 from kvproof.checker.verify.liveness import LivenessCheck
 
 
-def render_run(console: Any, run: LivenessRun, *, as_json: bool) -> None:
+def render_run(console: Any, run: LivenessRun, *, as_json: bool, raw: bool = False) -> None:
     """With ``as_json`` the document goes to stdout and ``console`` (stderr) only names the
     files written."""
     from kvproof.checker.report.written import wrote
@@ -20,7 +20,7 @@ def render_run(console: Any, run: LivenessRun, *, as_json: bool) -> None:
         print()
     else:
         for check, doc in zip(run.checks, run.docs, strict=True):
-            render(console, check, doc["liveness"])
+            render(console, check, doc["liveness"], raw=raw)
     if run.files:
         wrote(console, run.files)
 
@@ -48,7 +48,11 @@ def render_expectations(console: Any, out: dict) -> None:
     print_table(console, table)
 
 
-def render(console: Any, check: LivenessCheck, data: dict[str, Any]) -> None:
+def render(console: Any, check: LivenessCheck, data: dict[str, Any], *, raw: bool = False) -> None:
+    """``raw``: a lasso's steps as the model's action labels, not engine words."""
+    from kvproof.checker.report.engine_words import step_words, voice_of
+
+    voice = voice_of(check.variant.engine, check.variant.switches.transfer_mode)
     sizes = data["sizes"]
     scope = "complete: every depth" if data["complete"] else "truncated: a lower bound"
     console.print(
@@ -80,10 +84,11 @@ def render(console: Any, check: LivenessCheck, data: dict[str, Any]) -> None:
             highlight=False,
         )
         loop = p["loop"]
-        for row in p["trace"]:
+        said = step_words(p["trace"], voice)
+        for row, words in zip(p["trace"], said, strict=True):
             if row["step"] == loop + 1:
                 console.print("     -- loop: repeats forever --", highlight=False)
-            console.print(f"    {row['step']:>2} {row['label']}", highlight=False)
+            console.print(f"    {row['step']:>2} {row['label'] if raw else words}", highlight=False)
         if loop == len(p["trace"]):
             console.print(
                 "     -- loop: stays here forever (no fair step is enabled) --", highlight=False

@@ -8,18 +8,22 @@ from kvproof.checker.report.replay_text import SHOWS, failure_summary
 from kvproof.checker.report.tables import print_table
 
 
-def print_report(report: Any, console: Any) -> None:
+def print_report(report: Any, console: Any, *, raw: bool = False) -> None:
     """The replay's report for people: the steps, a divergence side by side, every
-    answer a client got, and what the clients saw."""
+    answer a client got, and what the clients saw. ``raw``: a divergence as the model's
+    cells; otherwise the trace's steps as what the engines did."""
     from rich.table import Table
 
     tr = report.trace
     console.print(
         f"replay of a [bold]{tr.variant}[/] trace ({len(tr.steps)} steps, "
-        f"{tr.sizes}) on [bold]{report.variant}[/]"
+        f"{_sizes(tr.sizes)}) on [bold]{report.variant}[/]"
         + (" (alloc pages put in the sender's order)" if tr.meta.get("normalized") else "")
     )
     console.print(f"steps applied on model and engine: {report.steps_applied}")
+    if not raw:
+        for i, text in enumerate(_words(tr), start=1):
+            console.print(f"  {i:>2}. {text}", highlight=False)
     if report.lasso is not None:
         lr = report.lasso
         n = len(tr.steps)
@@ -50,7 +54,10 @@ def print_report(report: Any, console: Any) -> None:
             f"[bold red]DIVERGENCE[/] at step {d.step}{_in_loop(report, d.step)} "
             f"({d.action}): {d.reason}"
         )
-        if d.rows:
+        if d.rows and not raw:
+            differ = sum(1 for *_, differs in d.rows if differs)
+            console.print(f"  model and engine disagree on {differ} cell(s); --raw shows them")
+        if d.rows and raw:
             table = Table(title="model vs engine")
             for col in ("cell", "model", "engine"):
                 table.add_column(col)
@@ -90,6 +97,27 @@ def print_report(report: Any, console: Any) -> None:
         console.print("[bold red]FAILED[/]: " + failure_summary(report))
     else:
         console.print("[green]no divergence, no leak, no invariant broken on the engine[/]")
+
+
+def _sizes(sizes: dict[str, int]) -> str:
+    return f"{sizes.get('Req', 0)} requests, {sizes.get('Page', 0)} decode pages"
+
+
+def _words(trace: Any) -> list[str]:
+    """The trace's steps as what the engines did (``engine_words``)."""
+    from kvproof.checker.report.engine_words import step_words, voice_of
+    from kvproof.checker.verify.checking import trace_rows
+    from kvproof.model.handoff import protocol_of
+    from kvproof.model.lang.trace import ReplayError
+    from kvproof.spec.errors import KvproofInputError
+    from kvproof.spec.variant import load_variant
+
+    try:
+        variant = load_variant(trace.variant)
+        rows = trace_rows(protocol_of(variant, assumed=False), trace)
+    except (KvproofInputError, ReplayError):  # a user protocol's trace: no handoff words
+        return []
+    return step_words(rows, voice_of(variant.engine, variant.switches.transfer_mode))
 
 
 def _in_loop(report: Any, step: int) -> str:

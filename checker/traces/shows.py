@@ -10,7 +10,7 @@ separate, stronger claim, decided only by the engine's output (``kvproof replay`
   an aborted request) and no response shows foreign data.
 
 The corpus writes the claim and its reason into each trace's header (``meta.shows``,
-``meta.shows_why``); ``tests/checker/test_replay_corpus.py`` replays every trace and fails
+``meta.shows_why``); ``tests/checker/conformance/test_replay_corpus.py`` replays every trace and fails
 when the engine stops showing what the header says. The claims are written by hand, from
 replays, never derived from the model: they are what the engine did.
 """

@@ -25,12 +25,15 @@ from __future__ import annotations
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from kvproof.checker.conform.engine import Decided, RequestSpec, Step
+from kvproof.checker.conform.projection import Projection, RequestView
 from kvproof.checker.upstream import host, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
-from kvproof.checker.upstream.raised import sglang_root
+from kvproof.checker.upstream.raised import as_finding, sglang_root
 from kvproof.checker.upstream.scheduler import scheduler_self
+from kvproof.checker.upstream.transfer import prompt_pages
 from kvproof.model.lang.instance import ActionInstance
 
 DECODE = "sglang.srt.disaggregation.decode"
@@ -49,7 +52,15 @@ class Harness:
         backend: type,
         receiver: type,
         disagg: Any = None,
+        requests: tuple[RequestSpec, ...] = (),
+        over_long: Any = None,
+        counts: Any = None,
     ) -> None:
+        self.requests = requests
+        self.over_long = over_long  # intake.Intake of an over-long prompt
+        self.counts = counts  # transfer.PageCounts by over-long: the release's page counts
+        # What the model reserves per request: kvproof's arithmetic, not the code's.
+        self.prompt_pages = tuple(prompt_pages(q.over_prefill) for q in requests)
         self.mods = mods
         self.adapter = adapter
         self.root = sglang_root(mods)  # where an exception is the release's own
@@ -117,8 +128,83 @@ class Harness:
             "aborts_sent_to_prefill": len(self.peer.aborts),
         }
 
+    # -- the core's view (``checker/conform/engine.py::Harness``) ------------------------
+    def apply(self, step: Step | ActionInstance) -> None:
+        """The model's step; ``done`` reports the status the model's KVPoll took (an
+        abort can win over prefill's Success). A bare instance: a scripted step (tests)."""
+        try:
+            if isinstance(step, ActionInstance):
+                self.take(step)
+            elif step.inst.action == "done":
+                self.done_as(step.inst.args[0], step.status == "failed")
+            else:
+                self.take(step.inst)
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            self._found(exc)
+
+    def decided(self, r: int) -> Decided:
+        return Decided(
+            committed=r in self.outcome.committed,
+            aborted=r in self.outcome.aborted,
+            waited_out=self.waiting_expired(r),
+            release_due=self.release_expired(r),
+        )
+
+    def project(self) -> Projection:
+        views = tuple(
+            RequestView(
+                self.pages.of(r),
+                r in self.outcome.aborted,
+                r in self.outcome.committed,
+                intake=self.intake_of(r),
+                reserved=self._counts_of(r, "reserved"),
+                sent=self._counts_of(r, "sent"),
+                released_on_partial_ack=r in self.partial_release,
+            )
+            for r in range(len(self.requests))
+        )
+        return Projection(views, frozenset(self.pages.stray))
+
+    def _counts_of(self, r: int, what: str) -> int | None:
+        """Decode's reservation / prefill's page count for r's prompt, once it arrived and
+        decode admitted it (decode's own reject reserves nothing on either side)."""
+        if self.counts is None or r not in self.entries or self.requests[r].over_decode:
+            return None
+        value = getattr(self.counts[self.requests[r].over_prefill], what)
+        return 0 if value is None else int(value)  # None: retired at intake, nothing sent
+
+    def intake_of(self, r: int) -> str | None:
+        """Prefill's intake of an over-long prompt, once it arrived (``intake.py``: the
+        same for every walk of a release)."""
+        if self.over_long is None or r not in self.entries:
+            return None
+        if not self.requests[r].over_prefill:
+            return None
+        if self.over_long.retired:
+            return "retired"
+        return "stub" if self.over_long.queued_tokens == 1 else "queued"
+
+    def stall_deadlines(self) -> list[float]:
+        return sorted(
+            d for r, d in self.release_deadline.items() if self.pages.of(r) and self.clock.now < d
+        )
+
+    def stall(self, when: float) -> None:
+        self.clock.jump_to(when)
+        try:
+            self.tick()
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            self._found(exc)
+
+    def _found(self, exc: Exception) -> None:
+        """An exception with a frame in the loaded ``sglang/`` tree is a finding."""
+        finding = as_finding(exc, self.root)
+        if finding is None:
+            raise exc
+        raise finding from exc
+
     # -- the model's steps ---------------------------------------------------------------
-    def apply(self, inst: ActionInstance) -> None:
+    def take(self, inst: ActionInstance) -> None:
         # Time passes only at the model's timeout/give_up (the model has no clock): holds
         # set between two jumps share a deadline, and a jump expires them together.
         r = inst.args[0]

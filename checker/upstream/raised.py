@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from kvproof.checker.conform.engine import UpstreamRaised
+
 
 @dataclass(frozen=True)
 class Raised:
@@ -56,3 +58,16 @@ def upstream_raise(exc: BaseException, root: Path, step: int, action: str) -> Ra
 def trace_text(exc: BaseException) -> str:
     """The full traceback, for the file written beside the walk's trace."""
     return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
+def as_finding(exc: BaseException, root: Path, during: str = "") -> UpstreamRaised | None:
+    """The core's finding (``checker/conform/engine.py::UpstreamRaised``) for an exception
+    the release's code raised, or None when it is kvproof's own (it must propagate)."""
+    raised = upstream_raise(exc, root, 0, during)
+    if raised is None:
+        return None
+    head = (
+        f"SGLang's code raised {raised.exception} at {raised.file}:{raised.line} "
+        f"({raised.function})"
+    )
+    return UpstreamRaised(head, trace_text(exc), during)

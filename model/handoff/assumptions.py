@@ -14,6 +14,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
+from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import Action, Protocol
 from kvproof.model.lang.liveness import Fair
 from kvproof.spec.assumptions import ASSUMPTIONS, FAIRNESS
@@ -26,11 +27,11 @@ from kvproof.spec.variant import Switches, Variant
 Guard = Callable[..., Any]
 
 
-def _no_inflight(s: Any, r: Any) -> Any:
+def _no_inflight(s: Ctx, r: Any) -> Any:
     return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
 
 
-def _sender_stopped(s: Any, r: Any, sw: Switches, death: bool) -> Any:
+def _sender_stopped(s: Ctx, r: Any, sw: Switches, death: bool) -> Any:
     """Prefill will post nothing more for ``r`` (a dead prefill posts nothing)."""
     if sw.transfer_mode == "push":
         stopped = s.not_(s.isin(s.pphase(r), "waiting", "active"))
@@ -118,7 +119,7 @@ def _guarded(action: Action, extra: list[Guard]) -> Action:
         return action
     body = action.body
 
-    def guarded(s: Any, *args: Any) -> None:
+    def guarded(s: Ctx, *args: Any) -> None:
         for guard in extra:
             s.require(guard(s, *args))
         body(s, *args)

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import BOOL, Var
 from kvproof.model.lang.liveness import Fair, Liveness
 
 DEATH_VARS = (Var("p_dead", ("Req",), BOOL, doc="the prefill serving the request died (crash)"),)
 
 
-def crash(s: Any, r: Any) -> None:
+def crash(s: Ctx, r: Any) -> None:
     """The prefill serving ``r`` dies while it still has work for ``r``. A later SGLang
     UniFlow backend design note: if the shutdown after a failed put raises, prefill sends
     neither Failed nor ABORT_ACK (``protocol.py``'s ``alive`` guards its steps)."""

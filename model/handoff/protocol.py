@@ -13,12 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import kvproof.model.handoff.lease as lease
 import kvproof.model.handoff.radix as radix
 from kvproof.model.handoff.explain import explain_handoff
 from kvproof.model.handoff.invariants import handoff_invariants
 from kvproof.model.handoff.kinds import action
 from kvproof.model.handoff.liveness import DEATH_VARS, crash, engine_rules, handoff_liveness
 from kvproof.model.handoff.strengthening import strengthening
+from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import BOOL, Enum, Protocol, Var
 from kvproof.spec.variant import Switches
 
@@ -62,51 +64,51 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
     #29) adds ``crash``: a request's prefill dies (``model/handoff/liveness.py``)."""
     push = sw.transfer_mode == "push"
 
-    def alive(s: Any, r: Any) -> Any:
+    def alive(s: Ctx, r: Any) -> Any:
         """The prefill serving ``r`` still takes its steps (always, without ``crash``)."""
         return s.not_(s.p_dead(r)) if peer_death else True
 
     shared = radix.radix_on(sw)  # decode's radix cache shares head pages (issue 12 item 4)
 
-    def _free_pages_of(s: Any, r: Any, when: Any = True) -> None:
+    def _free_pages_of(s: Ctx, r: Any, when: Any = True) -> None:
         """Release every page of ``r`` (when ``when`` holds), and its locks."""
         s.update("owns", lambda x, q, old: s.ite(s.and_(s.eq(x, r), when), False, old))
         if shared:
             radix.release(s, r, when)
 
-    def placeholder(s: Any, r: Any) -> Any:
+    def placeholder(s: Ctx, r: Any) -> Any:
         # #30233: the pending reject is not honoured and the prompt becomes 1 token.
         if sw.honor_pending_reject or not sw.placeholder_prompt:
             return False
         return s.over_p(r)
 
-    def short(s: Any, r: Any) -> Any:
+    def short(s: Ctx, r: Any) -> Any:
         """The sender writes fewer pages than decode reserved."""
         if sw.decode_reserve == "plus_one":  # vLLM PR #50558
             return True
         return placeholder(s, r)
 
-    def written_own(s: Any, r: Any, p: Any) -> Any:
+    def written_own(s: Ctx, r: Any, p: Any) -> Any:
         """r's transfer wrote the page since its allocation (what tags and checksums see)."""
         return s.and_(s.holds(p, r), s.filled(p))
 
-    def fresh_own(s: Any, r: Any, p: Any) -> Any:
+    def fresh_own(s: Ctx, r: Any, p: Any) -> Any:
         return s.and_(written_own(s, r, p), s.at_pos(p))
 
-    def bad(s: Any, r: Any) -> Any:
+    def bad(s: Ctx, r: Any) -> Any:
         """Some page in r's table does not hold r's KV, at its position, written in this
         allocation: what isolation forbids decode to read."""
         own = s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(fresh_own(s, r, p))))
         return s.or_(own, radix.bad_shared(s, r)) if shared else own
 
-    def foreign(s: Any, r: Any) -> Any:
+    def foreign(s: Ctx, r: Any) -> Any:
         """Some page in r's table was not written by r since its allocation: what a page
         tag or the transfer checksum detects. Neither sees leftover slots inside a page r
         wrote (the tag is per page; the checksum covers the bytes prefill sent, leftovers
         included), nor a chunk at the wrong position (the bytes are the ones sent)."""
         return s.exists("Page", lambda p: s.and_(s.owns(r, p), s.not_(written_own(s, r, p))))
 
-    def in_place(s: Any, r: Any) -> Any:
+    def in_place(s: Ctx, r: Any) -> Any:
         """Where r's next landing write stays exact (``at_pos``). A placeholder ships one
         whole prefill page for 1 token: decode reads prefill's leftovers in the others.
         With a prefix hit decode has fewer pages than prefill's blocks; trimming the head
@@ -115,11 +117,11 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         misplaced = s.hit(r) if sw.decode_prefix_cache and sw.remote_trim == "head" else False
         return s.not_(s.or_(placeholder(s, r), misplaced))
 
-    def no_inflight(s: Any, r: Any) -> Any:
+    def no_inflight(s: Ctx, r: Any) -> Any:
         return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
 
     # -- actions -------------------------------------------------------------------------
-    def arrive(s: Any, r: Any) -> None:
+    def arrive(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "idle"))
         # Each side validates independently; with honor_pending_reject a prefill reject is
         # retired at the admission queue on both sides with its 400 (#38935, #38704).
@@ -130,7 +132,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("pend", (r,), False if sw.honor_pending_reject else s.and_(s.over_p(r), s.not_(rej)))
         s.set("src_ok", (r,), s.not_(rej))
 
-    def alloc(s: Any, r: Any, p: Any) -> None:
+    def alloc(s: Ctx, r: Any, p: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.forall("Req", lambda x: s.not_(s.owns(x, p))))
         if shared:
@@ -139,7 +141,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("filled", (p,), False)  # a fresh allocation; the bytes are not cleared
         s.set("at_pos", (p,), False)  # nothing of the new owner's is in it yet
 
-    def send(s: Any, r: Any) -> None:
+    def send(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.exists("Page", lambda p: s.owns(r, p)))
         if shared:
@@ -149,7 +151,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.update("dst", lambda x, q, old: s.ite(s.eq(x, r), s.owns(r, q), old))
         s.set("pphase", (r,), s.ite(s.eq(s.pphase(r), "waiting"), "active", s.pphase(r)))
 
-    def post(s: Any, r: Any, p: Any) -> None:
+    def post(s: Ctx, r: Any, p: Any) -> None:
         if push:
             s.require(s.eq(s.pphase(r), "active"))
             s.require(alive(s, r))
@@ -170,7 +172,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("posted", (r, p), True)
         s.set("inflight", (r, p), True)
 
-    def land(s: Any, r: Any, p: Any) -> None:
+    def land(s: Ctx, r: Any, p: Any) -> None:
         s.require(s.inflight(r, p))
         s.set("inflight", (r, p), False)
         # Pull mode: after a lease expiry prefill's block holds someone else's KV (#52234).
@@ -184,14 +186,14 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         if shared:
             radix.landed(s, p)
 
-    def p_abort(s: Any, r: Any) -> None:
+    def p_abort(s: Ctx, r: Any) -> None:
         # An abort reaches prefill mid-transfer (timeout, client abort): #36612, #33507.
         s.require(s.isin(s.pphase(r), "waiting", "active"))
         s.require(s.not_(s.pend(r)))
         s.require(alive(s, r))
         s.set("pend", (r,), True)
 
-    def conclude(s: Any, r: Any, prefill_after: str) -> None:
+    def conclude(s: Ctx, r: Any, prefill_after: str) -> None:
         """The sender ends the transfer: prefill in push mode, decode in pull mode."""
         if push:
             s.require(s.eq(s.pphase(r), "active"))
@@ -200,7 +202,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
             s.require(s.eq(s.dphase(r), "transfer"))
             s.require(s.eq(s.poll(r), "transferring"))
 
-    def done(s: Any, r: Any) -> None:
+    def done(s: Ctx, r: Any) -> None:
         conclude(s, r, "sent")
         # A dead prefill reports nothing (push: it is the sender; pull: its blocks are gone).
         s.require(alive(s, r))
@@ -234,15 +236,16 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
             "poll", (r,), s.ite(s.or_(s.eq(s.poll(r), "failed"), abort_wins), "failed", "success")
         )
 
-    def fail(s: Any, r: Any) -> None:
+    def fail(s: Ctx, r: Any) -> None:
         # Mooncake: the batch reports FAILED; writes already posted may still land.
         conclude(s, r, "stopped")
         # failure_status = success: the failure reaches decode as Success (vLLM #52234's
         # HMA path, dynamo #15079, LMCache #2972), and decode commits unwritten pages.
         reported = "success" if sw.failure_status == "success" else "failed"
-        s.set("poll", (r,), s.ite(s.eq(s.poll(r), "failed"), "failed", reported))
+        if sw.failure_status != "silent":  # silent: decode waits on (vLLM push, #50754)
+            s.set("poll", (r,), s.ite(s.eq(s.poll(r), "failed"), "failed", reported))
 
-    def commit(s: Any, r: Any) -> None:
+    def commit(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "transfer"))
         s.require(s.eq(s.poll(r), "success"))
         b = bad(s, r)
@@ -259,7 +262,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("leaked", (r,), s.or_(s.leaked(r), s.and_(s.not_(reject), b)))
         _free_pages_of(s, r, reject)
 
-    def step(s: Any, r: Any) -> None:
+    def step(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "running"))
         b = bad(s, r)
         if sw.page_tags:  # a foreign tag fails the request instead of being read
@@ -271,12 +274,12 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         else:
             s.set("leaked", (r,), s.or_(s.leaked(r), b))
 
-    def finish(s: Any, r: Any) -> None:
+    def finish(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "running"))
         s.set("dphase", (r,), "done")
         _free_pages_of(s, r)
 
-    def abort(s: Any, r: Any) -> None:
+    def abort(s: Ctx, r: Any) -> None:
         s.require(s.isin(s.dphase(r), "queued", "transfer", "running"))
         # Before send prefill has no page indices; once running every write has landed.
         safe_now = s.isin(s.dphase(r), "queued", "running")
@@ -292,45 +295,34 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.set("abort_msg", (r,), True)
         s.set("resp", (r,), s.ite(s.eq(s.resp(r), "none"), "aborted", s.resp(r)))
 
-    def abort_seen(s: Any, r: Any) -> None:
+    def abort_seen(s: Ctx, r: Any) -> None:
         s.require(s.abort_msg(r))
         s.require(s.isin(s.pphase(r), "waiting", "active"))
         s.require(alive(s, r))
         s.set("pphase", (r,), "stopped")
 
-    def ack(s: Any, r: Any) -> None:
+    def ack(s: Ctx, r: Any) -> None:
         # Deferred release (#38961): every prefill rank ACKs that its writes drained.
         s.require(s.eq(s.dphase(r), "draining"))
         if push:  # pull: the drain is decode's own reads, no prefill message
             s.require(alive(s, r))  # a dead prefill sends no ACK
         if sw.abort_ack == "after_drain":  # before_drain: #35360 review, #38961 points 1-3
             s.require(no_inflight(s, r))
-        if push:
+        if push and sw.abort_notifies_prefill:
             s.require(s.not_(s.isin(s.pphase(r), "waiting", "active")))
+        elif push:  # vLLM: only prefill's completed writes free it (finished_recving)
+            s.require(s.eq(s.pphase(r), "sent"))
         s.set("dphase", (r,), "done")
         _free_pages_of(s, r)
 
-    def timeout(s: Any, r: Any) -> None:
+    def timeout(s: Ctx, r: Any) -> None:
         s.require(sw.release == "deferred_timeout")  # frees without the ACK
         s.require(s.eq(s.dphase(r), "draining"))
         s.set("dphase", (r,), "done")
         _free_pages_of(s, r)
 
-    def expire(s: Any, r: Any) -> None:
-        s.require(s.src_ok(r))
-        if push:
-            # dynamo #826: prefill frees its source blocks while it is still sending. The
-            # engine snapshots a push write's source when it is posted, so the free falls
-            # between writes: every write posted after it carries reused blocks.
-            s.require(sw.prefill_hold == "early_free")
-            s.require(s.eq(s.pphase(r), "active"))
-            s.require(no_inflight(s, r))
-        else:
-            s.require(sw.prefill_hold == "lease")  # vLLM #52234
-        s.set("src_ok", (r,), False)
-
     # -- issue 12 (variants): decode gives up on its own ---------------------------------
-    def give_up(s: Any, r: Any) -> None:
+    def give_up(s: Ctx, r: Any) -> None:
         # SGLang SGLANG_DISAGGREGATION_WAITING_TIMEOUT (300 s) or heartbeats declaring the
         # prefill dead: decode marks the request failed locally and sends no ABORT, so
         # prefill (alive, or slow) may go on writing.
@@ -359,15 +351,15 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         action("finish", ("Req",), finish, "decode finishes and frees the pages"),
         action("abort", ("Req",), abort, "decode aborts (client disconnect, failure)"),
     ]
-    if push:
+    if push and sw.abort_notifies_prefill:
         actions.append(action("abort_seen", ("Req",), abort_seen, "prefill sees the ABORT"))
     actions.append(action("ack", ("Req",), ack, "prefill ACKs the drain; decode frees"))
     if sw.release == "deferred_timeout":
         actions.append(action("timeout", ("Req",), timeout, "decode frees without the ACK"))
-    if not push and sw.prefill_hold == "lease":
-        actions.append(action("expire", ("Req",), expire, "prefill's lease expires"))
-    if push and sw.prefill_hold == "early_free":
-        actions.append(action("expire", ("Req",), expire, "prefill frees its source blocks"))
+    if lease.expires(sw):  # prefill's source blocks go back early (model/handoff/lease.py)
+        early = sw.prefill_hold == "early_free"
+        why = "prefill frees its source blocks" if early else "prefill's lease expires"
+        actions.append(action("expire", ("Req",), lease.expire_body(sw), why))
     if sw.decode_gives_up != "never":
         actions.append(action("give_up", ("Req",), give_up, "decode gives up without ABORT"))
     if shared:
@@ -377,7 +369,7 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
 
     invariants = handoff_invariants(shared)
 
-    def init(s: Any) -> Any:
+    def init(s: Ctx) -> Any:
         # Without a prefix cache no prompt hits (keeps other variants' state spaces).
         return True if sw.decode_prefix_cache else s.forall("Req", lambda r: s.not_(s.hit(r)))
 

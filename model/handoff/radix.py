@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvproof.model.handoff.kinds import action
+from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import BOOL, Action, Var
 from kvproof.spec.variant import Switches
 
@@ -48,29 +49,29 @@ def radix_on(sw: Switches) -> bool:
     return sw.radix_cache != "off"
 
 
-def allocatable(s: Any, sw: Switches, p: Any) -> Any:
+def allocatable(s: Ctx, sw: Switches, p: Any) -> Any:
     """The allocator's extra condition: with reference counts a page the tree maps is not
     in the free list; ``free_while_cached`` put it back there when its inserter released."""
     return s.not_(s.cached(p)) if sw.radix_cache == "refcounted" else True
 
 
-def release(s: Any, r: Any, when: Any) -> None:
+def release(s: Ctx, r: Any, when: Any) -> None:
     """``dec_lock_ref``: the request's locks go with its pages."""
     s.update("shares", lambda x, q, old: s.ite(s.and_(s.eq(x, r), when), False, old))
 
 
-def bad_shared(s: Any, r: Any) -> Any:
+def bad_shared(s: Ctx, r: Any) -> Any:
     """``r`` reads a head page that no longer holds the KV the tree maps it to."""
     return s.exists("Page", lambda p: s.and_(s.shares(r, p), s.not_(s.prefix_ok(p))))
 
 
-def landed(s: Any, p: Any) -> None:
+def landed(s: Ctx, p: Any) -> None:
     """A transfer's write lands in ``p``: if the tree maps it, the prefix is gone."""
     s.set("prefix_ok", (p,), s.and_(s.prefix_ok(p), s.not_(s.cached(p))))
     s.set("shared_write", (p,), s.or_(s.shared_write(p), s.cached(p)))
 
 
-def head_ready(s: Any, r: Any) -> Any:
+def head_ready(s: Ctx, r: Any) -> Any:
     """``send``'s extra guard: a request whose head hit has locked its head page first
     (decode sends ``decode_prefix_len`` with the page indices)."""
     return s.implies(s.hit(r), s.exists("Page", lambda p: s.shares(r, p)))
@@ -81,7 +82,7 @@ def radix_actions(sw: Switches, fresh_own: Any) -> list[Action]:
     not modelled: the tree keeps what it holds, which only makes fewer pages free."""
     refcounted = sw.radix_cache == "refcounted"
 
-    def insert(s: Any, r: Any, p: Any) -> None:
+    def insert(s: Ctx, r: Any, p: Any) -> None:
         # cache_unfinished_req / cache_finished_req: a running request's KV goes into the
         # tree, page by page (a request without a hit: its table holds its whole prompt).
         s.require(s.eq(s.dphase(r), "running"))
@@ -98,7 +99,7 @@ def radix_actions(sw: Switches, fresh_own: Any) -> list[Action]:
         # free_while_cached (#38319): the page stays in the request's table and its
         # release frees it back to the pool while the tree still maps it.
 
-    def share(s: Any, r: Any, p: Any) -> None:
+    def share(s: Ctx, r: Any, p: Any) -> None:
         # _match_prefix_and_lock: the prompt's head matches the tree; inc_lock_ref.
         s.require(s.eq(s.dphase(r), "queued"))
         s.require(s.hit(r))
@@ -112,7 +113,7 @@ def radix_actions(sw: Switches, fresh_own: Any) -> list[Action]:
     ]
 
 
-def one_owner(s: Any, p: Any, shared: bool) -> Any:
+def one_owner(s: Ctx, p: Any, shared: bool) -> Any:
     """Invariant 4 at page ``p``: at most one owner (the writer-owner of what a transfer
     writes); with a radix cache, also: a page the tree shares is never written."""
 

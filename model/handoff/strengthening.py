@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import Invariant
 from kvproof.spec.variant import Switches
 
@@ -28,12 +29,12 @@ def strengthening(sw: Switches, assume: frozenset[str] = frozenset()) -> tuple[I
     # decode's reads have all landed, so a source is valid only while a read can use it.
     lease = not push and sw.prefill_hold == "lease"
 
-    def can_post(s: Any, r: Any) -> Any:
+    def can_post(s: Ctx, r: Any) -> Any:
         if push:
             return s.eq(s.pphase(r), "active")
         return s.and_(s.eq(s.dphase(r), "transfer"), s.eq(s.poll(r), "transferring"))
 
-    def table(s: Any, r: Any, p: Any) -> Any:
+    def table(s: Ctx, r: Any, p: Any) -> Any:
         """The pages the sender was given: the table, and (radix cache, #38355) a page the
         request handed to the tree, which it still reads as a locked head page."""
         if sw.radix_cache != "refcounted":

@@ -15,6 +15,7 @@ from typing import Protocol as TypingProtocol
 
 from kvproof.model.lang.context import Ctx, apply_row
 from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.fold import fold, one_or
 from kvproof.model.lang.instance import ActionInstance, Instance
 
 Data = tuple[tuple[Any, ...], ...]  # ``State.data``: one value tuple per variable
@@ -81,26 +82,16 @@ class _SymLogic:
         return x if x.is_bool else self.node("bool", (x,), True)
 
     def and_(self, *xs: Any) -> Any:
-        terms = []
-        for x in xs:
-            if isinstance(x, _Sym):
-                terms.append(self.as_bool(x))
-            elif not x:
-                return False
-        if not terms:
-            return True
-        return terms[0] if len(terms) == 1 else self.node("and", tuple(terms), True)
+        return fold(xs, absorbing=False, term=self._term, join=self._join("and"))
 
     def or_(self, *xs: Any) -> Any:
-        terms = []
-        for x in xs:
-            if isinstance(x, _Sym):
-                terms.append(self.as_bool(x))
-            elif x:
-                return True
-        if not terms:
-            return False
-        return terms[0] if len(terms) == 1 else self.node("or", tuple(terms), True)
+        return fold(xs, absorbing=True, term=self._term, join=self._join("or"))
+
+    def _term(self, x: Any) -> _Sym | None:
+        return self.as_bool(x) if isinstance(x, _Sym) else None
+
+    def _join(self, op: str) -> Callable[[list[Any]], Any]:
+        return one_or(lambda *terms: self.node(op, terms, True))
 
     def not_(self, x: Any) -> Any:
         if not isinstance(x, _Sym):
@@ -174,7 +165,7 @@ class Compiler:
 
     # -- symbolic runs -------------------------------------------------------------------
     def _ctx(self) -> Ctx:
-        return Ctx(self.logic, _CellView(self))  # type: ignore[arg-type]
+        return Ctx(self.logic, _CellView(self))
 
     def _trace(self, inst: ActionInstance) -> tuple[list[Any], dict[int, list[Any]]] | None:
         """(guards, {var index: new row}) of a symbolic run, or None if not compilable."""

@@ -22,9 +22,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvproof.spec.errors import KvproofInputError
+
+if TYPE_CHECKING:
+    from kvproof.model.lang.liveness import Fair, Liveness
 
 BOOL = "bool"
 
@@ -125,8 +128,8 @@ class Protocol:
     # checked by ``kvproof check --liveness``; and the weak-fairness obligations beyond the
     # engine's own steps (a fault a fairness assumption makes fair, a state-dependent
     # engine rule): ``liveness.fairness`` joins both.
-    liveness: tuple[Any, ...] = ()
-    fair: tuple[Any, ...] = ()
+    liveness: tuple[Liveness, ...] = ()
+    fair: tuple[Fair, ...] = ()
 
     @property
     def enums(self) -> tuple[Enum, ...]:

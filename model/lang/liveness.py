@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvproof.spec.errors import KvproofInputError
+
+if TYPE_CHECKING:
+    from kvproof.model.lang.dsl import Protocol
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,7 @@ class Fair:
     when: Callable[..., Any] | None = None  # (s, *action args) -> condition
 
 
-def fairness(protocol: Any) -> tuple[Fair, ...]:
+def fairness(protocol: Protocol) -> tuple[Fair, ...]:
     """Every weak-fairness obligation of ``protocol``: each ENGINE action, then the
     protocol's own ``fair`` list (faults made fair by assumptions, state-dependent engine
     rules). Needs every action's kind (``Protocol.engine_steps`` says which lacks one)."""
@@ -62,7 +65,7 @@ def fairness(protocol: Any) -> tuple[Fair, ...]:
     return tuple(out)
 
 
-def liveness_named(protocol: Any, name: str) -> Liveness:
+def liveness_named(protocol: Protocol, name: str) -> Liveness:
     for prop in protocol.liveness:
         if prop.name == name:
             return prop

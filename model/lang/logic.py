@@ -16,6 +16,7 @@ from typing import Any
 import z3
 
 from kvproof.model.lang.dsl import BOOL, Enum
+from kvproof.model.lang.fold import fold, one_or
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class PyLogic:
         return a if c else b
 
     def eq(self, a: Any, b: Any) -> bool:
-        return a == b
+        return bool(a == b)
 
     def forall(self, sort: str, fn: Callable[[Any], Any]) -> bool:
         return all(fn(i) for i in range(self.sizes[sort]))
@@ -114,33 +115,15 @@ class Z3Logic:
     def enum_value(self, expr: z3.ExprRef) -> str:
         """The name of an enum constant (from a model evaluation)."""
         if z3.is_bv_value(expr):
-            return self._names_by_sort[_sort_key(expr.sort())][expr.as_long()]
+            return self._names_by_sort[_sort_key(expr.sort())][int(expr.as_long())]
         return str(expr)
 
     # -- logic ---------------------------------------------------------------------------
     def and_(self, *xs: Any) -> Any:
-        terms = []
-        for x in xs:
-            if x is False:
-                return False
-            if x is True:
-                continue
-            terms.append(x)
-        if not terms:
-            return True
-        return terms[0] if len(terms) == 1 else z3.And(*terms)
+        return fold(xs, absorbing=False, term=_z3_term, join=one_or(z3.And))
 
     def or_(self, *xs: Any) -> Any:
-        terms = []
-        for x in xs:
-            if x is True:
-                return True
-            if x is False:
-                continue
-            terms.append(x)
-        if not terms:
-            return False
-        return terms[0] if len(terms) == 1 else z3.Or(*terms)
+        return fold(xs, absorbing=True, term=_z3_term, join=one_or(z3.Or))
 
     def not_(self, x: Any) -> Any:
         if isinstance(x, bool):
@@ -219,11 +202,16 @@ class Z3Logic:
         return z3.Exists([x], body)
 
 
+def _z3_term(x: Any) -> Any | None:
+    """A Python bool is a constant to fold; anything else is a Z3 term."""
+    return None if isinstance(x, bool) else x
+
+
 def _sort_key(sort: z3.SortRef) -> str:
     """Bit-vector sorts are all named 'bv'; their width tells them apart."""
     if isinstance(sort, z3.BitVecSortRef):
         return f"bv{sort.size()}"
-    return sort.name()
+    return str(sort.name())
 
 
 _ENUM_SORTS: dict[tuple[str, tuple[str, ...]], tuple[z3.SortRef, list[z3.ExprRef]]] = {}

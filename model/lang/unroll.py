@@ -147,7 +147,7 @@ class Unroller:
     # -- reading a model -----------------------------------------------------------------
     def trace_from_model(
         self, model: z3.ModelRef, length: int
-    ) -> tuple[dict, list[ActionInstance]]:
+    ) -> tuple[dict[str, dict[tuple[int, ...], Any]], list[ActionInstance]]:
         init: dict[str, dict[tuple[int, ...], Any]] = {}
         for v in self.protocol.vars:
             if not v.rigid:

@@ -45,7 +45,9 @@ def do_abort(ctx: Context, f: Flight, ev: Event) -> None:
 
 
 def can_abort_seen(ctx: Context, f: Flight, ev: Event) -> bool:
-    return ctx.push and f.req.abort_msg and f.p.phase in ("waiting", "active") and not f.p.dead
+    # vLLM NIXL push (abort_notifies_prefill = false): decode sends prefill nothing.
+    told = ctx.push and ctx.sw.abort_notifies_prefill and f.req.abort_msg
+    return told and f.p.phase in ("waiting", "active") and not f.p.dead
 
 
 def do_abort_seen(ctx: Context, f: Flight, ev: Event) -> None:

@@ -14,7 +14,11 @@ def can_ack(ctx: Context, f: Flight, ev: Event) -> bool:
         ctx.sw.abort_ack == "before_drain" or not ctx.inflight(f)
     )
     # push: every prefill rank ACKs the drain, and a dead one sends nothing (crash, E20)
-    return drained and (not ctx.push or (f.p.phase not in ("waiting", "active") and not f.p.dead))
+    if not ctx.push:
+        return drained
+    if not ctx.sw.abort_notifies_prefill:  # vLLM: finished_recving once P's WRITEs ended
+        return drained and f.p.phase == "sent" and not f.p.dead
+    return drained and f.p.phase not in ("waiting", "active") and not f.p.dead
 
 
 def do_ack(ctx: Context, f: Flight, ev: Event) -> None:

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # 19 conform runs: about 23 s together on a share
 LISTED = [
     (v.name, release)
     for v in list_variants()
-    if v.upstream is not None
+    if v.upstream is not None and v.engine == "sglang"  # vLLM: kvproof conform --vllm
     for release in v.upstream.releases
 ]
 

@@ -80,8 +80,8 @@ def test_fuzz_reports_the_model_finding_then_the_engine(
 
 
 def test_probe_out_of_budget_is_inconclusive(capsys: pytest.CaptureFixture[str]) -> None:
-    from kvproof.checker.serve.config import ServeConfig
-    from kvproof.checker.serve.server import BackgroundServer
+    from kvproof.ops.serve.config import ServeConfig
+    from kvproof.ops.serve.server import BackgroundServer
 
     with BackgroundServer(ServeConfig.for_variant("sglang-0.5.19-pd")) as srv:
         code = main(["probe", srv.url, "--max-requests", "3", "--json"])

@@ -42,3 +42,16 @@ def test_serve_says_which_variant_it_serves(capsys: pytest.CaptureFixture[str]) 
     assert main(["serve", "--help"]) == 0
     flat = " ".join(capsys.readouterr().out.split())
     assert "default: sglang-0.5.22-pd, the recommended fixed release" in flat
+
+
+def test_top_level_help_says_where_to_start(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 41: ``kvproof --help`` names the first commands to run, each a real one."""
+    from kvproof.checker.cli.helptext import START_HERE
+    from kvproof.checker.cli.parser import COMMANDS
+
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    start = out.index("start here:")
+    assert start < out.index("positional arguments")
+    assert "kvproof demo incident" in out and "kvproof check sglang==0.5.20" in out
+    assert all(name in COMMANDS or name == "advise" for name, _, _ in START_HERE)

@@ -1,5 +1,6 @@
-"""Output that survives a pipe: off a terminal no table cuts a name, number or URL, with or
-without COLUMNS; `variants` marks the incident and the recommended release."""
+"""Output that survives a pipe: off a terminal no table cuts a name, number or release, with
+or without COLUMNS; `variants` marks the incident and the recommended release, and says
+which releases each variant is (its sources are in ``--json``)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from kvproof.checker.cli import main
 from kvproof.spec.variant import VARIANTS_DIR, list_variants
 
 NAMES = [v.name for v in list_variants()]
-URLS = [v.sources[0].split()[0] for v in list_variants()]
+SPANS = ["0.5.19-0.5.20", "0.5.21-0.5.23", "0.5.21-0.5.23*"]
 
 
 @pytest.mark.parametrize("columns", [None, "80", "40"])
-def test_variants_keeps_every_name_and_url_whole(
+def test_variants_keeps_every_name_and_release_whole(
     columns: str | None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     if columns is None:
@@ -27,8 +28,22 @@ def test_variants_keeps_every_name_and_url_whole(
     assert main(["variants"]) == 0
     out = capsys.readouterr().out
     words = {w.strip("│┃,") for w in out.split()}
-    assert set(NAMES) <= words and set(URLS) <= words
+    assert set(NAMES) <= words and set(SPANS) <= words
     assert "…" not in out
+
+
+def test_variants_shows_the_releases_each_variant_is(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["variants"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    [incident] = [ln for ln in lines if "(the incident)" in ln]
+    assert "sglang 0.5.19-0.5.20" in incident
+    [early] = [ln for ln in lines if "sglang-pd-early-free-abort" in ln]
+    assert "0.5.21-0.5.23*" in early
+    assert "* with SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE=False" in lines
+    assert main(["variants", "--json"]) == 0
+    rows = {v["name"]: v for v in json.loads(capsys.readouterr().out)}
+    assert rows["sglang-0.5.19-pd"]["releases"] == ["0.5.19", "0.5.20"]
+    assert rows["vllm-nixl-fixed"]["releases"] == [] and rows["vllm-nixl-fixed"]["sources"]
 
 
 def test_variants_marks_the_incident_and_the_recommended_release(

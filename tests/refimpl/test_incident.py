@@ -51,8 +51,28 @@ def test_a_checksum_on_one_role_only_checks_nothing() -> None:
 
 
 def test_cli_demo_exit_codes_and_json(capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["demo", "incident", "--json"]) == 1
+    # The main job: the leak on 0.5.19 is what the variant predicts, so exit 0 (issue 41).
+    assert main(["demo", "incident", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["leak"] is True and out["responses"][-1]["oracle"]["foreign_canaries"] == ["B"]
+    assert (out["outcome"], out["expected"], out["matches_expectation"]) == ("leak", "leak", True)
+    # A checking run: any leak is a finding.
+    assert main(["demo", "incident", "--expect", "clean"]) == 1
+    assert "NOT as expected" in capsys.readouterr().out
     assert main(["demo", "incident", "--variant", "sglang-0.5.22-pd"]) == 0
+    assert main(["demo", "incident", "--variant", "sglang-0.5.22-pd", "--expect", "clean"]) == 0
     assert main(["demo", "incident", "--variant", "no-such"]) == 2
+
+
+def test_demo_is_held_to_the_variants_prediction(capsys) -> None:  # type: ignore[no-untyped-def]
+    """A variant that predicts a leak but runs clean is a finding: change the prediction."""
+    import dataclasses as dc
+
+    from kvproof.checker.runs.demo_run import DemoRun
+
+    fixed = run_incident(load_variant("sglang-0.5.22-pd"))
+    assert DemoRun(fixed, expected="clean").exit_code == 0
+    assert DemoRun(fixed, expected="leak").exit_code == 1
+    leaky = run_incident(load_variant("sglang-0.5.19-pd"))
+    assert DemoRun(leaky, expected="leak").outcome == "leak"
+    assert dc.replace(DemoRun(leaky), expected="clean").exit_code == 1

@@ -23,13 +23,43 @@ def _with_table(tmp_path: Path, table: str) -> Path:
     return path
 
 
-def test_every_sglang_variant_names_its_releases_or_why_none() -> None:
+def test_every_sglang_and_vllm_variant_names_its_releases_or_why_none() -> None:
     for v in list_variants():
-        if v.engine == "sglang":
+        if v.engine in ("sglang", "vllm"):
             assert v.upstream is not None, v.name
             assert bool(v.upstream.releases) != bool(v.upstream.exempt), v.name
         else:
             assert v.upstream is None, v.name
+
+
+def test_the_vllm_releases_and_their_connector_settings() -> None:
+    upstream = {v.name: v.upstream for v in list_variants() if v.upstream}
+    for mode in ("pull", "push"):
+        table = upstream[f"vllm-0.34-nixl-{mode}"]
+        assert table.releases == ("0.34.0",)
+        assert table.kv_transfer_config["kv_connector"] == "NixlConnector"
+        assert table.kv_connector_extra_config["transfer_mode"] == mode
+    assert upstream["vllm-nixl-fixed"].exempt and upstream["vllm-nixl-push-fixed"].exempt
+
+
+@pytest.mark.parametrize(
+    ("engine", "table", "says"),
+    [
+        ("sglang", "[upstream.kv_transfer_config]\nkv_connector = 'X'\n", "of sglang"),
+        ("vllm", "[upstream.server_args]\nx = 1\n", "not a setting of vllm"),
+    ],
+)
+def test_each_engine_takes_its_own_settings_tables(
+    tmp_path: Path, engine: str, table: str, says: str
+) -> None:
+    if engine == "sglang":
+        path = _with_table(tmp_path, TABLE + table)
+    else:
+        src = (VARIANTS_DIR / "vllm-0.34-nixl-pull.toml").read_text()
+        path = tmp_path / "vllm-0.34-nixl-pull.toml"
+        path.write_text(src.replace("[switches]", table + "\n[switches]"))
+    with pytest.raises(KvproofInputError, match=says):
+        load_variant_file(path)
 
 
 def test_the_catalog_mapping() -> None:

@@ -1,0 +1,1 @@
+"""``kvproof advise ENGINE==VERSION``: a release and its settings, answered for an operator."""

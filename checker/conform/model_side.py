@@ -1,0 +1,121 @@
+"""The model's side of the projection: the handoff model's state read as a ``Projection``.
+
+The model has no clock and no code objects; what it says about a request is its page
+table (``owns``), its client response (``resp``), whether decode committed (a commit the
+walk took, or one the model could take now: a Success decode has not taken is a
+disagreement), and, at an over-long prompt's arrival, what prefill's intake did with it
+(``pphase``, ``placeholder_prompt``). Page counts and statuses are left ``None`` until the
+model carries them (``projection.OPTIONAL``).
+"""
+
+from __future__ import annotations
+
+from kvproof.checker.conform.engine import RequestSpec
+from kvproof.checker.conform.projection import Projection, RequestView
+from kvproof.model.lang.concrete import Concrete, State
+
+
+def requests_of(concrete: Concrete, state: State) -> tuple[RequestSpec, ...]:
+    """The requests' fixed facts (rigid variables) of an initial state."""
+    return tuple(
+        RequestSpec(
+            bool(concrete.value(state, "over_p", (r,))),
+            bool(concrete.value(state, "over_d", (r,))),
+        )
+        for r in range(concrete.inst.sizes["Req"])
+    )
+
+
+def intake_of(concrete: Concrete, state: State, r: int) -> str | None:
+    """Right after ``arrive(r)``: what prefill's intake did with an over-long prompt
+    (one decode also refuses is decode's own reject: not compared)."""
+    if not concrete.value(state, "over_p", (r,)) or concrete.value(state, "over_d", (r,)):
+        return None
+    if concrete.value(state, "pphase", (r,)) == "stopped":
+        return "retired"
+    return "stub" if concrete.protocol.switches.placeholder_prompt else "queued"
+
+
+def project(
+    concrete: Concrete,
+    state: State,
+    committed: set[int],
+    intake: dict[int, str],
+    prompt_pages: tuple[int, ...] | None = None,
+) -> Projection:
+    """``prompt_pages``: per request, the pages its prompt needs (the engine's prompt
+    sizes over its page size; None: the engine gives no page counts)."""
+    pages = concrete.inst.sizes["Page"]
+    views = []
+    for r in range(concrete.inst.sizes["Req"]):
+        owned = frozenset(p for p in range(pages) if concrete.value(state, "owns", (r, p)))
+        resp = concrete.value(state, "resp", (r,))
+        ready = concrete.value(state, "dphase", (r,)) == "transfer" and (
+            concrete.value(state, "poll", (r,)) == "success"
+        )
+        views.append(
+            RequestView(
+                owned,
+                resp in ("aborted", "error"),
+                r in committed or ready,
+                intake=intake.get(r),
+                source=source_of(concrete, state, r),
+                reserved=_reserved(concrete, state, r, prompt_pages),
+                sent=_sent(concrete, state, r, prompt_pages),
+                released_on_partial_ack=False,
+            )
+        )
+    stray = frozenset(p for p in range(pages) if concrete.value(state, "stray", (p,)))
+    return Projection(tuple(views), stray)
+
+
+def _reserved(
+    concrete: Concrete, state: State, r: int, prompt_pages: tuple[int, ...] | None
+) -> int | None:
+    """Decode reserves the whole prompt for a request it admits (``decode_reserve``'s
+    ``plus_one`` is the sender's shortfall, below), once it arrived."""
+    if prompt_pages is None or concrete.value(state, "dphase", (r,)) == "idle":
+        return None
+    if concrete.value(state, "over_d", (r,)):
+        return None  # decode's own reject: nothing reserved on either side
+    return prompt_pages[r]
+
+
+def _sent(
+    concrete: Concrete, state: State, r: int, prompt_pages: tuple[int, ...] | None
+) -> int | None:
+    """The pages prefill sends (``model/handoff/protocol.py``: ``placeholder``, ``short``):
+    none for a prompt retired at intake, one for the 1-token placeholder, one fewer than
+    reserved under ``decode_reserve = "plus_one"``, else all of them."""
+    reserved = _reserved(concrete, state, r, prompt_pages)
+    if reserved is None:
+        return None
+    sw = concrete.protocol.switches
+    if concrete.value(state, "over_p", (r,)):
+        if sw.honor_pending_reject:
+            return 0
+        if sw.placeholder_prompt:
+            return 1
+    return reserved - 1 if sw.decode_reserve == "plus_one" else reserved
+
+
+def source_of(concrete: Concrete, state: State, r: int) -> frozenset[int] | None:
+    """Prefill's source blocks while a transfer still needs them (decode has not concluded
+    it): one abstract block, gone once ``expire`` took them (``src_ok``). ``None`` before
+    arrival, after the transfer, and for a prompt rejected on arrival."""
+    if concrete.value(state, "dphase", (r,)) not in ("queued", "transfer"):
+        return None
+    if concrete.value(state, "pphase", (r,)) in ("idle", "stopped") and concrete.value(
+        state, "src_ok", (r,)
+    ):
+        return None  # prefill never ran it, or stopped before serving it
+    return frozenset({0}) if concrete.value(state, "src_ok", (r,)) else frozenset()
+
+
+def abstract(concrete: Concrete, state: State, r: int) -> tuple[str, str, str]:
+    """A request's abstract phase: decode's phase, prefill's phase, the status decode sees."""
+    return (
+        str(concrete.value(state, "dphase", (r,))),
+        str(concrete.value(state, "pphase", (r,))),
+        str(concrete.value(state, "poll", (r,))),
+    )

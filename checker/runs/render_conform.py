@@ -1,0 +1,78 @@
+"""``kvproof conform``'s run for people (plain lines, a pipe's too) or as JSON.
+
+The run holds everything (``checker/conform/result.py::ConformRun``; ``--all``'s
+``checker/upstream/matrix.py::ConformMatrix``); this only prints it. Long values (the
+exercised functions, the untaken transitions) are wrapped so no line runs past 100.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from typing import Any
+
+from kvproof.checker.conform.result import ConformRun
+
+WIDTH = 100
+
+
+def render_json(doc: dict[str, Any]) -> None:
+    json.dump(doc, sys.stdout, indent=2)
+    print()
+
+
+def _say(text: str, indent: str = "  ") -> None:
+    for line in textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  "):
+        print(line)
+
+
+def render(run: ConformRun) -> None:
+    if run.raised is not None:
+        verdict = "RAISED inside the engine's code"
+    elif run.diverged:
+        verdict = f"DIVERGES ({'switch ' + repr(run.switch) if run.switch else 'unexplained'})"
+    else:
+        verdict = "conforms"
+    _say(f"{run.variant} vs {run.engine} {run.release} (adapter {run.adapter}): {verdict}", "")
+    if run.raised is None and not run.diverged:
+        # "conforms" is not "safe": say what the matched variant means (issue 41).
+        from kvproof.checker.report.variant_meaning import what_it_means
+        from kvproof.spec.variant import load_variant
+
+        _say(f"your code behaves as {run.variant}, {what_it_means(load_variant(run.variant))}")
+    faults = "faults on" if run.faults else "faults off (--no-faults)"
+    _say(
+        f"{run.walks} walks ({run.trivial} trivial), {run.steps} steps, "
+        f"{run.seconds:.2f} s, {faults}"
+    )
+    if run.coverage is not None:
+        cov = run.coverage
+        _say(
+            f"coverage: {cov.exercised} of {cov.reachable} reachable abstract transitions "
+            f"({cov.ratio:.0%})" + (f"; not taken: {', '.join(cov.missing)}" if cov.missing else "")
+        )
+    if run.events:
+        _say("events: " + ", ".join(f"{k} {v}" for k, v in run.events.items()))
+    # One setting a line: three env names on one line made a 221-character line (issue 41).
+    _say("env:")
+    for k, v in run.env.items():
+        _say(f"  {k}={v} ({run.env_source[k]})")
+    made = ", ".join(f"{k} {v}" for k, v in run.decisions.items())
+    _say(f"the code decided: {made}")
+    if run.diagnosis is not None:
+        _say(run.diagnosis.headline)
+    for line in run.detail:
+        _say(line)
+    for path in run.files:
+        _say(f"trace: {path}")
+
+
+def render_matrix(m: Any) -> None:
+    from kvproof.checker.upstream.matrix import markdown
+
+    print(markdown(m))
+    _say(f"{len(m.cells)} runs, {m.traces} walks each, {m.seconds:.1f} s", "")
+    for c in m.cells:
+        if c.column == "listed" and c.mark != "ok":
+            _say(f"LISTED BUT {c.mark.upper()}: {c.variant} on {c.release}", "")

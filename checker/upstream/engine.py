@@ -1,0 +1,188 @@
+"""SGLang as a conform engine (``checker/conform/engine.py::Engine``): the release's decision
+modules loaded once per run (``loader.Loaded``), a fresh ``drive.Harness`` per walk.
+
+``open_sglang(variant, release, env)`` checks its input before loading anything heavy
+(the variant's engine, the ``[upstream.server_args]`` keys, the transfer backend) and
+yields the engine; the loaded modules leave ``sys.modules`` when it exits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from types import ModuleType, SimpleNamespace
+from typing import Any, TypeVar
+
+from kvproof.checker.conform.engine import RequestSpec
+from kvproof.checker.upstream import fetch, settings
+from kvproof.checker.upstream.adapters import select
+from kvproof.checker.upstream.adapters.adapter import Adapter
+from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness, default_disagg
+from kvproof.checker.upstream.intake import Intake, intake
+from kvproof.checker.upstream.loader import Loaded
+from kvproof.checker.upstream.raised import as_finding, sglang_root
+from kvproof.checker.upstream.transfer import PageCounts, page_counts
+from kvproof.spec.errors import KvproofInputError
+from kvproof.spec.variant import Variant
+
+MOONCAKE = "sglang.srt.disaggregation.mooncake.conn"
+REAL = frozenset(
+    {
+        "sglang.srt.environ",
+        "sglang.srt.disaggregation.base",
+        BASE,
+        COMMON,
+        MOONCAKE,
+        DECODE,
+        "sglang.srt.disaggregation.decode_hicache_mixin",
+        SCHED,
+        # prefill's intake (intake.py)
+        "sglang.srt.managers.schedule_batch",
+        "sglang.srt.managers.utils",
+        "sglang.srt.disaggregation.prefill",
+        "sglang.srt.disaggregation.utils",
+        # prefill's page count (``kv_to_page_num``)
+        "sglang.srt.mem_cache.common",
+    }
+)
+# Read from the tree without importing its module: one function each (``reserve.py``).
+ALSO_READ = ("sglang/srt/utils/common.py",)
+EXERCISED = (
+    f"{DECODE}::DecodeTransferQueue.__init__",
+    f"{DECODE}::DecodeTransferQueue.pop_transferred",
+    f"{DECODE}::DecodeTransferQueue._defer_release",
+    f"{DECODE}::DecodeTransferQueue.resolve_deferred_releases",
+    f"{SCHED}::Scheduler.abort_request",
+    f"{COMMON}::CommonKVReceiver.__init__ / abort / poll / _check_waiting_timeout",
+    f"{COMMON}::CommonKVManager.update_status / register_deferred_abort_room / "
+    "note_abort_ack / is_abort_release_safe",
+    "sglang.srt.managers.utils::validate_input_length",
+    "sglang.srt.managers.schedule_batch::Req.set_finish_with_abort",
+    f"{SCHED}::Scheduler._add_request_to_queue",
+    "sglang.srt.disaggregation.prefill::PrefillBootstrapQueue.add / create_sender / "
+    "pop_bootstrapped / finalize_bootstrap / _num_pages_to_send",
+    f"{DECODE}::DecodePreallocQueue._pre_alloc / _pre_alloc_fill_len / "
+    "_required_alloc_tokens, alloc_for_decode_prealloc",
+    "sglang.srt.disaggregation.common.conn::AbortAck.to_zmq, "
+    "CommonKVManager.handle_abort_ack_message (0.5.22+)",
+)
+SIZES = {"Req": 2, "Page": 3}
+T = TypeVar("T")
+NAMES = (
+    "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE",
+    "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT",
+    "SGLANG_DISAGGREGATION_WAITING_TIMEOUT",
+)
+
+
+@dataclass
+class SglangEngine:
+    release: str
+    mods: dict[str, ModuleType]
+    adapter_obj: Adapter
+    disagg: Any
+    settings: dict[str, Any]
+    settings_source: dict[str, str]
+    name: str = "sglang"
+    sizes: Mapping[str, int] = field(default_factory=lambda: dict(SIZES))
+    _intake: Intake | None = None
+    _counts: dict[bool, PageCounts] | None = None
+
+    @property
+    def adapter(self) -> str:
+        return self.adapter_obj.name
+
+    @property
+    def over_long(self) -> Intake:
+        """Prefill's intake of an over-long prompt, asked once (the same for every walk)."""
+        if self._intake is None:
+            self._intake = self._guarded("prefill's intake", lambda: intake(self.mods, over=True))
+        return self._intake
+
+    @property
+    def counts(self) -> dict[bool, PageCounts]:
+        """Pages decode reserves and prefill sends for a prompt that fits (False) and the
+        over-long one (True), asked once of the release (``transfer.page_counts``)."""
+        if self._counts is None:
+            self._counts = self._guarded("the page counts", lambda: page_counts(self.mods))
+        return self._counts
+
+    def harness(self, requests: tuple[RequestSpec, ...]) -> Harness:
+        over_long, counts = self.over_long, self.counts
+        return self._guarded(
+            "the harness's setup",
+            lambda: Harness(
+                self.mods,
+                self.adapter_obj,
+                self.mods[MOONCAKE].MooncakeKVManager,
+                self.mods[MOONCAKE].MooncakeKVReceiver,
+                self.disagg,
+                requests=requests,
+                over_long=over_long,
+                counts=counts,
+            ),
+        )
+
+    def _guarded(self, during: str, call: Callable[[], T]) -> T:
+        try:
+            return call()
+        except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
+            finding = as_finding(exc, sglang_root(self.mods), during)
+            if finding is None:
+                raise
+            raise finding from exc
+
+    def exercised(self) -> tuple[str, ...]:
+        return EXERCISED
+
+    def run_decisions(self) -> Mapping[str, int]:
+        over, fits = self.counts[True], self.counts[False]
+        return {
+            "intake_retired": int(self.over_long.retired),
+            # The incident's prompt in pages (transfer.py): reserved by decode, sent by prefill.
+            "over_long_pages_reserved": over.reserved,
+            "over_long_pages_sent": over.sent or 0,
+            "fitting_pages_reserved": fits.reserved,
+            "fitting_pages_sent": fits.sent or 0,
+        }
+
+
+def check_variant(variant: Variant) -> None:
+    if variant.engine != "sglang":
+        raise KvproofInputError(f"not an SGLang variant (engine {variant.engine!r})", variant.name)
+
+
+@contextmanager
+def open_sglang(
+    variant: Variant, sglang: str, env: dict[str, Any] | None = None
+) -> Iterator[SglangEngine]:
+    """``env`` overrides the variant's ``[upstream.env]`` (a notebook asking "and under
+    this setting?"); its keys are checked like the table's."""
+    check_variant(variant)
+    table = variant.upstream
+    tree, label = fetch.resolve(sglang)
+    env_table = {**(dict(table.env) if table else {}), **(env or {})}
+    server_args = dict(table.server_args) if table else {}
+    defaults = settings.server_arg_defaults(tree)
+    settings.check_server_args(server_args, defaults, str(variant.path))
+    args = {**defaults, **server_args}
+    if args.get("disaggregation_transfer_backend", "mooncake") != "mooncake":
+        raise KvproofInputError(
+            "conform drives the mooncake transfer backend only (its manager and receiver)",
+            f"{variant.path}: upstream.server_args.disaggregation_transfer_backend",
+        )
+    with Loaded(tree, REAL) as loaded:
+        mods = {name: loaded.module(name) for name in sorted(REAL)}
+        envs = mods["sglang.srt.environ"].envs
+        settings.check_env(env_table, envs, str(variant.path))
+        adapter = select(mods, str(tree))
+        with settings.environment(env_table), settings.quiet("sglang"):
+            # A release lacking a switch (0.5.15-0.5.18: no deferred release) omits it.
+            names = sorted(k for k in {*NAMES, *env_table} if hasattr(type(envs), k))
+            used = {k: getattr(envs, k).get() for k in names}
+            source = {k: ("variant" if k in env_table else "release default") for k in used}
+            # ``get_disagg()``: the release's ServerArgs (a tree without its field
+            # declarations gets host receive off and no retraction backup).
+            disagg = SimpleNamespace(**{**vars(default_disagg()), **args})
+            yield SglangEngine(label, mods, adapter, disagg, used, source)
