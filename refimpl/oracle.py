@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.recorder import PageRead
@@ -58,6 +59,13 @@ class AnswerFinding:
         return self.leak or not self.tokens_match
 
 
+class Reference(Protocol):
+    """What answers a prompt as the single node does (a ``SingleNode``, or one that
+    remembers its answers: ``checker/conformance/remembered.py``)."""
+
+    def generate(self, prompt: list[int] | tuple[int, ...], max_new_tokens: int) -> list[int]: ...
+
+
 def reference_engine(cluster: Cluster, max_new_tokens: int = 256) -> SingleNode:
     """A single node with the cluster's model, big enough for any admitted prompt."""
     ps = cluster.sizes.page_size
@@ -85,7 +93,7 @@ def stale_pages(cluster: Cluster, rid: int) -> tuple[StalePage, ...]:
 def leak_check(
     cluster: Cluster,
     canaries: Mapping[str, str] | None = None,
-    reference: SingleNode | None = None,
+    reference: Reference | None = None,
 ) -> list[AnswerFinding]:
     """One finding per request the client got a 200 for."""
     canaries = canaries or {}

@@ -33,11 +33,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.names import did_you_mean, nearest
 from kvproof.spec.upstream import is_version, version_key
+
+if TYPE_CHECKING:
+    from kvproof.spec.variant import Variant
 
 _RELEASE = re.compile(r"^(?P<engine>[a-z][a-z0-9_-]*)==(?P<version>\S+)$")
 _VERSION_IN = re.compile(r"\d+\.\d+(?:\.\d+){0,2}")
@@ -54,7 +57,7 @@ class Release:
 
 @dataclass(frozen=True)
 class Resolution:
-    variant: Any  # kvproof.spec.variant.Variant
+    variant: Variant
     release: Release | None  # what was typed, when it was a release
     why: str  # one sentence: how the name became this variant
     also: tuple[str, ...] = ()  # other variants of the same release and settings
@@ -74,7 +77,7 @@ def parse_release(text: str) -> Release | None:
     return Release(m["engine"], m["version"])
 
 
-def release_span(variant: Any) -> str:
+def release_span(variant: Variant) -> str:
     """The releases a variant's ``[upstream]`` lists, as ``0.5.19-0.5.20`` where they run on
     (``0.5.21, 0.5.23`` where one is missing), or ``""``."""
     up = variant.upstream
@@ -87,7 +90,7 @@ def release_span(variant: Any) -> str:
     return ", ".join(up.releases)
 
 
-def variants_of(release: Release, variants: Sequence[Any] | None = None) -> list[Any]:
+def variants_of(release: Release, variants: Sequence[Variant] | None = None) -> list[Variant]:
     """Every variant whose ``[upstream]`` lists ``release``, in catalog order."""
     return [
         v
@@ -103,7 +106,7 @@ def resolve(
     *,
     env: Mapping[str, Any] | None = None,
     server_args: Mapping[str, Any] | None = None,
-    variants: Sequence[Any] | None = None,
+    variants: Sequence[Variant] | None = None,
     defaults: Mapping[str, Any] | None = None,
 ) -> Resolution:
     """The variant ``text`` names: a release (``sglang==0.5.20``, under ``env`` and
@@ -145,16 +148,29 @@ def resolve(
             f"{', '.join(_with_settings(v) for v in listed)}",
             text,
         )
-    fits.sort(key=lambda v: (v.role is None, v.version != release.version, v.name))
-    best, also = fits[0], tuple(v.name for v in fits[1:])
-    under = _with_settings(best).removeprefix(best.name).strip() or "at the release defaults"
-    why = f"{release} is {best.name}: its [upstream] lists {release_span(best)} {under}" + (
-        f" (the same code under other assumptions: {', '.join(also)})" if also else ""
+    # fewest settings assumed, then the catalog's own pick (a role), then the variant named
+    # after the release, then by name
+    fits.sort(
+        key=lambda v: (
+            len(_unconfirmed(v, given, base)),
+            v.role is None,
+            v.version != release.version,
+            v.name,
+        )
     )
+    best, also = fits[0], tuple(v.name for v in fits[1:])
+    assumed = _unconfirmed(best, given, base)
+    if assumed:
+        under = f"assuming {', '.join(assumed)} (give the settings to choose)"
+    else:
+        under = _with_settings(best).removeprefix(best.name).strip() or "at the release defaults"
+    why = f"{release} is {best.name}: its [upstream] lists {release_span(best)} {under}"
+    if also:
+        why += f" (also {release}, under other settings or assumptions: {', '.join(also)})"
     return Resolution(best, release, why, also, dict(given))
 
 
-def suggest(name: str, variants: Sequence[Any] | None = None, n: int = 3) -> list[str]:
+def suggest(name: str, variants: Sequence[Variant] | None = None, n: int = 3) -> list[str]:
     """Known variant names for a mistyped ``name``, best first. A release in the name that
     no variant is named after (``sglang-0.5.20-pd``) puts the variant of that release
     first (``sglang-0.5.19-pd``, which 0.5.20's code is), then the names nearest in
@@ -165,7 +181,7 @@ def suggest(name: str, variants: Sequence[Any] | None = None, n: int = 3) -> lis
     return list(dict.fromkeys(first + spelled))[:n]
 
 
-def _release_picks(name: str, catalog: Sequence[Any]) -> dict[str, str]:
+def _release_picks(name: str, catalog: Sequence[Variant]) -> dict[str, str]:
     """Variant name -> the release (``sglang==0.5.20``) in ``name`` it is, for each release
     ``name`` mentions that no variant is named after."""
     names = [v.name for v in catalog]
@@ -223,30 +239,31 @@ def say_release(names: Sequence[str], folder: Path | None = None) -> None:
 
 
 def release_defaults(release: Release) -> dict[str, Any]:
-    """The release's defaults by env name, from ``spec/releases.toml`` when kvproof has it
-    (``kvproof.spec.releases``), else none known."""
-    try:
-        from kvproof.spec import releases  # type: ignore[attr-defined]
-    except ImportError:
-        return {}
+    """The release's defaults by env name, from ``spec/releases.toml``
+    (``kvproof.spec.releases``); none known for a release it does not list."""
+    from kvproof.spec import releases
+
     row = releases.get(release.engine, release.version)
     if row is None:
         return {}
     return {s.env: s.value for s in row.defaults if s.env}
 
 
-def _own(variant: Any) -> dict[str, Any]:
+def _own(variant: Variant) -> dict[str, Any]:
     """The settings a variant's ``[upstream]`` names (a vLLM variant's transfer config too)."""
     up = variant.upstream
     tables = ("env", "server_args", "kv_transfer_config", "kv_connector_extra_config")
     return {k: v for t in tables for k, v in getattr(up, t, {}).items()}
 
 
-def _fits(variant: Any, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> bool:
+def _fits(variant: Variant, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> bool:
+    """No setting contradicts the variant: each it names is given, or the release's default,
+    with its value, or unknown (neither given nor a known default: ``_unconfirmed``); each
+    given that it does not name is at the release's known default."""
     own = _own(variant)
     for key, value in own.items():
         want = given.get(key, defaults.get(key))
-        if want is None or not _same(value, want):
+        if want is not None and not _same(value, want):
             return False
     for key, value in given.items():
         if key in own:
@@ -256,9 +273,17 @@ def _fits(variant: Any, given: Mapping[str, Any], defaults: Mapping[str, Any]) -
     return True
 
 
+def _unconfirmed(
+    variant: Variant, given: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> list[str]:
+    """The settings the variant names that nothing given or known confirms (a vLLM
+    deployment's ``kv_connector``, say, when none was given): assumed, and said so."""
+    return [f"{k}={v}" for k, v in _own(variant).items() if k not in given and k not in defaults]
+
+
 def _same(a: Any, b: Any) -> bool:
     """Setting values as a launch script or a TOML writes them: ``false`` = ``"0"``."""
-    return _norm(a) == _norm(b)
+    return bool(_norm(a) == _norm(b))
 
 
 def _norm(value: Any) -> Any:
@@ -275,10 +300,10 @@ def _norm(value: Any) -> Any:
         return text
 
 
-def _with_settings(variant: Any) -> str:
+def _with_settings(variant: Variant) -> str:
     own = _own(variant)
     if not own:
-        return variant.name
+        return str(variant.name)
     return f"{variant.name} (with {', '.join(f'{k}={v}' for k, v in own.items())})"
 
 
@@ -286,7 +311,7 @@ def _span(versions: Sequence[str]) -> str:
     return f"{versions[0]} to {versions[-1]}" if len(versions) > 1 else versions[0]
 
 
-def _catalog(variants: Sequence[Any] | None) -> Sequence[Any]:
+def _catalog(variants: Sequence[Variant] | None) -> Sequence[Variant]:
     if variants is not None:
         return variants
     from kvproof.spec.variant import VARIANTS_DIR, list_variants

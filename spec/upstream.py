@@ -22,8 +22,7 @@ A vLLM variant (engine ``vllm``) names its ``--kv-transfer-config`` instead
 engine = "vllm"
 releases = ["0.34.0"]
 
-[upstream.kv_transfer_config]                # KVTransferConfig fields
-kv_connector = "NixlConnector"
+[upstream.kv_transfer_config]                # KVTransferConfig fields (NixlConnector implied)
 kv_load_failure_policy = "fail"
 
 [upstream.kv_connector_extra_config]         # read with get_from_extra_config

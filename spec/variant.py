@@ -285,7 +285,8 @@ def load_variant(
 
     if by_release.parse_release(name_or_path) is not None:
         catalog = list_variants(folder, switches_type, invariants, assumptions)
-        return by_release.resolve(name_or_path, variants=catalog).variant
+        resolved: Variant = by_release.resolve(name_or_path, variants=catalog).variant
+        return resolved
     candidate = Path(name_or_path)
     if candidate.suffix == ".toml":
         if not candidate.exists():

@@ -42,7 +42,9 @@ ALLOWED: dict[str, set[str]] = {
     # Its walks run on the executor (checker.distrib) through conform's room (issue 39).
     "checker.upstream": {"spec", "model", "checker.traces", "checker.distrib", "checker.conform"},
     # conform's run, walk and renderers (issue 39): the model against an engine's code.
-    "checker.conform": {"spec", "model", "checker.traces"},
+    # checker/conform/vllm/ (vLLM's adapter, issue 40) reuses the SGLang adapter's
+    # permissive stand-ins, clock and exception finding; the core itself imports no engine.
+    "checker.conform": {"spec", "model", "checker.traces", "checker.upstream"},
     # Operations, not verification. The audit and the probe need neither model nor engine:
     # an operator runs them on a laptop.
     "ops.audit": {"spec"},
@@ -70,6 +72,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.verify",
         "checker.report",
         "checker.upstream",
+        "checker.conform",  # vLLM's adapter (advise vllm==VERSION)
         "ops.audit",
         "checker.runs",
     },

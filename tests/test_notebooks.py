@@ -32,6 +32,7 @@ def test_notebooks_exist() -> None:
         "03-differential-testing.ipynb",
         "04-paged-attention.ipynb",
         "05-ask-the-release.ipynb",
+        "06-ask-vllm.ipynb",
     ]
     readme = (NOTEBOOKS_DIR / "README.md").read_text(encoding="utf-8")
     for name in names:

@@ -62,6 +62,8 @@ class Assumed:
 @dataclass(frozen=True)
 class Assessment:
     variant: str
+    engine: str
+    push: bool
     summary: str
     findings: tuple[Finding, ...]
     assumptions: tuple[Assumed, ...]
@@ -76,6 +78,8 @@ class Assessment:
     def to_json(self) -> dict[str, Any]:
         return {
             "variant": self.variant,
+            "engine": self.engine,
+            "push": self.push,
             "safe": self.safe,
             "verdicts": [f.to_json() for f in self.findings],
             "assumptions": [a.to_json() for a in self.assumptions],
@@ -108,17 +112,18 @@ def assess(name: str) -> Assessment:
         told, rows = _told(run.check.protocol, r.trace, voice)
         found.append(Finding(r.invariant, "safety", "violated", r.shortest, told, rows))
     lively = check_liveness(variant)
-    for r in lively.result.results:
-        if r.holds:
-            found.append(Finding(r.property, "liveness", "holds"))
+    for lasso in lively.result.results:
+        if lasso.holds:
+            found.append(Finding(lasso.property, "liveness", "holds"))
             continue
-        told, rows = _told(lively.protocol, r.trace, voice)
-        found.append(Finding(r.property, "liveness", "violated", len(r.trace), told, rows))
+        assert lasso.trace is not None  # a violated property has its lasso
+        told, rows = _told(lively.protocol, lasso.trace, voice)
+        found.append(Finding(lasso.property, "liveness", "violated", len(lasso.trace), told, rows))
     notes: list[Assumed] = []
     for need in run.check.necessity:
-        told = None
+        said: str | None = None
         if need.trace is not None:
-            told, _ = _told(protocol_for(variant, None, (need.name,)), need.trace, voice)
+            said, _ = _told(protocol_for(variant, None, (need.name,)), need.trace, voice)
         info = ASSUMPTIONS[need.name]
         notes.append(
             Assumed(
@@ -129,7 +134,7 @@ def assess(name: str) -> Assessment:
                 need.needed,
                 need.invariant,
                 need.steps,
-                told,
+                said,
             )
         )
     for need in lively.necessity:
@@ -139,4 +144,5 @@ def assess(name: str) -> Assessment:
                 need.name, FAIRNESS, info.text, variant.assume[need.name], need.needed, need.hides
             )
         )
-    return Assessment(name, variant.summary, tuple(found), tuple(notes))
+    push = variant.switches.transfer_mode != "pull"
+    return Assessment(name, variant.engine, push, variant.summary, tuple(found), tuple(notes))

@@ -38,6 +38,7 @@ class Tried:
 
 @dataclass(frozen=True)
 class Match:
+    engine: str
     version: str
     variant: str | None  # the variant the code is (None: the code agrees with none)
     same_code: tuple[str, ...]  # same switches, fewer assumptions (the environment broke one)
@@ -50,7 +51,8 @@ class Match:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "sglang": self.version,
+            "engine": self.engine,
+            "release": self.version,
             "variant": self.variant,
             "same_code": list(self.same_code),
             "also_agrees_with": list(self.also),
@@ -90,6 +92,39 @@ def as_operator_runs(variant: Variant, dep: Deployment) -> Variant:
     return dataclasses.replace(variant, assume={}, upstream=upstream)
 
 
+def _names(variant: Variant, version: str) -> bool:
+    """The variant's ``version`` field names this release ("0.34.0 NixlConnector pull")."""
+    short = ".".join(version.split(".")[:2])
+    return variant.version.startswith(version) or f"-{short}-" in variant.name
+
+
+def _sides(dep: Deployment, variants: list[Variant]) -> tuple[Any, Any, Any]:
+    """(is listed, the variant as the operator runs it or None, conform) for ``dep``'s engine."""
+    if dep.engine == "vllm":
+        from kvproof.checker.advise import vllm
+
+        return (
+            lambda v: vllm.listed(v, dep.version, dep.server_args),
+            lambda v: vllm.as_operator_runs(v, dep.server_args),
+            lambda v, traces, seed: vllm.conform(v, dep.version, traces, seed),
+        )
+    from kvproof.checker.upstream import settings
+    from kvproof.checker.upstream.run import conform
+
+    assert dep.tree is not None
+    env_defaults = {k: e.default for k, e in env_names(dep.tree).items()}
+    defaults = (env_defaults, settings.server_arg_defaults(dep.tree))
+    keys = (
+        {k for v in variants if v.upstream for k in v.upstream.env},
+        {k for v in variants if v.upstream for k in v.upstream.server_args},
+    )
+    return (
+        lambda v: listed(v, dep, keys, defaults),
+        lambda v: as_operator_runs(v, dep),
+        lambda v, traces, seed: conform(v, dep.version, traces=traces, seed=seed, faults=True),
+    )
+
+
 def match(
     dep: Deployment,
     *,
@@ -98,51 +133,48 @@ def match(
     catalog: Sequence[Variant] | None = None,
     on_variant: Callable[[str], None] | None = None,
 ) -> Match:
-    from kvproof.checker.upstream import settings
-    from kvproof.checker.upstream.run import conform
-
-    variants = [v for v in (catalog or list_variants()) if v.engine == "sglang"]
-    assert dep.tree is not None
-    env_defaults = {k: e.default for k, e in env_names(dep.tree).items()}
-    arg_defaults = settings.server_arg_defaults(dep.tree)
-    keys = (
-        {k for v in variants if v.upstream for k in v.upstream.env},
-        {k for v in variants if v.upstream for k in v.upstream.server_args},
-    )
+    variants = [v for v in (catalog or list_variants()) if v.engine == dep.engine]
+    is_listed, operator_runs, conform = _sides(dep, variants)
     tried, runs = [], {}
 
     def run_all(batch: list[Variant]) -> None:
         for variant in batch:
+            mine = operator_runs(variant)
+            if mine is None:  # another connector class: nothing to run
+                tried.append(Tried(variant.name, "transfer_mode", 0, is_listed(variant)))
+                continue
             if on_variant is not None:
                 on_variant(variant.name)
             try:
-                run = conform(
-                    as_operator_runs(variant, dep), dep.version, traces=traces, seed=seed,
-                    faults=True,
-                )  # fmt: skip
+                run = conform(mine, traces, seed)
             except KvproofInputError as exc:  # the settings, not the variant: say which flag
                 raise KvproofInputError(exc.message, "--server-arg/--env") from None
             runs[variant.name] = run
-            is_listed = listed(variant, dep, keys, (env_defaults, arg_defaults))
-            tried.append(Tried(variant.name, run.switch, run.walks, is_listed, run.detail))
+            tried.append(Tried(variant.name, run.switch, run.walks, is_listed(variant), run.detail))
 
     # The tables name the candidates; the code confirms them. Only when no listed variant
     # agrees is every other variant asked (the release under settings no table lists).
-    table = [v for v in variants if listed(v, dep, keys, (env_defaults, arg_defaults))]
+    table = [v for v in variants if is_listed(v)]
     run_all(table)
-    if not any(not runs[v.name].diverged for v in table):
+    if not any(v.name in runs and not runs[v.name].diverged for v in table):
         run_all([v for v in variants if v not in table])
     variants = [v for v in variants if v.name in runs]
     agree = [v for v in variants if not runs[v.name].diverged]
     by_table = [v for v in agree if next(t for t in tried if t.variant == v.name).listed]
     pool = by_table or agree
+    if not runs:
+        return Match(dep.engine, dep.version, None, (), (), tuple(tried), {}, {}, "-", False)
     any_run = next(iter(runs.values()))
     if not pool:
-        return Match(dep.version, None, (), (), tuple(tried), any_run.env, any_run.env_source,
-                     any_run.adapter, False)  # fmt: skip
-    primary = max(pool, key=lambda v: (len(v.assume), v.role == "recommended", v.name))
+        return Match(dep.engine, dep.version, None, (), (), tuple(tried), any_run.env,
+                     any_run.env_source, any_run.adapter, False)  # fmt: skip
+    # Ties: the recommended release, then a variant whose version field is this release.
+    primary = max(
+        pool,
+        key=lambda v: (len(v.assume), v.role == "recommended", _names(v, dep.version), v.name),
+    )
     same = tuple(v.name for v in pool if v is not primary and v.switches == primary.switches)
     also = tuple(v.name for v in agree if v is not primary and v.name not in same)
     run = runs[primary.name]
-    return Match(dep.version, primary.name, same, also, tuple(tried), run.env, run.env_source,
-                 run.adapter, bool(by_table))  # fmt: skip
+    return Match(dep.engine, dep.version, primary.name, same, also, tuple(tried), run.env,
+                 run.env_source, run.adapter, bool(by_table))  # fmt: skip

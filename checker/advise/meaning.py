@@ -49,4 +49,13 @@ def meaning(name: str, values: Mapping[str, Any], source: Mapping[str, str], tex
             f"{val(WAITING_TIMEOUT)}, or {beats} {_n(values.get(HEARTBEAT, '?'))} s apart) "
             "must really have stopped writing: a slow but live prefill breaks it"
         )
+    if name == "lease_outlives_read":
+        lease = values.get("kv_lease_duration", "?")
+        where = source.get("kv_lease_duration", "release default")
+        return (
+            f"decode's read of a request's blocks must end before prefill's lease expires, "
+            f"kv_lease_duration = {_n(lease)} s ({where}), which decode's heartbeats renew "
+            "only while they arrive: a read after expiry is only logged ('Potentially invalid "
+            "KV blocks')"
+        )
     return text

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import shutil
 import textwrap
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from kvproof.checker.advise.run import text_of, variant_summary
 
 
-def _wrap(width: int) -> Callable[[str, int], list[str]]:
+class Wrap(Protocol):
+    def __call__(self, text: str, indent: int = 0) -> list[str]: ...
+
+
+def _wrap(width: int) -> Wrap:
     def wrap(text: str, indent: int = 0) -> list[str]:
         pad = " " * indent
         return textwrap.wrap(text, width, initial_indent=pad, subsequent_indent=pad + "  ") or [""]
@@ -53,14 +56,21 @@ def lines(doc: dict[str, Any], *, raw: bool = False, width: int | None = None) -
     )
     walks = next(t["walks"] for t in m["tried"] if t["variant"] == m["variant"])
     out += wrap(
-        f"Your code behaves as {m['variant']}: sglang {m['sglang']}'s own decision code agreed "
-        f"with it on {walks} walks with faults (conform, adapter {m['adapter']}); {how}."
+        f"Your code behaves as {m['variant']}: {m['engine']} {m['release']}'s own decision "
+        f"code agreed with it on {walks} walks with faults (conform, adapter "
+        f"{m['adapter']}); {how}."
     )
     out += wrap(variant_summary(m["variant"]), 2)
     if m["same_code"]:
         out += wrap(
             f"The same code as {', '.join(m['same_code'])} (its switches without the "
             "assumptions: what happens when one breaks).",
+            2,
+        )
+    if m["also_agrees_with"]:
+        out += wrap(
+            f"The code also agrees with {', '.join(m['also_agrees_with'])} (switches conform "
+            "does not drive, or a table that does not list this release).",
             2,
         )
     out.append("")
@@ -87,7 +97,7 @@ def lines(doc: dict[str, Any], *, raw: bool = False, width: int | None = None) -
     return out + _fix(doc, wrap)
 
 
-def _fix(doc: dict[str, Any], wrap: Callable[[str, int], list[str]]) -> list[str]:
+def _fix(doc: dict[str, Any], wrap: Wrap) -> list[str]:
     if doc["verdict"] == "safe":
         return []
     fix = doc["fix"]

@@ -94,12 +94,17 @@ def deployment(
         raise KvproofInputError(
             f"the server_info says version {info_version}, not {version}", str(server_info)
         )
-    if engine == "vllm":
-        raise KvproofInputError(
-            "vLLM: advise needs conform's vLLM harness, which this build does not have yet",
-            "ENGINE==VERSION",
-        )
     env_pairs, arg_pairs = _pairs(env, "--env"), _pairs(server_args, "--server-arg")
+    if engine == "vllm":
+        from kvproof.checker.advise import vllm
+
+        if server_info is not None:
+            raise KvproofInputError("--server-info reads SGLang's /server_info", "--server-info")
+        given_args = vllm.settings(arg_pairs, env)
+        tree = vllm.tree_of(version)
+        return Deployment(
+            engine, version, {}, given_args, dict.fromkeys(given_args, "--server-arg"), tree
+        )
     known = releases.get("sglang", version)
     if known is None:
         raise KvproofInputError(

@@ -80,6 +80,11 @@ class AdviseRun:
 
 def _values(dep: Deployment, m: Match) -> tuple[dict[str, Any], dict[str, str]]:
     assert dep.tree is not None
+    if dep.engine == "vllm":
+        from kvproof.checker.advise import vllm
+
+        values = {k: dep.server_args.get(k, d) for k, (_, d) in vllm.SETTINGS.items()}
+        return values, {k: dep.given.get(k, "release default") for k in values}
     names = env_names(dep.tree)
     keys = [k for k in names if k.startswith("SGLANG_DISAGGREGATION_")]
     values = {k: dep.env.get(k, names[k].default) for k in keys}
@@ -93,7 +98,7 @@ def advise(
 ) -> AdviseRun:
     say = stage or (lambda _: None)
     start = time.perf_counter()
-    say(f"running sglang {dep.version}'s code against every SGLang variant (conform)")
+    say(f"running {dep.label}'s code against the variants that list it (conform)")
     m = match(dep, traces=traces, seed=seed)
     found = None
     if m.variant is not None:
@@ -132,6 +137,8 @@ def find_fix(dep: Deployment, *, traces: int, seed: int, say: Stage) -> Fix | No
     """The nearest safe deployment: other settings on the same release (a safe variant's
     ``[upstream]`` table lists it), else the oldest newer release (with the operator's
     settings, then with the release's defaults). Each is matched and checked, not assumed."""
+    if dep.engine == "vllm":
+        return _vllm_fix(dep, traces=traces, seed=seed, say=say)
     from kvproof.checker.upstream import fetch
 
     keys = {k for v in list_variants() if v.upstream for k in v.upstream.env}
@@ -161,6 +168,28 @@ def find_fix(dep: Deployment, *, traces: int, seed: int, say: Stage) -> Fix | No
                 return fix
             if not env:
                 break
+    return None
+
+
+def _vllm_fix(dep: Deployment, *, traces: int, seed: int, say: Stage) -> Fix | None:
+    """Other kv-transfer settings on the same release (no newer vLLM release is known)."""
+    from kvproof.checker.advise import vllm
+
+    for variant in list_variants():
+        up = variant.upstream
+        if variant.engine != "vllm" or variant.buggy or up is None:
+            continue
+        if dep.version not in up.releases:
+            continue
+        given = {k: vllm.effective(up, k) for k in vllm.SETTINGS}
+        changed = [f"set {k}={v}" for k, v in given.items() if vllm.effective(None, k) != v
+                   and dep.server_args.get(k, vllm.effective(None, k)) != v]  # fmt: skip
+        if not changed:
+            continue
+        moved = dataclasses.replace(dep, server_args=given)
+        fix = _try(moved, " and ".join(changed), traces, seed, say)
+        if fix is not None and fix.safe:
+            return fix
     return None
 
 

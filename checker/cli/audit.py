@@ -55,5 +55,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(done.to_json(), indent=2))
     else:
-        render(done.report, console_for(), done.fail_on)
+        render(done, console_for())
     return done.exit_code

@@ -1,14 +1,10 @@
-"""Ask the release's own code: drive SGLang's real decision code with the model's walks.
+"""Ask the release's own code: SGLang's or vLLM's real decision code under the model's walks.
 
-``kvproof conform VARIANT [--sglang VERSION|PATH] [--traces N] [--seed S] [--no-faults]
-[--json] [--out DIR] [--quiet]``, or ``kvproof conform --all [--workers W] [--ray]``: loads
-only the release's decision modules from a cached wheel (``VERSION``, fetched once with pip
-into ``$XDG_CACHE_HOME/kvproof/sglang/VERSION``) or from PATH (an unpacked wheel or the
-folder holding ``sglang/``), stands in for the rest, and compares after every model step
-what the code decided with what the model says. Walks are chosen to cover the model's
-abstract transitions; environment faults (transfer failures, prefill aborts, timeouts)
-are on by default. Exit 0 when the code agrees, 1 on a divergence (a trace in ``--out``
-with the switch whose flip explains it), 2 on bad input.
+``kvproof conform VARIANT [--sglang VERSION|PATH | --vllm VERSION|PATH] [--traces N]
+[--seed S] [--no-faults] [--json] [--out DIR] [--quiet]``, or ``conform --all``: the engine
+is the variant's; the release comes from a cached wheel (pip, once) or PATH; after every
+model step the code's decisions are compared with the model's (docs/conform.md,
+docs/conform-vllm.md). Exit 0 agrees, 1 a divergence (a trace in ``--out``), 2 bad input.
 """
 
 from __future__ import annotations
@@ -38,8 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sglang",
         metavar="VERSION|PATH",
-        help="release or tree to run; default: the newest release the variant's "
-        "[upstream] table lists",
+        help="release (0.5.15 to 0.5.23) or tree to run; default: the newest release the "
+        "variant's [upstream] table lists",
     )
     parser.add_argument(
         "--vllm",
@@ -70,23 +66,23 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.runs.render_conform import render, render_json
     from kvproof.spec.errors import KvproofInputError
 
-    if args.sglang and args.vllm:
-        raise KvproofInputError("give --sglang or --vllm, not both", "--vllm")
     if args.all:
         if args.variant or args.sglang or args.vllm:
             raise KvproofInputError("--all runs every variant and release: drop them", "--all")
         return _run_all(args)
     if not args.variant:
         raise KvproofInputError("give a VARIANT, or --all", "conform")
+    from kvproof.checker.runs.conform_run import conform_variant
     from kvproof.spec.variant import load_variant
 
     out = check_output_dir(Path(args.out), "--out")
     variant = load_variant(args.variant)
-    conform, release = _engine_for(variant, args)
-    progress = _progress(args.quiet, f"conform {variant.name}")
-    result = conform(
-        variant, release, traces=args.traces, seed=args.seed, faults=args.faults, out=out,
-        progress=progress,
+    sglang = args.sglang
+    if variant.engine == "sglang" and not args.sglang and not args.vllm:
+        sglang = _default_sglang(variant, args)
+    result = conform_variant(
+        variant, sglang=sglang, vllm=args.vllm, traces=args.traces, seed=args.seed,
+        faults=args.faults, out=out, progress=_progress(args.quiet, f"conform {variant.name}"),
     )  # fmt: skip
     if args.json:
         render_json(result.to_json())
@@ -95,31 +91,15 @@ def run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-def _engine_for(variant, args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    """The engine's ``conform`` and the release to run, from the variant's engine and the
-    flag given (a flag naming the other engine is bad input)."""
-    from kvproof.spec.errors import KvproofInputError
-
-    if variant.engine == "vllm":
-        if args.sglang:
-            raise KvproofInputError(
-                f"{variant.name} is a vLLM variant: pass --vllm VERSION|PATH", "--sglang"
-            )
-        from kvproof.checker.conform.vllm.run import conform as vllm_conform
-        from kvproof.checker.conform.vllm.run import default_release as vllm_default
-
-        return vllm_conform, args.vllm or vllm_default(variant)
-    if args.vllm:
-        raise KvproofInputError(
-            f"{variant.name} is not a vLLM variant (engine {variant.engine!r})", "--vllm"
-        )
-    from kvproof.checker.upstream.run import conform, default_release
+def _default_sglang(variant, args: argparse.Namespace) -> str:
+    """The SGLang release a bare VARIANT (or ``sglang==X``) runs, said on stderr (issue 41)."""
+    from kvproof.checker.upstream.run import default_release
     from kvproof.spec.by_release import parse_release, release_span, say_release
 
     say_release([args.variant])
     asked = parse_release(args.variant)
-    release = args.sglang or (asked.version if asked else default_release(variant))
-    if not args.sglang and not args.quiet:  # say which release runs, and why (issue 41)
+    release = asked.version if asked else default_release(variant)
+    if not args.quiet:
         why = (
             f"the release named, {asked}"
             if asked
@@ -129,10 +109,10 @@ def _engine_for(variant, args: argparse.Namespace):  # type: ignore[no-untyped-d
             f"kvproof: running sglang {release}: {why} (--sglang VERSION|PATH picks another)",
             file=sys.stderr,
         )
-    return conform, release
+    return release
 
 
-def _progress(quiet: bool, what: str):  # type: ignore[no-untyped-def]
+def _progress(quiet: bool, what: str):
     """Walks done, on stderr every 50 (a line each: fine in a pipe)."""
     import sys
 

@@ -35,7 +35,7 @@ def _fitted(base: type) -> type:
     """A console whose ``print`` draws one renderable at its content's width."""
     from rich.measure import Measurement
 
-    class FittedConsole(base):  # type: ignore[misc, valid-type]
+    class FittedConsole(base):
         def print(self, *objects: Any, **kwargs: Any) -> None:
             if len(objects) == 1 and not isinstance(objects[0], str) and "width" not in kwargs:
                 need = Measurement.get(self, self.options, objects[0]).maximum

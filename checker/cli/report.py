@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.spec.variant import load_variant
 
     out = check_output_file(args.html, "--html")
+    assert out is not None  # --html is required
     if args.max_new_tokens < 1:
         raise KvproofInputError("must be >= 1", "--max-new-tokens")
     trace = load_trace(args.trace, args.variant)

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         bad = [k for k, x in v.expect.items() if x == "violated"]
         table.add_row(
             v.name,
-            ("[red]buggy[/]" if v.buggy else "[green]fixed[/]") + ROLE_MARKS.get(v.role, ""),
+            ("[red]buggy[/]" if v.buggy else "[green]fixed[/]") + ROLE_MARKS.get(v.role or "", ""),
             _releases(v, notes),
             ", ".join(bad) or "none",
             ", ".join(v.assume) or "-",

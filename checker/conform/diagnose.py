@@ -14,6 +14,7 @@ from typing import Any
 
 from kvproof.checker.conform import model_side
 from kvproof.checker.conform.engine import Engine
+from kvproof.checker.conform.projection import Projection
 from kvproof.checker.conform.result import Diagnosis
 from kvproof.checker.conform.walk import Script, WalkResult, walk
 from kvproof.checker.conform.wording import headline
@@ -101,6 +102,14 @@ def diagnose(engine: Engine, variant: Variant, concrete: Concrete, res: WalkResu
         for name, value in flips(variant.switches)
         if conforms_under(engine, flipped(variant, sizes, name, value), rigid, res.moves)
     ]
+    if not found and not _code_moved(engine, concrete, rigid, res):
+        # A step the code never takes (its projection did not change at the divergent
+        # move): flips whose model cannot take it either.
+        found = [
+            (name, str(value).lower() if isinstance(value, bool) else str(value))
+            for name, value in flips(variant.switches)
+            if forbids(engine, flipped(variant, sizes, name, value), rigid, res.moves)
+        ]
     rank = {name: i for i, name in enumerate(DECIDED)}
     explained = tuple(sorted(found, key=lambda f: rank.get(f[0], len(rank))))
     dropped = () if explained else assumptions_broken(engine, variant, sizes, rigid, res.moves)
@@ -108,6 +117,46 @@ def diagnose(engine: Engine, variant: Variant, concrete: Concrete, res: WalkResu
     if dropped:
         words += f"; the walk conforms once the variant stops assuming {', '.join(dropped)}"
     return Diagnosis(words, explained, first, dropped)
+
+
+def _code_moved(engine: Engine, concrete: Concrete, rigid: Rigid, res: WalkResult) -> bool:
+    """Whether the code changed what the first mismatch names at the divergent move (it
+    took a step of its own there, e.g. released after one of two ACKs): then "the model
+    cannot take this step either" does not describe it."""
+    if not res.moves or res.code is None:
+        return False
+    before = replay(engine, concrete, rigid, res.moves[:-1]) if len(res.moves) > 1 else None
+    if before is None or before.code is None:
+        return True  # the first move: nothing to compare with
+    m = res.mismatches[0] if res.mismatches else None
+    if m is None:
+        return before.code != res.code
+    return _field(before.code, m.request, m.what) != _field(res.code, m.request, m.what)
+
+
+def _field(p: Projection, r: int, what: str) -> Any:
+    """The value a mismatch names, in a projection (``-1``: the run's stray writes)."""
+    if r < 0 or r >= len(p.requests):
+        return p.stray
+    return getattr(p.requests[r], what, None)
+
+
+def forbids(engine: Engine, concrete: Concrete | None, rigid: Rigid, moves: list[Any]) -> bool:
+    """Under this model the walk conforms up to its last (divergent) step, and the model
+    cannot take that step: it agrees with the code, which never does (vLLM 0.34.0 push:
+    an aborted decode's blocks are freed by no prefill ACK; with abort_notifies_prefill =
+    false the model has no ACK either). Steps of actions this model does not have are left
+    out (an ABORT prefill never receives); the divergent step itself must be one it has."""
+    if concrete is None or not moves or isinstance(moves[-1], float):
+        return False
+    names = {a.name for a in concrete.protocol.actions}
+    if moves[-1].action not in names:
+        return False
+    kept = [m for m in moves if isinstance(m, float) or m.action in names]
+    again = replay(engine, concrete, rigid, kept)
+    return (
+        again is not None and again.refused and not again.diverged and len(again.moves) == len(kept)
+    )
 
 
 def assumptions_broken(

@@ -10,6 +10,7 @@ engine's modules.
 One walk, as the core drives it::
 
     with open_engine(...) as engine:            # the adapter loads the release's code
+                                                #   (SGLang: upstream/engine.py::open_sglang)
         h = engine.harness(requests)            # fresh code objects for one walk
         h.apply(Step(inst, status))             # a model step, into the code; then the
                                                 #   code's own scheduler pass runs
@@ -17,7 +18,8 @@ One walk, as the core drives it::
         h.project()                             # the code's Projection, compared
         h.jump_target(inst) / h.expiring(...)   # clock jumps (timeouts) the code set
         h.stall_deadlines() / h.stall(t)        # time passing with no model step
-        h.exercised()                           # the functions of the code that ran
+        h.decisions()                           # what the code decided, counted
+    engine.exercised(), engine.run_decisions()  # the functions run real; once-per-run
 
 ``Step.status`` is the model's transfer status of the request after the step
 ("success", "failed", ...): where the code's status comes from a peer the walk plays
@@ -123,12 +125,19 @@ class Engine(Protocol):
     """An engine release's code, loaded and ready for walks (an adapter's context manager
     yields one; the loaded code is unloaded when it exits)."""
 
-    name: str  # "sglang", "vllm"
-    release: str  # the version, or the PATH given
-    adapter: str  # which adapter drives it (a release range)
-    settings: Mapping[str, Any]  # what the code runs under (env, server args)
-    settings_source: Mapping[str, str]  # setting -> "variant" | "release default"
-    sizes: Mapping[str, int]  # the model's instance sizes its harness supports
+    # Read-only members: an adapter may hold them as fields or compute them.
+    @property
+    def name(self) -> str: ...  # "sglang", "vllm"
+    @property
+    def release(self) -> str: ...  # the version, or the PATH given
+    @property
+    def adapter(self) -> str: ...  # which adapter drives it (a release range)
+    @property
+    def settings(self) -> Mapping[str, Any]: ...  # what the code runs under (env, args)
+    @property
+    def settings_source(self) -> Mapping[str, str]: ...  # setting -> "variant" | "release default"
+    @property
+    def sizes(self) -> Mapping[str, int]: ...  # the model's instance sizes its harness supports
 
     def harness(self, requests: tuple[RequestSpec, ...]) -> Harness: ...
 

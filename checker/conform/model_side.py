@@ -36,15 +36,30 @@ def intake_of(concrete: Concrete, state: State, r: int) -> str | None:
     return "stub" if concrete.protocol.switches.placeholder_prompt else "queued"
 
 
+def pages_sent_of_reserved(concrete: Concrete, state: State, r: int) -> str | None:
+    """Right after ``arrive(r)``: how many of r's reserved pages prefill sends, by the
+    model's switches (``model/handoff/protocol.py``: ``placeholder``, ``short``); None for
+    a prompt decode itself refuses (no reservation on either side)."""
+    if concrete.value(state, "over_d", (r,)):
+        return None
+    sw = concrete.protocol.switches
+    if concrete.value(state, "resp", (r,)) == "rejected":
+        return "none"
+    over_p = bool(concrete.value(state, "over_p", (r,)))
+    if over_p and sw.placeholder_prompt and not sw.honor_pending_reject:
+        return "short"  # the 1-token stub: one page of the reservation
+    if getattr(sw, "decode_reserve", "own_prompt") == "plus_one":
+        return "short"
+    return "whole"
+
+
 def project(
     concrete: Concrete,
     state: State,
     committed: set[int],
     intake: dict[int, str],
-    prompt_pages: tuple[int, ...] | None = None,
+    sent: dict[int, str] | None = None,
 ) -> Projection:
-    """``prompt_pages``: per request, the pages its prompt needs (the engine's prompt
-    sizes over its page size; None: the engine gives no page counts)."""
     pages = concrete.inst.sizes["Page"]
     views = []
     for r in range(concrete.inst.sizes["Req"]):
@@ -58,45 +73,15 @@ def project(
                 owned,
                 resp in ("aborted", "error"),
                 r in committed or ready,
+                pages_sent_of_reserved=(sent or {}).get(r),
+                # The model's ``ack`` is every prefill rank's drain ACK at once.
+                released_after_acks="all",
                 intake=intake.get(r),
                 source=source_of(concrete, state, r),
-                reserved=_reserved(concrete, state, r, prompt_pages),
-                sent=_sent(concrete, state, r, prompt_pages),
-                released_on_partial_ack=False,
             )
         )
     stray = frozenset(p for p in range(pages) if concrete.value(state, "stray", (p,)))
     return Projection(tuple(views), stray)
-
-
-def _reserved(
-    concrete: Concrete, state: State, r: int, prompt_pages: tuple[int, ...] | None
-) -> int | None:
-    """Decode reserves the whole prompt for a request it admits (``decode_reserve``'s
-    ``plus_one`` is the sender's shortfall, below), once it arrived."""
-    if prompt_pages is None or concrete.value(state, "dphase", (r,)) == "idle":
-        return None
-    if concrete.value(state, "over_d", (r,)):
-        return None  # decode's own reject: nothing reserved on either side
-    return prompt_pages[r]
-
-
-def _sent(
-    concrete: Concrete, state: State, r: int, prompt_pages: tuple[int, ...] | None
-) -> int | None:
-    """The pages prefill sends (``model/handoff/protocol.py``: ``placeholder``, ``short``):
-    none for a prompt retired at intake, one for the 1-token placeholder, one fewer than
-    reserved under ``decode_reserve = "plus_one"``, else all of them."""
-    reserved = _reserved(concrete, state, r, prompt_pages)
-    if reserved is None:
-        return None
-    sw = concrete.protocol.switches
-    if concrete.value(state, "over_p", (r,)):
-        if sw.honor_pending_reject:
-            return 0
-        if sw.placeholder_prompt:
-            return 1
-    return reserved - 1 if sw.decode_reserve == "plus_one" else reserved
 
 
 def source_of(concrete: Concrete, state: State, r: int) -> frozenset[int] | None:

@@ -18,6 +18,9 @@ from typing import Any
 
 # The optional per-request fields, compared only when both sides give a value.
 OPTIONAL = (
+    "pages_sent_of_reserved",
+    "released_after_acks",
+    "prompt_tokens",
     "reserved",
     "sent",
     "written",
@@ -26,7 +29,6 @@ OPTIONAL = (
     "source",
     "source_freed_in_flight",
     "intake",
-    "released_on_partial_ack",
 )
 
 
@@ -35,6 +37,13 @@ class RequestView:
     pages: frozenset[int]  # decode pages the request holds
     aborted: bool  # the client got an abort or error
     committed: bool  # decode committed the transfer (took the KV as the prompt's)
+    # How many of the pages decode reserved prefill sends: "whole", "short" (fewer: the
+    # incident's 1 of 625), "none" (retired at intake). Compared at arrival and after.
+    pages_sent_of_reserved: str | None = None
+    # How many prefill ranks had ACKed when decode released a held request: "all", or
+    # "k of n" (a release before every rank's drain ACK).
+    released_after_acks: str | None = None
+    prompt_tokens: int | None = None  # the prompt's length, where the counts are the code's
     reserved: int | None = None  # pages decode reserved for the prompt
     sent: int | None = None  # pages prefill sends (its page count for the request)
     written: int | None = None  # pages prefill's writes have landed in
@@ -45,9 +54,6 @@ class RequestView:
     # prefill's intake of an over-long prompt: "retired" (no sender, no queue entry),
     # "stub" (queued as set_finish_with_abort's 1-token placeholder) or "queued".
     intake: str | None = None
-    # A deferred hold released after only some prefill ranks' ABORT_ACKs (the model's
-    # ``ack`` is every rank's: it never does).
-    released_on_partial_ack: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -78,10 +84,19 @@ def compare(model: Projection, code: Projection) -> list[Mismatch]:
             if f.name in OPTIONAL and (a is None or b is None):
                 continue
             if a != b:
-                out.append(Mismatch(r, f.name, _show(a), _show(b)))
+                out.append(Mismatch(r, f.name, _show(a), _counted(f.name, b, c)))
     if model.stray != code.stray:
         out.append(Mismatch(-1, "stray", _show(model.stray), _show(code.stray)))
     return out
+
+
+def _counted(name: str, value: Any, view: RequestView) -> Any:
+    """The code's page relation with its counts: ``short (1 of 625 reserved, 40000-token
+    prompt)``."""
+    if name != "pages_sent_of_reserved" or view.reserved is None:
+        return _show(value)
+    sent = "nothing" if view.sent is None else str(view.sent)
+    return f"{value} ({sent} of {view.reserved} reserved, {view.prompt_tokens}-token prompt)"
 
 
 def _show(x: Any) -> Any:

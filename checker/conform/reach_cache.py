@@ -32,6 +32,9 @@ def _folder() -> Path:
 def _key(variant: Variant, concrete: Concrete, faults: bool) -> str:
     h = hashlib.sha256()
     h.update(variant.path.read_bytes() if variant.path.is_file() else variant.name.encode())
+    # The protocol as run: a variant may be run with its assumptions dropped (advise runs
+    # each catalog variant as its switches alone), which reaches more than its file says.
+    h.update(repr((variant.switches, sorted(variant.assume))).encode())
     h.update(json.dumps(sorted(concrete.inst.sizes.items())).encode())
     h.update(b"faults" if faults else b"no-faults")
     for src in sorted([*_MODEL.rglob("*.py"), _HERE / "coverage.py"]):
@@ -46,8 +49,8 @@ def reachable_cached(
     try:
         raw = json.loads(path.read_text())
         return Reach(
-            frozenset((a, tuple(p)) for a, p in raw["transitions"]),  # type: ignore[misc]
-            frozenset((tuple(a), tuple(b)) for a, b in raw["edges"]),  # type: ignore[misc]
+            frozenset((a, tuple(p)) for a, p in raw["transitions"]),
+            frozenset((tuple(a), tuple(b)) for a, b in raw["edges"]),
             int(raw["states"]),
         )
     except (OSError, ValueError, KeyError, TypeError):

@@ -77,6 +77,9 @@ class ConformRun:
     coverage: Coverage | None = None
     trivial: int = 0  # walks that were arrivals only
     events: dict[str, int] = field(default_factory=dict)  # model steps taken, by action
+    # Pages decode reserves and prefill sends per prompt kind, as the engine's code counts
+    # them (an engine that counts none leaves it empty); each value has ``to_json()``.
+    pages: dict[str, Any] = field(default_factory=dict)
 
     @property
     def diverged(self) -> bool:
@@ -115,6 +118,7 @@ class ConformRun:
             "seconds": round(self.seconds, 3),
             "coverage": self.coverage.to_json() if self.coverage else None,
             "decisions": self.decisions,
+            "pages": {k: v.to_json() for k, v in self.pages.items()},
             "exercised": list(self.exercised),
             "files": list(self.files),
             "exit_code": self.exit_code,

@@ -98,6 +98,7 @@ def conform_engine(
         coverage=guide.coverage(),
         trivial=trivial,
         events=dict(sorted(events.items())),
+        pages=_pages(engine),
     )
     if res is None or not res.diverged:
         return ConformRun(**base, seconds=time.perf_counter() - start)  # type: ignore[arg-type]
@@ -117,3 +118,12 @@ def conform_engine(
         raised=raised,
         files=files,
     )
+
+
+def _pages(engine: Engine) -> dict[str, object]:
+    """An engine's page counts per prompt kind, where its adapter reports them (optional:
+    ``pages``, values with ``to_json()``); asked after the walks, so a raise was seen."""
+    try:
+        return dict(getattr(engine, "pages", None) or {})
+    except UpstreamRaised:
+        return {}

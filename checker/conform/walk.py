@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from kvproof.checker.conform import model_side
 from kvproof.checker.conform.engine import Harness, Step, UpstreamRaised
-from kvproof.checker.conform.projection import Mismatch, compare
+from kvproof.checker.conform.projection import Mismatch, Projection, compare
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance
 
@@ -47,6 +47,7 @@ class WalkResult:
     covered: set[Transition] = field(default_factory=set)
     raised: UpstreamRaised | None = None
     refused: bool = False  # a scripted move the model could not take (diagnose.py)
+    code: Projection | None = None  # the code's projection after the last move
 
     @property
     def diverged(self) -> bool:
@@ -71,6 +72,7 @@ def walk(
     state = init
     committed: set[int] = set()
     intake: dict[int, str] = {}
+    sent: dict[int, str] = {}
     actions = {a.name for a in concrete.protocol.actions}
     for _ in range(max_steps):
         succ = [
@@ -105,18 +107,20 @@ def walk(
                     made = model_side.intake_of(concrete, state, r)
                     if made is not None:
                         intake[r] = made
+                    pages = model_side.pages_sent_of_reserved(concrete, state, r)
+                    if pages is not None:
+                        sent[r] = pages
             state = _close(concrete, state, harness, res, committed)
-            # An engine that counts pages says how many each prompt needs (its sizes).
-            pages = getattr(harness, "prompt_pages", None)
-            model = model_side.project(concrete, state, committed, intake, pages)
-            mismatches = compare(model, harness.project())
+            model = model_side.project(concrete, state, committed, intake, sent)
+            code = res.code = harness.project()
+            mismatches = compare(model, code)
         except UpstreamRaised as exc:
             what = f"{move}" if isinstance(move, float) else f"{move.action}{move.args}"
             exc.during = exc.during or f"step {len(res.steps)} ({what})"
             res.raised, res.step_index = exc, len(res.steps)
             return res
         if mismatches:
-            res.mismatches, res.step_index = mismatches, len(res.steps)
+            res.mismatches, res.step_index, res.code = mismatches, len(res.steps), code
             return res
     return res
 

@@ -41,7 +41,8 @@ from kvproof.model.lang.instance import ActionInstance
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
-from kvproof.refimpl.oracle import AnswerFinding, leak_check
+from kvproof.refimpl.model_base import Model
+from kvproof.refimpl.oracle import AnswerFinding, Reference, leak_check
 from kvproof.spec.variant import Sizes, Variant
 
 # Builds the engine; tests pass a deliberately broken one.
@@ -59,7 +60,7 @@ class Lockstep:
         reserve: tuple[int, ...],
         *,
         engine: EngineFactory = Cluster,
-        model: Any = "echo",
+        model: str | Model = "echo",
         warmup: bool = True,
         max_new_tokens: int = 8,
         page_size: int = PAGE_SIZE,
@@ -276,7 +277,7 @@ class Lockstep:
         self._seen = None
         self.cluster.redeliver(self.rids.event(inst))
 
-    def oracle(self, reference: Any = None) -> list[AnswerFinding]:
+    def oracle(self, reference: Reference | None = None) -> list[AnswerFinding]:
         """The oracle's verdict on every 200 of the model's requests (not the warm-up's)."""
         found = leak_check(self.cluster, self.canaries, reference)
         return [f for f in found if f.rid >= self.rids.offset]

@@ -13,8 +13,6 @@ leak, a wrong answer, or engine state only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kvproof.checker.conformance.drain import drain as drain_to_answers
 from kvproof.checker.conformance.lasso import DEFAULT_LOOPS, loop_step, run_lasso
 from kvproof.checker.conformance.lockstep import EngineFactory, Lockstep
@@ -25,6 +23,7 @@ from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
+from kvproof.refimpl.oracle import Reference
 from kvproof.spec.variant import Variant
 
 
@@ -36,7 +35,7 @@ def replay_trace(
     drain: bool = True,
     max_new_tokens: int = 32,
     warmup: bool = True,
-    reference: Any = None,
+    reference: Reference | None = None,
     loops: int = DEFAULT_LOOPS,
 ) -> ReplayReport:
     """Replay ``trace`` on the reference engine configured by ``variant``; a lasso's loop

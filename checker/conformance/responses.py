@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvproof.refimpl.cluster import Cluster
-from kvproof.refimpl.oracle import reference_engine
-from kvproof.refimpl.single_node import SingleNode
+from kvproof.refimpl.oracle import Reference, reference_engine
 from kvproof.refimpl.tokenizer import render
 
 
@@ -45,7 +44,7 @@ class ClientResponse:
 
 
 def client_responses(
-    cluster: Cluster, canaries: Mapping[str, str], offset: int, reference: SingleNode | None = None
+    cluster: Cluster, canaries: Mapping[str, str], offset: int, reference: Reference | None = None
 ) -> list[ClientResponse]:
     """One row per request from ``offset`` on (the warm-up tenant's request is not the
     trace's)."""

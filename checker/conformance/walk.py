@@ -35,6 +35,8 @@ from kvproof.model.lang.instance import ActionInstance
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import EVENT_NAMES
+from kvproof.refimpl.model_base import Model
+from kvproof.refimpl.oracle import Reference
 from kvproof.spec.variant import Variant
 
 # Candidate order: progress first (choice 0, what shrinking tends to, moves the run on).
@@ -110,8 +112,8 @@ def run_walk(
     sizes: dict[str, int] = SIZES,
     faults: bool = False,
     engine: EngineFactory = Cluster,
-    model: Any = "echo",
-    reference: Any = None,
+    model: str | Model = "echo",
+    reference: Reference | None = None,
     forced: tuple[ActionInstance, ...] | None = None,
     answers: bool = True,
     side: ModelSide | None = None,
@@ -223,7 +225,11 @@ class Seen:
 
 
 def _answers(
-    ls: Lockstep, reference: Any, violated: str | None, otherwise: str, answers: bool = True
+    ls: Lockstep,
+    reference: Reference | None,
+    violated: str | None,
+    otherwise: str,
+    answers: bool = True,
 ) -> Seen:
     """Drain the engine to every client's answer as replay does (``drain.py``: no new
     fault, each step still checked against the model), then judge the answers as replay

@@ -11,12 +11,12 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from kvproof.checker.report.engine_words import Voice, step_words
+from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.html_page import document, section
 
 
-def _steps(rows: list[dict[str, Any]]) -> str:
-    items = "".join(f"<li>{escape(t)}</li>" for t in step_words(rows, Voice("SGLang")))
+def _steps(rows: list[dict[str, Any]], voice: Voice) -> str:
+    items = "".join(f"<li>{escape(t)}</li>" for t in step_words(rows, voice))
     return f'<ol class="engine-steps">{items}</ol>'
 
 
@@ -33,13 +33,14 @@ def _verdicts(found: dict[str, Any]) -> str:
 
 
 def _counterexamples(found: dict[str, Any]) -> str:
+    voice = voice_of(found["engine"], "push" if found["push"] else "pull")
     out = []
     for f in found["verdicts"]:
         if f["verdict"] == "holds":
             continue
         out.append(
             f"<h3>{escape(f['name'])} violated in {f['steps']} steps</h3>"
-            f'<p class="why">{escape(f["story"])}</p>{_steps(f["trace"])}'
+            f'<p class="why">{escape(f["story"])}</p>{_steps(f["trace"], voice)}'
         )
     return "".join(out)
 
@@ -98,8 +99,9 @@ def advise_page(doc: dict[str, Any]) -> str:
         parts.append(
             section(
                 "Your code behaves as",
-                f"<p><code>{escape(m['variant'])}</code>: sglang {escape(m['sglang'])}'s own "
-                f"decision code agreed with it (conform, adapter {escape(m['adapter'])}).{same}"
+                f"<p><code>{escape(m['variant'])}</code>: {escape(m['engine'])} "
+                f"{escape(m['release'])}'s own decision code agreed with it (conform, adapter "
+                f"{escape(m['adapter'])}).{same}"
                 "</p>",
                 "match",
             )

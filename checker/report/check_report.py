@@ -19,7 +19,9 @@ def render_check(
 ) -> None:
     """``raw``: the steps as the model's cells (``owns(r0, p0): F->T``), not engine words."""
     data = data or to_json(check)
-    voice = voice_of(check.variant.engine, check.variant.switches.transfer_mode)
+    voice = voice_of(check.variant.engine, getattr(check.variant.switches, "transfer_mode", ""))
+    # Engine words tell kvproof's handoff; a user protocol's steps stay its own cells.
+    raw = raw or check.protocol.name != "handoff"
     sizes = data["sizes"]
     console.print(
         f"[bold]{data['variant']}[/]  {check.variant.summary}\n"
@@ -76,13 +78,14 @@ def words_table(
     """A trace's steps as what the engines did (``engine_words``); ``--raw``: ``trace_table``."""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("#", justify="right")
+    table.add_column("event")
     table.add_column("what the engines did")
     for i, text in enumerate(step_words(rows, voice)):
         if i == loop:
-            table.add_row("", f"[bold]{LOOP_START}[/]")
-        table.add_row(str(rows[i]["step"]), text)
+            table.add_row("", f"[bold]{LOOP_START}[/]", "")
+        table.add_row(str(rows[i]["step"]), rows[i]["label"], text)
     if loop is not None:
-        table.add_row("", f"[bold]{back_to(loop)}[/]")
+        table.add_row("", f"[bold]{back_to(loop)}[/]", "")
     return table
 
 

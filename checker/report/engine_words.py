@@ -38,7 +38,7 @@ def voice_of(engine: str, transfer_mode: str = "push") -> Voice:
     """The voice for a variant's ``engine`` field and ``transfer_mode`` switch."""
     if engine == "sglang":
         # srt/environ.py: SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE_TIMEOUT = 30.0
-        return Voice("SGLang", transfer_mode != "pull", "the 30 s release timeout")
+        return Voice("SGLang", transfer_mode != "pull", "the release timeout (30 s by default)")
     name = {"vllm": "vLLM", "dynamo": "Dynamo"}.get(engine, engine)
     return Voice(name, transfer_mode != "pull")
 
@@ -123,7 +123,7 @@ class Story:
             c["var"] == "holds" and c["args"][0] == p for c in row.get("changes", ())
         ):
             whose = "KV from blocks prefill had already reused"
-        text = f"the write of {whose} landed in p{p}"
+        text = f"the {'write' if self.voice.push else 'read'} of {whose} landed in p{p}"
         holder = self.owner.get(p)
         if holder != r:
             text += ", which decode had " + (
@@ -238,7 +238,7 @@ def brief_words(rows: Iterable[Mapping[str, Any]], voice: Voice | None = None) -
         elif row["action"] == "post" and i + 1 < len(rows) and _same(rows[i + 1], "land", r, p):
             landed = told[i + 1]
             tail = landed.split(f"landed in p{p}", 1)[1] if f"landed in p{p}" in landed else ""
-            whose = landed.split("the write of ", 1)[-1].split(" landed", 1)[0]
+            whose = landed.split(" of ", 1)[-1].split(" landed", 1)[0]
             who = "prefill wrote" if push else "decode read"
             out.append(f"{who} {whose} into p{p}{tail}")
             i += 1

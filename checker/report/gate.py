@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
+from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.loop_marks import marked_lines
 from kvproof.checker.verify.checking import VariantCheck, to_json
-from kvproof.model.lang.explain import change_text
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
 from kvproof.spec.invariants import INVARIANTS
 from kvproof.spec.variant import Variant
@@ -35,19 +35,29 @@ PROOF_RULE = "proof"
 # -- what each check says, as text --------------------------------------------------------
 
 
-def trace_text(entry: dict[str, Any]) -> str:
+def trace_text(entry: dict[str, Any], voice: Voice | None = None) -> str:
     """The long form of one invariant's counterexample (a ``to_json`` invariant entry)."""
     lines = []
     if entry.get("initial"):
         lines.append("initially: " + "; ".join(entry["initial"]))
-    steps = []
-    for row in entry.get("trace", []):
-        shown = [c for c in row["changes"] if c["var"] != "posted"]
-        steps.append(f"{row['step']:>3}. {row['label']:<18} " + "; ".join(map(change_text, shown)))
+    rows = entry.get("trace", [])
+    # CI shows this to people: the steps in engine words (the cells stay in --json); a
+    # user protocol (no voice) keeps its cells.
+    said = step_words(rows, voice) if voice is not None else [_cells(r) for r in rows]
+    steps = [
+        f"{row['step']:>3}. {row['label']:<18} {words}"
+        for row, words in zip(rows, said, strict=True)
+    ]
     lines += marked_lines(steps, entry.get("loop"))
     if entry.get("explanation"):
         lines.append(f"why: {entry['explanation']}")
     return "\n".join(lines)
+
+
+def _cells(row: dict[str, Any]) -> str:
+    from kvproof.model.lang.explain import change_text
+
+    return "; ".join(change_text(c) for c in row["changes"] if c["var"] != "posted")
 
 
 def trace_short(entry: dict[str, Any]) -> str:
@@ -132,7 +142,10 @@ def write_junit(checks: list[VariantCheck], path: Path, *, gate: bool = True) ->
             cases += 1
             text = _verdict_line(data, entry)
             if entry["verdict"] == "violated":
-                text += "\n" + trace_text(entry)
+                mode = getattr(check.variant.switches, "transfer_mode", "")
+                handoff = check.protocol.name == "handoff"  # a user protocol keeps its cells
+                voice = voice_of(check.variant.engine, mode) if handoff else None
+                text += "\n" + trace_text(entry, voice)
             if not entry["matches"] or (not gate and entry["verdict"] == "violated"):
                 failures += 1
                 kind = "mismatch" if not entry["matches"] else "violation"

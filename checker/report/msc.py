@@ -33,9 +33,10 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
     a = step.action
     r = step.arg("Req")
     after = step.number
-    resp = STATUS.get(str(view.value(after, "resp", (r,), "none")), "") if r is not None else ""
+    now = view.value(after, "resp", (r,), "none") if r is not None else "none"
+    resp = STATUS.get(str(now), "") if r is not None else ""
     before = view.value(after - 1, "resp", (r,), "none") if r is not None else "none"
-    answered = resp if resp and before != view.value(after, "resp", (r,), "none") else ""
+    answered = resp if resp and before != now else ""
     sender = "prefill" if view.push else "decode"
     ph = r in view.placeholders
     # Pull mode (vLLM NixlConnector): decode reads prefill's blocks.

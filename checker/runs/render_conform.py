@@ -60,6 +60,12 @@ def render(run: ConformRun) -> None:
         _say(f"  {k}={v} ({run.env_source[k]})")
     made = ", ".join(f"{k} {v}" for k, v in run.decisions.items())
     _say(f"the code decided: {made}")
+    for name, counts in run.pages.items():
+        sent = "nothing" if counts.sent is None else counts.sent
+        _say(
+            f"pages, {counts.prompt_tokens}-token prompt ({name.replace('_', '-')}): "
+            f"decode reserves {counts.reserved}, prefill sends {sent}"
+        )
     if run.diagnosis is not None:
         _say(run.diagnosis.headline)
     for line in run.detail:
@@ -69,7 +75,7 @@ def render(run: ConformRun) -> None:
 
 
 def render_matrix(m: Any) -> None:
-    from kvproof.checker.upstream.matrix import markdown
+    from kvproof.checker.conform.matrix import markdown
 
     print(markdown(m))
     _say(f"{len(m.cells)} runs, {m.traces} walks each, {m.seconds:.1f} s", "")

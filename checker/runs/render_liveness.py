@@ -52,7 +52,8 @@ def render(console: Any, check: LivenessCheck, data: dict[str, Any], *, raw: boo
     """``raw``: a lasso's steps as the model's action labels, not engine words."""
     from kvproof.checker.report.engine_words import step_words, voice_of
 
-    voice = voice_of(check.variant.engine, check.variant.switches.transfer_mode)
+    voice = voice_of(check.variant.engine, getattr(check.variant.switches, "transfer_mode", ""))
+    raw = raw or check.protocol.name != "handoff"  # a user protocol: its own action labels
     sizes = data["sizes"]
     scope = "complete: every depth" if data["complete"] else "truncated: a lower bound"
     console.print(

@@ -7,6 +7,7 @@ event the model does not enable, and invariants every consistent model state vio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kvproof.spec.errors import KvproofInputError
@@ -41,7 +42,7 @@ def validate(log: str, variant_name: str | None = None) -> ValidateRun:
     from kvproof.checker.conformance.validate import read_event_log, validate_log
     from kvproof.spec.variant import load_variant
 
-    events = read_event_log(log)
+    events = read_event_log(Path(log))
     name = variant_name or events.variant
     if not name:
         raise KvproofInputError("the log names no variant: pass --variant", log)

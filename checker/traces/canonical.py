@@ -11,14 +11,14 @@ the concrete interpreter; if it does not end in the same violation, the trace is
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
 
 
-def canonical(trace: Trace, protocol: Any) -> Trace:
+def canonical(trace: Trace, protocol: Protocol) -> Trace:
     """``trace`` with symmetric elements renamed by first use and untouched ones defaulted."""
     out = trace
     for sort in protocol.symmetric:
@@ -27,12 +27,12 @@ def canonical(trace: Trace, protocol: Any) -> Trace:
     return out if _same_violation(out, trace, protocol) else trace
 
 
-def _positions(protocol: Any, inst: ActionInstance, sort: str) -> list[int]:
+def _positions(protocol: Protocol, inst: ActionInstance, sort: str) -> list[int]:
     params = protocol.action(inst.action).params
     return [i for i, s in enumerate(params) if s == sort]
 
 
-def _rename(trace: Trace, protocol: Any, sort: str) -> Trace:
+def _rename(trace: Trace, protocol: Protocol, sort: str) -> Trace:
     order: list[int] = []
     for inst in trace.steps:
         for i in _positions(protocol, inst, sort):
@@ -58,7 +58,7 @@ def _rename(trace: Trace, protocol: Any, sort: str) -> Trace:
     return replace(trace, steps=tuple(steps), init=init)
 
 
-def _default_untouched(trace: Trace, protocol: Any) -> Trace:
+def _default_untouched(trace: Trace, protocol: Protocol) -> Trace:
     used: dict[str, set[int]] = {}
     for inst in trace.steps:
         for s, a in zip(protocol.action(inst.action).params, inst.args, strict=True):
@@ -77,7 +77,7 @@ def _default_untouched(trace: Trace, protocol: Any) -> Trace:
     return replace(trace, init=init)
 
 
-def _same_violation(new: Trace, old: Trace, protocol: Any) -> bool:
+def _same_violation(new: Trace, old: Trace, protocol: Protocol) -> bool:
     concrete = Concrete(Instance(protocol, new.sizes))
     try:
         states = replay(new, concrete)

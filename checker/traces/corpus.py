@@ -25,6 +25,7 @@ from kvproof.checker.traces.shows import expected
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.checker.traces.witness import WITNESSES
 from kvproof.model.handoff import protocol_of
+from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.trace import Trace
 from kvproof.model.search.bmc import bmc
 from kvproof.spec.variant import list_variants, load_variant
@@ -63,7 +64,7 @@ def generate(folder: Path = TRACES_DIR, *, depth: int | None = None) -> list[Pat
 
 
 def _deterministic(
-    found: Trace, invariant: str, protocol: Any, variant: str, searches: dict[bool, Any]
+    found: Trace, invariant: str, protocol: Protocol, variant: str, searches: dict[bool, Any]
 ) -> Trace:
     """A trace as long as BMC's, chosen without Z3: Z3's pick among equally short traces
     differs between processes. Breadth-first search (``model.explore``, deterministic order)

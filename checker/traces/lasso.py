@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import Trace, replay
 from kvproof.spec.errors import KvproofInputError
@@ -36,7 +37,7 @@ def check_loop_index(loop: Any, count: int, where: str, unit: str = "steps") -> 
     return loop
 
 
-def check_loop_closes(trace: Trace, protocol: Any, where: str) -> None:
+def check_loop_closes(trace: Trace, protocol: Protocol, where: str) -> None:
     """The state after the last step equals the state at ``loop`` (KvproofInputError if not)."""
     if trace.loop is None:
         return

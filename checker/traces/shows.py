@@ -10,9 +10,9 @@ separate, stronger claim, decided only by the engine's output (``kvproof replay`
   an aborted request) and no response shows foreign data.
 
 The corpus writes the claim and its reason into each trace's header (``meta.shows``,
-``meta.shows_why``); ``tests/checker/conformance/test_replay_corpus.py`` replays every trace and fails
-when the engine stops showing what the header says. The claims are written by hand, from
-replays, never derived from the model: they are what the engine did.
+``meta.shows_why``); ``tests/checker/conformance/test_replay_corpus.py`` replays every
+trace and fails when the engine stops showing what the header says. The claims are written
+by hand, from replays, never derived from the model: they are what the engine did.
 """
 
 from __future__ import annotations
@@ -66,6 +66,12 @@ _BY_TRACE: dict[str, Shows] = {
     "sglang-pd-checksum-decode-only.reject_final": _PLACEHOLDER,
     "sglang-pd-success-overwrites-abort.reject_final": Shows(
         ENGINE_STATE, CANNOT_LEAK["sglang-pd-success-overwrites-abort"]
+    ),
+    "vllm-0.34-nixl-push.reject_final": Shows(
+        ENGINE_STATE,
+        "an abort reaching prefill after its request finished is a no-op (vLLM 0.34.0"
+        " scheduler.py::finish_requests skips a finished request) and the WRITE's Success"
+        " stands: the aborted request gets 200 with its own KV, no other tenant's data",
     ),
     "vllm-nixl-push-head-trim.isolation": Shows(
         WRONG_ANSWER, CANNOT_LEAK["vllm-nixl-push-head-trim"]

@@ -33,7 +33,6 @@ from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
 from kvproof.checker.upstream.raised import as_finding, sglang_root
 from kvproof.checker.upstream.scheduler import scheduler_self
-from kvproof.checker.upstream.transfer import prompt_pages
 from kvproof.model.lang.instance import ActionInstance
 
 DECODE = "sglang.srt.disaggregation.decode"
@@ -58,9 +57,7 @@ class Harness:
     ) -> None:
         self.requests = requests
         self.over_long = over_long  # intake.Intake of an over-long prompt
-        self.counts = counts  # transfer.PageCounts by over-long: the release's page counts
-        # What the model reserves per request: kvproof's arithmetic, not the code's.
-        self.prompt_pages = tuple(prompt_pages(q.over_prefill) for q in requests)
+        self.counts = counts  # over_prefill -> transfer.PageCounts
         self.mods = mods
         self.adapter = adapter
         self.root = sglang_root(mods)  # where an exception is the release's own
@@ -79,16 +76,17 @@ class Harness:
             backend, deferred=deferred, waiting_timeout=self.waiting_timeout
         )
         self.receiver_cls = receiver
+        patched: dict[str, Any] = dict(mods)  # the release's modules: foreign, patched
         for name in (DECODE, COMMON, "sglang.srt.disaggregation.mooncake.conn"):
-            if name in mods:
-                mods[name].time = self.clock
+            if name in patched:
+                patched[name].time = self.clock
         host.patch_decode_module(
             self.decode, self.pages, self.outcome, self.clock, disagg or default_disagg()
         )
-        mods[SCHED].release_kv_cache = self.decode.release_kv_cache
-        mods[SCHED].prepare_abort = self.decode.prepare_abort
-        mods[SCHED].get_parallel = self.decode.get_parallel
-        mods[SCHED].get_disagg = self.decode.get_disagg
+        patched[SCHED].release_kv_cache = self.decode.release_kv_cache
+        patched[SCHED].prepare_abort = self.decode.prepare_abort
+        patched[SCHED].get_parallel = self.decode.get_parallel
+        patched[SCHED].get_disagg = self.decode.get_disagg
         # The release's Scheduler, without its __init__ (``scheduler.py``), is both the
         # ``self`` of ``abort_request`` and the queues' ``scheduler``, as in the server; the
         # scheduler module's own enum (a stand-in when utils.py is not loaded real).
@@ -151,27 +149,27 @@ class Harness:
         )
 
     def project(self) -> Projection:
-        views = tuple(
-            RequestView(
-                self.pages.of(r),
-                r in self.outcome.aborted,
-                r in self.outcome.committed,
-                intake=self.intake_of(r),
-                reserved=self._counts_of(r, "reserved"),
-                sent=self._counts_of(r, "sent"),
-                released_on_partial_ack=r in self.partial_release,
+        views = []
+        for r, spec in enumerate(self.requests):
+            # Pages reserved and sent: the release's counts for this request's prompt
+            # (transfer.py), once it arrived and decode admitted it.
+            counts = None
+            if self.counts is not None and r in self.entries and not spec.over_decode:
+                counts = self.counts[spec.over_prefill]
+            views.append(
+                RequestView(
+                    self.pages.of(r),
+                    r in self.outcome.aborted,
+                    r in self.outcome.committed,
+                    pages_sent_of_reserved=counts.relation if counts else None,
+                    released_after_acks=self.partial_release.get(r),
+                    prompt_tokens=counts.prompt_tokens if counts else None,
+                    reserved=counts.reserved if counts else None,
+                    sent=counts.sent if counts else None,
+                    intake=self.intake_of(r),
+                )
             )
-            for r in range(len(self.requests))
-        )
-        return Projection(views, frozenset(self.pages.stray))
-
-    def _counts_of(self, r: int, what: str) -> int | None:
-        """Decode's reservation / prefill's page count for r's prompt, once it arrived and
-        decode admitted it (decode's own reject reserves nothing on either side)."""
-        if self.counts is None or r not in self.entries or self.requests[r].over_decode:
-            return None
-        value = getattr(self.counts[self.requests[r].over_prefill], what)
-        return 0 if value is None else int(value)  # None: retired at intake, nothing sent
+        return Projection(tuple(views), frozenset(self.pages.stray))
 
     def intake_of(self, r: int) -> str | None:
         """Prefill's intake of an over-long prompt, once it arrived (``intake.py``: the

@@ -22,7 +22,8 @@ from kvproof.checker.upstream.drive import BASE, COMMON, DECODE, SCHED, Harness,
 from kvproof.checker.upstream.intake import Intake, intake
 from kvproof.checker.upstream.loader import Loaded
 from kvproof.checker.upstream.raised import as_finding, sglang_root
-from kvproof.checker.upstream.transfer import PageCounts, page_counts
+from kvproof.checker.upstream.reserve import reserved_pages
+from kvproof.checker.upstream.transfer import PageCounts
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
 
@@ -60,12 +61,7 @@ EXERCISED = (
     "sglang.srt.managers.utils::validate_input_length",
     "sglang.srt.managers.schedule_batch::Req.set_finish_with_abort",
     f"{SCHED}::Scheduler._add_request_to_queue",
-    "sglang.srt.disaggregation.prefill::PrefillBootstrapQueue.add / create_sender / "
-    "pop_bootstrapped / finalize_bootstrap / _num_pages_to_send",
-    f"{DECODE}::DecodePreallocQueue._pre_alloc / _pre_alloc_fill_len / "
-    "_required_alloc_tokens, alloc_for_decode_prealloc",
-    "sglang.srt.disaggregation.common.conn::AbortAck.to_zmq, "
-    "CommonKVManager.handle_abort_ack_message (0.5.22+)",
+    "sglang.srt.disaggregation.prefill::PrefillBootstrapQueue.add",
 )
 SIZES = {"Req": 2, "Page": 3}
 T = TypeVar("T")
@@ -102,11 +98,16 @@ class SglangEngine:
 
     @property
     def counts(self) -> dict[bool, PageCounts]:
-        """Pages decode reserves and prefill sends for a prompt that fits (False) and the
-        over-long one (True), asked once of the release (``transfer.page_counts``)."""
+        """Decode's reservation and prefill's page count, per prompt (over prefill's limit
+        or not), from the release's code (``reserve.py``, ``intake.py``)."""
         if self._counts is None:
             self._counts = self._guarded("the page counts", lambda: page_counts(self.mods))
         return self._counts
+
+    @property
+    def pages(self) -> dict[str, PageCounts]:
+        """The counts by prompt, for the run's report."""
+        return {"over_long": self.counts[True], "fits": self.counts[False]}
 
     def harness(self, requests: tuple[RequestSpec, ...]) -> Harness:
         over_long, counts = self.over_long, self.counts
@@ -137,20 +138,25 @@ class SglangEngine:
         return EXERCISED
 
     def run_decisions(self) -> Mapping[str, int]:
-        over, fits = self.counts[True], self.counts[False]
-        return {
-            "intake_retired": int(self.over_long.retired),
-            # The incident's prompt in pages (transfer.py): reserved by decode, sent by prefill.
-            "over_long_pages_reserved": over.reserved,
-            "over_long_pages_sent": over.sent or 0,
-            "fitting_pages_reserved": fits.reserved,
-            "fitting_pages_sent": fits.sent or 0,
-        }
+        # Asked once, before the walks (a raise here is the setup's): intake, then counts.
+        retired = int(self.over_long.retired)
+        self.counts  # noqa: B018
+        return {"intake_retired": retired}
 
 
 def check_variant(variant: Variant) -> None:
     if variant.engine != "sglang":
         raise KvproofInputError(f"not an SGLang variant (engine {variant.engine!r})", variant.name)
+
+
+def page_counts(mods: dict[str, ModuleType]) -> dict[bool, PageCounts]:
+    """Decode's reservation and prefill's page count for both prompts, from the release."""
+    out = {}
+    for over in (False, True):
+        sent = intake(mods, over=over)
+        reserved = reserved_pages(mods, sent.prompt_tokens)
+        out[over] = PageCounts(sent.prompt_tokens, reserved, sent.sent_pages)
+    return out
 
 
 @contextmanager
@@ -178,7 +184,7 @@ def open_sglang(
         settings.check_env(env_table, envs, str(variant.path))
         adapter = select(mods, str(tree))
         with settings.environment(env_table), settings.quiet("sglang"):
-            # A release lacking a switch (0.5.15-0.5.18: no deferred release) omits it.
+            # A release lacking a switch (0.5.15-0.5.18: no deferred release) does not report it.
             names = sorted(k for k in {*NAMES, *env_table} if hasattr(type(envs), k))
             used = {k: getattr(envs, k).get() for k in names}
             source = {k: ("variant" if k in env_table else "release default") for k in used}

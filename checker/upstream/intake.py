@@ -92,7 +92,7 @@ def intake(mods: dict[str, ModuleType], over: bool) -> Intake:
 def _bootstrap_queue(mods: dict[str, ModuleType], retired: list[Any]) -> Any:
     """The release's ``PrefillBootstrapQueue`` without its ``__init__`` (which builds the KV
     manager over GPU buffers): one rank, one free metadata slot, pages of ``PAGE_SIZE``."""
-    prefill = mods[PREFILL]
+    prefill: Any = mods[PREFILL]  # the release's module, patched: foreign
     waiting = mods[BASE].KVPoll.WaitingForInput
 
     def sender_class(backend: Any, kind: Any) -> Any:
@@ -144,11 +144,11 @@ def _waiting_init(waiting: Any) -> Any:
     return init
 
 
-def _req(req_cls: type, tokens: int) -> Any:
+def _req(req_cls: Any, tokens: int) -> Any:
     """The release's ``Req`` class, built without its constructor (tokenizer, sampling
     params...): the fields intake and bootstrap write and read (a fresh request: nothing
     held, not retracted); its own methods stay real."""
-    req = object.__new__(req_cls)
+    req: Any = object.__new__(req_cls)
     fields = dict(
         rid="req-intake",
         origin_input_ids=array("q", range(tokens)),

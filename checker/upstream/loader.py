@@ -15,6 +15,7 @@ import logging
 import sys
 import types
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from kvproof.checker.upstream.stubs import SPECIAL, StubModule
@@ -24,7 +25,7 @@ from kvproof.spec.errors import KvproofInputError
 def _imported_by_sglang() -> bool:
     """Whether the import statement being run is in an ``sglang`` module: only those get
     stand-ins for absent packages (the standard library probes ``_winapi`` and the like)."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         mod = frame.f_globals.get("__name__", "")
         if not mod.startswith(("importlib", "kvproof.checker.upstream.loader")):

@@ -1,8 +1,8 @@
 """``kvproof conform --all``: every SGLang variant against every release its ``[upstream]``
 lists, plus the cross cells (each variant on each adapter group's newest release, under
 the release's default environment and with deferred release set the other way), as one
-``ConformMatrix``. Its tables (``release_table``, ``cell_table``) are what
-``docs/conform.md`` shows, regenerated from the runs rather than written by hand.
+``ConformMatrix`` (``checker/conform/matrix.py``, whose tables ``docs/conform.md`` shows,
+regenerated from the runs rather than written by hand).
 
 Cells run as units on the local pool or Ray (``checker/distrib/``); each is a whole
 ``conform`` run in its worker (the release's modules load there).
@@ -11,11 +11,12 @@ Cells run as units on the local pool or Ray (``checker/distrib/``); each is a wh
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.conform.result import ConformRun
+from kvproof.checker.conform.matrix import Cell, ConformMatrix, markdown, release_table
 from kvproof.spec.variant import Variant, list_variants
+
+__all__ = ["Cell", "ConformMatrix", "conform_all", "markdown", "release_table"]
 
 DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
 # The newest release of each adapter group, and its deferred-release default (srt/environ.py).
@@ -24,59 +25,6 @@ GROUPS = (
     ("0.5.19", "0.5.19, 0.5.20", False),
     ("0.5.22", "0.5.21-0.5.23", True),
 )
-
-
-@dataclass(frozen=True)
-class Cell:
-    variant: str
-    release: str
-    env: tuple[tuple[str, Any], ...]  # over the variant's [upstream.env]
-    column: str  # "listed" or the cross column's name
-    run: ConformRun | None = None
-    error: str | None = None  # bad input (a release with no adapter): one line
-
-    @property
-    def mark(self) -> str:
-        if self.error is not None:
-            return "refused"
-        assert self.run is not None
-        if not self.run.diverged:
-            return "ok"
-        if self.run.raised is not None:
-            return "raised"
-        return self.run.switch or "unexplained"
-
-
-@dataclass(frozen=True)
-class ConformMatrix:
-    cells: tuple[Cell, ...]
-    seconds: float
-    traces: int
-
-    @property
-    def exit_code(self) -> int:
-        """1 when a listed release does not conform to its variant (its table is wrong)."""
-        return 1 if any(c.column == "listed" and c.mark != "ok" for c in self.cells) else 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "traces": self.traces,
-            "seconds": round(self.seconds, 2),
-            "cells": [
-                {
-                    "variant": c.variant,
-                    "release": c.release,
-                    "column": c.column,
-                    "env": dict(c.env),
-                    "mark": c.mark,
-                    "error": c.error,
-                    "run": c.run.to_json() if c.run else None,
-                }
-                for c in self.cells
-            ],
-            "release_table": release_table(self),
-            "exit_code": self.exit_code,
-        }
 
 
 def sglang_variants() -> list[Variant]:
@@ -89,7 +37,8 @@ def cells() -> Iterator[Cell]:
         for release in table.releases if table else ():
             yield Cell(v.name, release, (), "listed")
         for release, group, default in GROUPS:
-            yield Cell(v.name, release, (), f"{group} default")
+            # The release's default, over any [upstream.env] the variant sets.
+            yield Cell(v.name, release, ((DEFERRED, default),), f"{group} default")
             yield Cell(
                 v.name,
                 release,
@@ -132,37 +81,3 @@ def conform_all(
     return ConformMatrix(
         tuple(out[i] for i in range(len(todo))), time.perf_counter() - start, traces
     )
-
-
-def release_table(m: ConformMatrix) -> dict[str, list[str]]:
-    """Release -> the variants whose listed cell conforms there."""
-    table: dict[str, list[str]] = {}
-    for c in m.cells:
-        if c.column == "listed" and c.mark == "ok":
-            table.setdefault(c.release, []).append(c.variant)
-    return {r: sorted(vs) for r, vs in sorted(table.items())}
-
-
-def markdown(m: ConformMatrix) -> str:
-    """The two tables docs/conform.md shows: release -> variants, then every cell."""
-    lines = ["| release | conforming variants (listed in their `[upstream]`) |", "| --- | --- |"]
-    for release, names in release_table(m).items():
-        lines.append(f"| {release} | {', '.join(f'`{n}`' for n in names)} |")
-    columns = [c.column for c in m.cells if c.column != "listed"]
-    columns = list(dict.fromkeys(columns))
-    lines += ["", "| variant | " + " | ".join(columns) + " | `[upstream]` |"]
-    lines.append("| --- |" + " --- |" * (len(columns) + 1))
-    by_variant: dict[str, dict[str, str]] = {}
-    listed: dict[str, list[str]] = {}
-    for c in m.cells:
-        if c.column == "listed":
-            listed.setdefault(c.variant, []).append(
-                c.release + ("" if c.mark == "ok" else f" ({c.mark})")
-            )
-        else:
-            mark = "**ok**" if c.mark == "ok" else f"`{c.mark}`"
-            by_variant.setdefault(c.variant, {})[c.column] = mark
-    for name, row in by_variant.items():
-        marks = " | ".join(row.get(col, "") for col in columns)
-        lines.append(f"| `{name}` | {marks} | {', '.join(listed.get(name, [])) or 'exempt'} |")
-    return "\n".join(lines)

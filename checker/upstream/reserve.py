@@ -65,7 +65,7 @@ class ReqToTokenPool:
 
 def reserved_pages(mods: dict[str, ModuleType], tokens: int) -> int:
     """The pages decode pre-allocates for a prompt of ``tokens`` tokens."""
-    decode = mods[DECODE]
+    decode: Any = mods[DECODE]  # the release's module, patched: foreign
     # ``utils/common.py`` is a few thousand lines of stand-in module; its page arithmetic
     # is the release's own function, compiled alone from the release's file.
     utils = Path(str(decode.__file__)).parents[1] / "utils" / "common.py"
@@ -118,7 +118,7 @@ def release_function(path: Path, name: str) -> Any:
 
 def _decode_req(req_cls: type, tokens: int) -> Any:
     """The release's ``Req`` as decode holds it before the transfer: the prompt, no output."""
-    req = object.__new__(req_cls)
+    req: Any = object.__new__(req_cls)
     fields = dict(
         rid="req-reserve",
         origin_input_ids=list(range(tokens)),

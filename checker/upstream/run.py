@@ -9,23 +9,37 @@ walk starts).
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
 from kvproof.checker.conform.result import ConformRun
 from kvproof.checker.conform.run import Options, Progress, conform_engine
 from kvproof.checker.upstream.engine import (
+    ALSO_READ,
     EXERCISED,
     MOONCAKE,
     REAL,
     SIZES,
     check_variant,
     open_sglang,
+    page_counts,
 )
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
 
-__all__ = ["EXERCISED", "MOONCAKE", "REAL", "SIZES", "ConformRun", "conform", "default_release"]
+__all__ = [
+    "ALSO_READ",
+    "EXERCISED",
+    "MOONCAKE",
+    "REAL",
+    "SIZES",
+    "ConformRun",
+    "conform",
+    "default_release",
+    "page_counts",
+]
 
 
 def default_release(variant: Variant) -> str:
@@ -57,5 +71,8 @@ def conform(
     """``env`` overrides the variant's ``[upstream.env]`` (a notebook asking "and under
     this setting?"); its keys are checked like the table's."""
     opts = Options(traces=traces, seed=seed, faults=faults, out=out, max_steps=max_steps)
+    start = time.perf_counter()
     with open_sglang(variant, sglang, env) as engine:
-        return conform_engine(engine, variant, opts, progress)
+        run = conform_engine(engine, variant, opts, progress)
+    # The run's seconds include loading the release's modules, as a user waits for them.
+    return dataclasses.replace(run, seconds=time.perf_counter() - start)

@@ -102,7 +102,7 @@ def scheduler_self(
 def bare_scheduler(sched_cls: type, fields: dict[str, Any]) -> Any:
     """The release's ``Scheduler`` without its ``__init__``: every field its class body
     assigns a permissive stand-in, then ``fields``."""
-    sched = object.__new__(sched_cls)
+    sched: Any = object.__new__(sched_cls)
     for name in assigned_fields(sched_cls):
         object.__setattr__(sched, name, Stub())
     for name, value in fields.items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 import types
-from typing import Any
+from typing import Any, Literal
 
 
 class _StubMeta(abc.ABCMeta):
@@ -76,7 +76,7 @@ class Stub(metaclass=_StubMeta):
     def __enter__(self) -> Any:
         return self
 
-    def __exit__(self, *exc: Any) -> bool:
+    def __exit__(self, *exc: Any) -> Literal[False]:
         return False
 
     def __lt__(self, other: Any) -> bool:

@@ -49,9 +49,9 @@ def make_manager(manager_cls: type, *, deferred: bool, waiting_timeout: float) -
     ``deferred`` is ``envs.SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE`` as the
     release reads it, and in 0.5.22+ also the class's ``supports_deferred_decode_kv_release``
     (``common/conn.py::CommonKVManager.__init__``)."""
-    cls = type("KvproofManager", (manager_cls,), {})
+    cls: Any = type("KvproofManager", (manager_cls,), {})
     cls.__abstractmethods__ = frozenset()
-    mgr = object.__new__(cls)
+    mgr: Any = object.__new__(cls)
     fields: dict[str, Any] = {
         "request_status": {},
         "failure_records": {},
@@ -80,10 +80,10 @@ def make_manager(manager_cls: type, *, deferred: bool, waiting_timeout: float) -
     return mgr
 
 
-def make_receiver(receiver_cls: type, common_cls: type, mgr: Any, room: int, peer: Peer) -> Any:
+def make_receiver(receiver_cls: Any, common_cls: Any, mgr: Any, room: int, peer: Peer) -> Any:
     """The release's receiver, through ``CommonKVReceiver.__init__`` (its backend
     ``__init__`` connects to the bootstrap server; the common one only registers the room)."""
-    recv = object.__new__(receiver_cls)
+    recv: Any = object.__new__(receiver_cls)
     common_cls.__init__(recv, mgr, "prefill:8998", room)
     recv._connect_to_bootstrap_server = lambda info: peer.socket_for(room)
     recv.trace_ctx = _NoTrace()

@@ -102,5 +102,7 @@ def lasso_explanation(trace: Trace, protocol: Any) -> str:
     n = len(trace.steps) - (trace.loop or 0)
     found = forever(trace, protocol)
     what = "; ".join(f.text() for f in found) if found else "nothing it waits for ever comes"
+    if n == 0:  # a stutter: no fair step is enabled in the last state
+        return f"then no step can be taken, forever: {what}"
     steps = "step repeats" if n == 1 else f"{n} steps repeat"
     return f"the loop's {steps} forever: {what}"

@@ -274,11 +274,12 @@ class Compiler:
             lines.append(f"    {names}, = r{i}")
         return lines
 
-    def _define(self, name: str, body: list[str], env: dict[str, Any]) -> Any:
+    def _define(self, name: str, body: list[str], env: dict[str, Any]) -> Callable[[Any], Any]:
         src = "\n".join([f"def {name}(d):", *body])
         scope = {"K": self.consts, "F": self.fallback, **env}
         exec(compile(src, f"<kvproof:{name}>", "exec"), scope)
-        return scope[name]
+        fn: Callable[[Any], Any] = scope[name]  # the function the source just defined
+        return fn
 
     def successors(self, instances: list[ActionInstance]) -> Callable[[Any], Any]:
         used: set[int] = set()
@@ -298,7 +299,7 @@ class Compiler:
                 body.append(f"        out.append((I[{len(live)}], new))")
             live.append(inst)
         src = [*self._unpack(used), "    out = []", *body, "    return out"]
-        return self._define("successors", src, {"I": live})  # type: ignore[no-any-return]
+        return self._define("successors", src, {"I": live})
 
     def step(self, inst: ActionInstance) -> Callable[[Any], Any]:
         used: set[int] = set()
@@ -308,7 +309,7 @@ class Compiler:
         if lines and lines[-1].endswith("if new is not None:"):
             return self.fallback[-1]
         body = [*self._unpack(used), f"    if not ({guard}):", "        return None", *lines]
-        return self._define("step", [*body, "    return new"], {})  # type: ignore[no-any-return]
+        return self._define("step", [*body, "    return new"], {})
 
     def _inv_code(self, inv: Invariant, used: set[int]) -> str | None:
         try:
@@ -323,7 +324,7 @@ class Compiler:
         if code is None:
             ctx_of = self.reference.ctx_of
             return lambda d: bool(inv.body(ctx_of(d)))
-        return self._define("check", [*self._unpack(used), f"    return {code}"], {})  # type: ignore[no-any-return]
+        return self._define("check", [*self._unpack(used), f"    return {code}"], {})
 
     def violated(self, invs: tuple[Invariant, ...]) -> Callable[[Any], list[str]]:
         used: set[int] = set()
@@ -336,4 +337,4 @@ class Compiler:
                 code = f"C[{len(checks) - 1}](d)"
             lines += [f"    if not {code}:", f"        out.append({inv.name!r})"]
         body = [*self._unpack(used), "    out = []", *lines, "    return out"]
-        return self._define("violated", body, {"C": checks})  # type: ignore[no-any-return]
+        return self._define("violated", body, {"C": checks})

@@ -23,7 +23,7 @@ from typing import Any
 
 from kvproof.model.lang.compiled import Compiler, Data
 from kvproof.model.lang.context import Ctx, apply_row
-from kvproof.model.lang.dsl import Invariant
+from kvproof.model.lang.dsl import Enum, Invariant
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import PyLogic
 
@@ -88,7 +88,7 @@ class Concrete:
         free = [v for v in self.protocol.vars if v.rigid]
         choices = []
         for v in free:
-            domain = [False, True] if v.kind == "bool" else list(v.kind.values)  # type: ignore[union-attr]
+            domain = list(v.kind.values) if isinstance(v.kind, Enum) else [False, True]
             choices.append(
                 [
                     dict(zip(self.cells[v.name], vals, strict=True))

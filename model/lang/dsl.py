@@ -58,7 +58,7 @@ class Var:
 
     @property
     def default(self) -> Any:
-        return False if self.kind == BOOL else self.kind.values[0]  # type: ignore[union-attr]
+        return self.kind.values[0] if isinstance(self.kind, Enum) else False
 
 
 class ActionKind(enum.Enum):

@@ -72,7 +72,7 @@ def liveness_named(protocol: Protocol, name: str) -> Liveness:
     raise KeyError(name)
 
 
-def check_liveness_names(protocol: Any) -> None:
+def check_liveness_names(protocol: Protocol) -> None:
     """Each property's parameters are sorts of the protocol (else bad input, one line)."""
     for prop in protocol.liveness:
         for sort in prop.params:

@@ -15,7 +15,7 @@ from typing import Any
 
 import z3
 
-from kvproof.model.lang.dsl import BOOL, Enum
+from kvproof.model.lang.dsl import Enum
 from kvproof.model.lang.fold import fold, one_or
 
 
@@ -94,7 +94,7 @@ class Z3Logic:
 
     # -- helpers -------------------------------------------------------------------------
     def sort_of(self, kind: str | Enum) -> z3.SortRef:
-        return z3.BoolSort() if kind == BOOL else self.enum_sorts[kind.name]  # type: ignore[union-attr]
+        return self.enum_sorts[kind.name] if isinstance(kind, Enum) else z3.BoolSort()
 
     def lift(self, value: Any, like: Any = None, sort: z3.SortRef | None = None) -> Any:
         """A Python constant as a Z3 term (``like`` or ``sort`` give an enum's sort)."""

@@ -14,6 +14,7 @@ from typing import Any
 import z3
 
 from kvproof.model.lang.context import Ctx, apply_row
+from kvproof.model.lang.dsl import Enum
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import Z3Logic
 
@@ -165,16 +166,16 @@ class Unroller:
         return init, steps
 
 
-def _enums(inst: Instance) -> list[Any]:
+def _enums(inst: Instance) -> list[Enum]:
     seen = {}
     for v in inst.protocol.vars:
-        if v.kind != "bool":
-            seen[v.kind.name] = v.kind  # type: ignore[union-attr]
+        if isinstance(v.kind, Enum):
+            seen[v.kind.name] = v.kind
     return list(seen.values())
 
 
 def select_cell(
-    logic: Any,
+    logic: Z3Logic,
     sels: Sequence[Any],
     enabled: Sequence[tuple[Any, Any, dict[str, list[Any]]]],
     var: str,

@@ -149,8 +149,8 @@ def explore(
                 violating[name] += 1
                 first.setdefault(name, nid)
 
-    for s in concrete.initial_states():
-        data = canon(s.data)
+    for init in concrete.initial_states():
+        data = canon(init.data)
         if data not in ids:
             ids[data] = len(datas)
             datas.append(data)
@@ -164,7 +164,7 @@ def explore(
     # bound methods are looked up once, a new state is hashed once for lookup and insert
     # (``setdefault``), and the target is tested on raw data.
     lookup = ids.get
-    row = {}.setdefault
+    row: Callable[[Any, Any], Any] = {}.setdefault
     store, link, label, deep = datas.append, parent.append, via.append, dist.append
     transitions = terminal = 0
     deadlocked: list[int] = []

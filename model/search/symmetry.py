@@ -119,7 +119,7 @@ class _Sort:
         """The generated function from ``State.data`` to the list of element keys."""
         parts = self.key_parts(before)
         body = ", ".join("(" + ", ".join(p) + ",)" for p in parts)
-        return _exec(["def key(d):", f"    return [{body}]"], "key", f"key:{self.sort}")  # type: ignore[no-any-return]
+        return _exec(["def key(d):", f"    return [{body}]"], "key", f"key:{self.sort}")
 
     def index(self, perm: tuple[int, ...]) -> dict[int, list[int]]:
         """Per variable with an argument of the sort, the old cell each new cell reads when
@@ -152,7 +152,7 @@ def _move(concrete: Concrete, getters: dict[int, list[int]], tag: str) -> Callab
             parts.append(f"d[{i}]")
     unpack = [f"    r{i} = d[{i}]" for i in getters]
     src = ["def move(d):", *unpack, f"    return ({', '.join(parts)},)"]
-    return _exec(src, "move", f"move:{tag}")  # type: ignore[no-any-return]
+    return _exec(src, "move", f"move:{tag}")
 
 
 def _one_sort(concrete: Concrete, sort: str) -> Canon:
@@ -183,7 +183,7 @@ def _one_sort(concrete: Concrete, sort: str) -> Canon:
 def _same(columns: list[tuple[int, Any]]) -> Callable[[Any, Any], bool]:
     """Whether two states agree on the rows ``columns`` names (generated)."""
     same = " and ".join(f"d[{i}] == p[{i}]" for i, _ in columns) or "True"
-    return _exec([f"def same(p, d):\n    return {same}"], "same", "same")  # type: ignore[no-any-return]
+    return _exec([f"def same(p, d):\n    return {same}"], "same", "same")
 
 
 def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
@@ -291,7 +291,7 @@ def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
     ]
     canon = _exec(src, "canon", "canon:both", {"S": sort_inner, "G": general, "L": [None, 0]})
     canon.after = canon.__globals__["after"]
-    return canon  # type: ignore[no-any-return]
+    return canon
 
 
 def _then(

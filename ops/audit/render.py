@@ -19,6 +19,7 @@ from kvproof.ops.audit.deployment import Node
 from kvproof.ops.audit.findings import AuditFinding, Severity
 from kvproof.ops.audit.redact import scrub
 from kvproof.ops.audit.report import AuditReport
+from kvproof.ops.audit.run import AuditRun
 from kvproof.ops.audit.vllm_rules import lease_s, transfer_mode
 
 STYLE = {
@@ -134,7 +135,9 @@ def _finding(f: AuditFinding) -> Group:
     return Group(head, Padding(Group(*body), (0, 0, 0, 2), expand=False))
 
 
-def render(report: AuditReport, console: Console, fail_on: Severity | None) -> None:
+def render(run: AuditRun, console: Console) -> None:
+    """The run for people (``run.to_json()`` is the one for machines)."""
+    report, fail_on = run.report, run.fail_on
     dep = report.deployment
     console.print(
         Text.assemble(
@@ -162,7 +165,7 @@ def render(report: AuditReport, console: Console, fail_on: Severity | None) -> N
             console.print(_finding(f))
         steps = [Text(f"{i}. {a}") for i, a in enumerate(report.recommendations(), start=1)]
         console.print(Panel(Group(*steps), title="What to do", title_align="left"))
-    code = report.exit_code(fail_on)
+    code = run.exit_code
     worst = str(report.worst) if report.worst is not None else "none"
     console.print(
         Text(

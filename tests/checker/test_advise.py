@@ -129,3 +129,50 @@ def test_0_5_22_without_deferred_release_frees_early(tmp_path: Path) -> None:
     html = advise_page(doc)
     assert "UNSAFE" in html and 'ol class="engine-steps"' in html
     assert not uses_model_names(html.split("<style>")[0] + html.split("</style>")[1])
+
+
+def _cached_vllm(version: str) -> None:
+    from kvproof.checker.conform.vllm import fetch as vllm_fetch
+
+    try:
+        vllm_fetch.cached(version)
+    except KvproofInputError as exc:
+        pytest.skip(f"no cached vllm {version} wheel and no index: {exc}")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["--env", "VLLM_X=1"], "not environment variables"),
+        (["--server-arg", "block_size=16"], "not block_size"),
+        (["--server-arg", "transfer_mode=sideways"], "one of pull, push"),
+    ],
+)
+def test_vllm_bad_input(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["advise", "vllm==0.34.0", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0]
+
+
+@pytest.mark.slow
+def test_vllm_0_34_pull_reads_after_the_lease() -> None:
+    """0.34.0's own code (conform --vllm) in pull mode: prefill frees on lease expiry."""
+    _cached_vllm("0.34.0")
+    run = advise(deployment("vllm==0.34.0"), traces=50)
+    assert run.match.variant == "vllm-0.34-nixl-pull" and run.match.by_table
+    assert "vllm-stale-block-lease" in run.match.same_code + run.match.also
+    assert run.exit_code == 1 and run.assessment is not None
+    iso = next(f for f in run.assessment.findings if f.name == "isolation")
+    assert iso.verdict == "violated" and iso.story and "expired" in iso.story
+    assert not uses_model_names(iso.story)
+
+
+def test_the_incident_server_info_names_its_release() -> None:
+    """The audit example's /server_info (no exposed environment): 0.5.19, Mooncake."""
+    _cached("0.5.19")
+    path = (
+        Path(__file__).resolve().parents[2] / "examples/audit/incident/prefill-0.server_info.json"
+    )
+    dep = deployment(None, server_info=path)
+    assert dep.version == "0.5.19" and dep.env == {}
+    assert dep.server_args["disaggregation_transfer_backend"] == "mooncake"

@@ -17,8 +17,7 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.engine import ALSO_READ
-from kvproof.checker.upstream.run import REAL, conform
+from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
@@ -161,7 +160,7 @@ def test_the_release_modules_do_not_leak_into_sys_modules() -> None:
     [
         (["sglang-0.5.19-pd", "--sglang", "0.4.0"], "unknown SGLang version"),
         (["sglang-0.5.19-pd", "--sglang", "/"], "not an SGLang tree"),
-        (["vllm-nixl-fixed", "--sglang", "0.5.19"], "not an SGLang variant"),
+        (["vllm-nixl-fixed", "--sglang", "0.5.19"], "is a vLLM variant: pass --vllm"),
     ],
 )
 def test_bad_input_is_one_line(

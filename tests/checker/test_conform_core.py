@@ -15,7 +15,7 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.checker.conform.diagnose import conforms_under, flipped, flips, rigid_values
 from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.run import REAL, conform
+from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
@@ -39,6 +39,9 @@ def _planted(dest: Path, rel: str, old: str, new: str) -> Path:
                 (dest / cand).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy(src / cand, dest / cand)
                 break
+    for extra in ALSO_READ:  # read from the tree without importing its module
+        (dest / extra).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src / extra, dest / extra)
     path = dest / rel
     text = path.read_text()
     assert text.count(old) == 1, old

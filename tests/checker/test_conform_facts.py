@@ -114,11 +114,11 @@ def test_pages_reserved_and_sent_for_the_incident_prompt(version: str) -> None:
     """Decode's ``_pre_alloc`` reserves 625 pages of 64 for the 40,000-token prompt; prefill's
     ``finalize_bootstrap`` sends the 1-token stub's single page until 0.5.21 retires it at
     intake (nothing sent). A 1,000-token prompt: 16 reserved, 16 sent, in every release."""
-    from kvproof.checker.upstream.transfer import page_counts
+    from kvproof.checker.upstream.run import page_counts
 
     with harness(version, {}) as h:
         counts = page_counts(h.mods)
     over, fits = counts[True], counts[False]
     assert (over.prompt_tokens, over.reserved) == (40_000, 625)
     assert over.sent == (None if fact(version, "intake_retires_over_long") else 1)
-    assert (fits.reserved, fits.sent) == (16, 16)
+    assert (fits.reserved, fits.sent, fits.relation) == (16, 16, "whole")

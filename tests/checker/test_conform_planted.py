@@ -15,8 +15,7 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.engine import ALSO_READ
-from kvproof.checker.upstream.run import REAL, conform
+from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
@@ -81,7 +80,7 @@ def test_a_raise_at_prefill_intake_is_exit_1_too(tmp_path: Path) -> None:
     line = plant(utils, "def validate_input_length(", "raise KeyError('planted')")
     run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=5, out=tmp_path / "o")
     assert run.exit_code == 1 and run.raised is not None
-    assert f"sglang/srt/managers/utils.py:{line}" in run.raised and "during" in run.raised
+    assert f"sglang/srt/managers/utils.py:{line}" in run.raised and "intake" in run.raised
 
 
 def test_kvproof_s_own_exception_is_not_blamed_on_sglang(
@@ -194,32 +193,27 @@ def test_prefill_sending_one_page_fewer_is_a_page_count_divergence(tmp_path: Pat
         text.replace(old, old.replace("return kv_to_page_num(", "return -1 + kv_to_page_num("))
     )
     run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=50)
-    assert run.exit_code == 1 and run.raised is None, run.detail
-    assert any("sent: model 16, code 15" in d for d in run.detail), run.detail
-    assert run.decisions["fitting_pages_sent"] > 0
+    assert run.exit_code == 1 and run.switch == "decode_reserve", run.detail
+    assert "pages_sent_of_reserved: model whole, code short (15 of 16 reserved" in run.detail[0]
+    assert run.pages is not None and run.pages["fits"].sent == 15
 
 
-def test_0_5_19_shows_the_incident_s_page_counts(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_0_5_19_shows_the_incident_s_page_counts(capsys: pytest.CaptureFixture[str]) -> None:
     try:
         fetch.cached("0.5.19")
     except KvproofInputError as exc:
         pytest.skip(str(exc))
-    argv = ["conform", "sglang-0.5.19-pd", "--sglang", "0.5.19", "--traces", "20", "--json"]
-    assert main(argv) == 0
-    made = json.loads(capsys.readouterr().out)["decisions"]
-    # Asked once per run: decode reserves 625 pages of 64 for the 40,000-token prompt,
-    # prefill sends the 1-token stub's single page.
-    assert made["over_long_pages_reserved"] == 625 and made["over_long_pages_sent"] == 1
-    # A fixed-intake model with 0.5.19's decode side (deferred release off) against the
-    # incident's code: the over-long request's page counts differ (prefill sends the stub's
-    # 1 page of 625 reserved; the model sends none), and the diagnosis names the switch.
-    argv = ["conform", "sglang-pd-early-free-abort", "--sglang", "0.5.19", "--traces", "50"]
-    rc = main([*argv, "--json", "--out", str(tmp_path)])
-    got = json.loads(capsys.readouterr().out)
-    assert got["switch"] == "honor_pending_reject", got["detail"]
-    assert rc == 1 and any("sent: model 0, code 1" in d for d in got["detail"]), got["detail"]
+    assert main(["conform", "sglang-0.5.19-pd", "--sglang", "0.5.19", "--traces", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "40000-token prompt (over-long): decode reserves 625, prefill sends 1" in out
+    # 0.5.22's model on 0.5.19's code: with deferred release on and client aborts only, the
+    # abort paths agree and the first difference is at the over-long prompt's arrival.
+    deferred = {"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": True}
+    run = conform(load_variant("sglang-0.5.22-pd"), "0.5.19", traces=20, faults=False,
+                  env=deferred)  # fmt: skip
+    got = run.to_json()
+    assert run.exit_code == 1 and got["pages"]["over_long"]["prefill_sent_pages"] == 1
+    assert got["detail"][0].startswith("r") and "code short (1 of 625 reserved" in got["detail"][0]
 
 
 @pytest.mark.parametrize(
@@ -243,5 +237,7 @@ def test_one_ack_per_request_instead_of_per_rank_is_caught(
     else:
         raise AssertionError(f"{old!r} not in the release")
     run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=300, faults=True)
-    assert run.exit_code == 1 and run.raised is None, run.detail
-    assert any("released_on_partial_ack: model False, code True" in d for d in run.detail)
+    assert run.exit_code == 1, run.detail
+    assert any("released_after_acks: model all, code 1 of 2" in d for d in run.detail)
+    # The model's ``ack`` is every rank's at once: no single switch flip explains it.
+    assert run.diagnosis is not None and "no single switch explains it" in run.diagnosis.headline

@@ -75,3 +75,22 @@ def test_the_incident_told_in_two_sentences() -> None:
     assert said[0].endswith("with a pending abort, and decode admitted it")
     told = story(rows, "decode read r0's page table.", voice_of("sglang"))
     assert told.count(". ") == 1 and told.endswith("Decode read r0's page table.")
+
+
+def test_liveness_lassos_speak_engine_words_unless_raw() -> None:
+    from kvproof.checker.runs.liveness_run import liveness_json
+    from kvproof.checker.runs.render_liveness import render
+    from kvproof.checker.verify.liveness import check_liveness
+
+    check = check_liveness(load_variant("sglang-pd-early-free-abort"), necessity=False)
+    data = liveness_json(check)
+
+    def text(raw: bool) -> str:
+        out = io.StringIO()
+        render(Console(file=out, width=120), check, data, raw=raw)
+        return out.getvalue()
+
+    words = text(False)
+    assert "died and will never report" in words and "crash(r0)" not in words
+    assert uses_model_names(words) == []
+    assert "crash(r0)" in text(True)

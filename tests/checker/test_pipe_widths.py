@@ -96,6 +96,20 @@ def test_conform_fits_its_content() -> None:
 
 
 @pytest.mark.slow
+def test_advise_fits_its_content() -> None:
+    from kvproof.checker.upstream import fetch
+    from kvproof.spec.errors import KvproofInputError
+
+    try:
+        fetch.cached("0.5.20")
+    except KvproofInputError as exc:
+        pytest.skip(f"no cached sglang 0.5.20 wheel and no index: {exc}")
+    rc, lines = piped("advise", "sglang==0.5.20", "--traces", "20")
+    assert rc == 1 and any(line.endswith("UNSAFE") for line in lines)
+    assert_fits(lines)
+
+
+@pytest.mark.slow
 def test_fuzz_fits_its_content(tmp_path: Path) -> None:
     _, lines = piped("fuzz", "sglang-0.5.19-pd", "--traces", "20", "--out", str(tmp_path))
     assert_fits(lines)

@@ -5,7 +5,9 @@ Playwright browser download). Every request other than the report file itself is
 and recorded, so "opens offline" is checked, not assumed. Without Chromium or Playwright
 the tests skip with the reason; the markup tests in ``test_html_report.py`` still run.
 
-``KVPROOF_UPDATE_GOLDEN=1`` rewrites the README's screenshot, ``docs/incident-report.png``.
+``KVPROOF_UPDATE_GOLDEN=1`` rewrites the README's screenshot, ``docs/incident-report.png``,
+and its sidecar ``docs/incident-report.json`` (the kvproof version it shows and the image's
+hash; ``tests/test_docs.py`` fails when the version moves on without a new picture).
 """
 
 from __future__ import annotations
@@ -45,6 +47,22 @@ if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
         f"no Chromium at {CHROMIUM} (apt-get install -y chromium, or set KVPROOF_CHROMIUM)",
         allow_module_level=True,
     )
+
+
+def write_golden_sidecar(png: Path) -> None:
+    """What the picture shows, for ``tests/test_docs.py``: the version in its footer."""
+    import hashlib
+    import json
+
+    from kvproof import __version__
+
+    facts = {
+        "kvproof_version": __version__,
+        "sha256": hashlib.sha256(png.read_bytes()).hexdigest(),
+        "made_by": "KVPROOF_UPDATE_GOLDEN=1 pytest tests/checker/test_report_browser.py",
+        "shows": "kvproof report traces/sglang-0.5.19-pd.isolation.jsonl --html incident.html",
+    }
+    png.with_suffix(".json").write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +137,7 @@ def test_incident_report_in_chromium(browser: Any, incident_html: Path) -> None:
         height = int(engine["y"] + engine["height"] + 12)
         GOLDEN.parent.mkdir(exist_ok=True)
         page.screenshot(path=str(GOLDEN), clip={"x": 0, "y": 0, "width": 1300, "height": height})
+        write_golden_sidecar(GOLDEN)
     page.context.close()
 
 

@@ -128,3 +128,13 @@ def test_conform_says_which_release_it_runs(capsys: pytest.CaptureFixture[str]) 
     assert main(["conform", "sglang-0.5.22-pd", "--traces", "3"]) == 0
     err = capsys.readouterr().err
     assert "running sglang 0.5.23: the newest of 0.5.21-0.5.23 that sglang-0.5.22-pd's" in err
+
+
+def test_a_vllm_release_is_its_pull_variant_and_push_by_its_transfer_mode() -> None:
+    # spec/releases.toml holds vLLM's defaults (transfer_mode "pull", the 30 s lease, the
+    # "fail" policy), so a release alone resolves, and transfer_mode picks push.
+    assert resolve("vllm==0.34.0").variant.name == "vllm-0.34-nixl-pull"
+    push = resolve("vllm==0.33.0", server_args={"transfer_mode": "push"})
+    assert push.variant.name == "vllm-0.34-nixl-push"
+    with pytest.raises(KvproofInputError, match=r"0\.33\.0 to 0\.34\.0"):
+        resolve("vllm==0.25.0")

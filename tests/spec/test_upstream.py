@@ -36,8 +36,8 @@ def test_the_vllm_releases_and_their_connector_settings() -> None:
     upstream = {v.name: v.upstream for v in list_variants() if v.upstream}
     for mode in ("pull", "push"):
         table = upstream[f"vllm-0.34-nixl-{mode}"]
-        assert table.releases == ("0.34.0",)
-        assert table.kv_transfer_config["kv_connector"] == "NixlConnector"
+        assert table.releases == ("0.33.0", "0.34.0")
+        assert table.kv_transfer_config == {"kv_load_failure_policy": "fail"}
         assert table.kv_connector_extra_config["transfer_mode"] == mode
     assert upstream["vllm-nixl-fixed"].exempt and upstream["vllm-nixl-push-fixed"].exempt
 
@@ -52,12 +52,10 @@ def test_the_vllm_releases_and_their_connector_settings() -> None:
 def test_each_engine_takes_its_own_settings_tables(
     tmp_path: Path, engine: str, table: str, says: str
 ) -> None:
-    if engine == "sglang":
-        path = _with_table(tmp_path, TABLE + table)
-    else:
-        src = (VARIANTS_DIR / "vllm-0.34-nixl-pull.toml").read_text()
-        path = tmp_path / "vllm-0.34-nixl-pull.toml"
-        path.write_text(src.replace("[switches]", table + "\n[switches]"))
+    name = "sglang-0.5.22-pd" if engine == "sglang" else "vllm-0.34-nixl-pull"
+    src = (VARIANTS_DIR / f"{name}.toml").read_text()
+    path = tmp_path / f"{name}.toml"
+    path.write_text(src.replace("\n[switches]", "\n" + table + "\n[switches]", 1))
     with pytest.raises(KvproofInputError, match=says):
         load_variant_file(path)
 

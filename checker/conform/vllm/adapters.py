@@ -59,7 +59,7 @@ R0340 = Adapter(
         "get_transfer_results",
         f"{N}/base_worker.py::NixlBaseConnectorWorker.get_transfer_results / "
         "_pop_done_transfers / _try_release_xfer_handle / _handle_failed_transfer / "
-        "_reap_expired_send_leases / _handle_heartbeat",
+        "_reap_expired_send_leases / _handle_heartbeat / get_block_ids_with_load_errors",
     ),
 )
 # 0.33.0: the same decision functions and worker fields; its scheduler keeps an aborted

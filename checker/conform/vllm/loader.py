@@ -19,6 +19,7 @@ import importlib.util
 import sys
 import types
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from kvproof.checker.upstream.stubs import SPECIAL, StubModule
@@ -104,7 +105,7 @@ _SPECIAL = {
 def _imported_by_vllm() -> bool:
     """Whether the import being run is in a ``vllm`` module: only those get stand-ins for
     absent packages (the standard library probes ``_winapi`` and the like)."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         mod = frame.f_globals.get("__name__", "")
         if not mod.startswith(("importlib", __name__)):
@@ -147,7 +148,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     # Loader half: stand-in modules.
     def create_module(self, spec: Any) -> types.ModuleType:
-        self.created.add(spec.name.split(".")[0] if not spec.name.startswith("vllm") else "")
+        # A stood-in third-party package's submodules (``zmq.asyncio``) are stand-ins too.
         self.created.add(spec.name)
         module = StubModule(spec.name)
         module.__path__ = []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from kvproof.checker.conform.vllm.clock import TIMED
@@ -26,7 +25,3 @@ REAL = (
 
 def load(loaded: Loaded) -> dict[str, Any]:
     return {name: loaded.module(name) for name in REAL}
-
-
-def tree_loader(tree: Path) -> Loaded:
-    return Loaded(tree)

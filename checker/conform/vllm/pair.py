@@ -24,6 +24,9 @@ DECODE_TOKENS = 1000
 
 
 class Pair:
+    """Prefill and decode of one release: two real schedulers, two real workers, two fake
+    agents, one clock. Requests are named ``r0``, ``r1``, ... as the model's."""
+
     def __init__(
         self,
         mods: dict[str, Any],
@@ -88,9 +91,7 @@ class Pair:
             "finished_recving": set(res.finished_recving),
             "failed_recving": set(res.failed_recving),
         }
-        invalid = set()
-        while not self.dw._invalid_block_ids.empty():
-            invalid |= self.dw._invalid_block_ids.get_nowait()
+        invalid = self.dw.get_block_ids_with_load_errors()  # base_worker.py, real
         if invalid:
             kv["invalid_block_ids"] = invalid
             self.decisions["decode invalid_block_ids"] += 1
@@ -168,11 +169,11 @@ class Pair:
 
     def fail(self, r: str) -> None:
         agent = self.p_agent if self.mode == "push" else self.d_agent
-        open_ = sorted(
+        posted = sorted(
             ((p, h) for (q, p), h in self.handles.items() if q == r),
             key=lambda ph: ph[0] < 0,  # a READ the walk posted fails first
         )
-        open_ = [h for _, h in open_ if agent.states[h] == "PROC"]
+        open_ = [h for _, h in posted if agent.states[h] == "PROC"]
         if open_:
             agent.fail(open_[0])
         elif self.mode == "pull":  # no READ posted: the handshake failed
@@ -242,6 +243,3 @@ class Pair:
             self.clock.jump_to(self.clock.now + 10 * self.lease)
             self.settle()
         return sum(1 for r in self.in_d if self.d.blocks(r))
-
-    def holding(self) -> dict[str, int]:
-        return defaultdict(int, {r: len(self.d.blocks(r)) for r in self.in_d})

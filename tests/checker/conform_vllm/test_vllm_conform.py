@@ -4,7 +4,6 @@ the release and walks 200 times."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -40,7 +39,7 @@ def test_push_abort_lasso_replays_on_the_real_scheduler(vllm_tree: Path, tmp_pat
     """The safe push design's ACK frees an aborted request; 0.34.0's scheduler still holds
     its blocks after the replayed loop (#46283)."""
     run = conform(load_variant("vllm-nixl-push-fixed"), str(vllm_tree), faults=False, out=tmp_path)
-    assert run.exit_code == 1
+    assert run.exit_code == 1 and run.switch == "abort_notifies_prefill"
     assert any(line.endswith("code [1]") or "code [0]" in line for line in run.detail)
     assert run.decisions["blocks still held after 8 replayed engine steps"] >= 1
     assert main(["report", run.files[0], "--html", str(tmp_path / "l.html"), "--no-replay"]) == 0
@@ -50,8 +49,12 @@ def test_push_write_under_expired_lease_contradicts_until_read(vllm_tree: Path, 
     """0.34.0's push with the one claim changed: prefill holds its source until the WRITE
     is read. The code frees at lease expiry, and the diagnosis names prefill_hold."""
     base = load_variant("vllm-0.34-nixl-push")
-    sw = dataclasses.replace(base.switches, prefill_hold="until_read")
-    variant = dataclasses.replace(base, name="vllm-0.34-push-until-read", switches=sw)
-    run = conform(variant, str(vllm_tree), out=tmp_path)
+    text = base.path.read_text().replace('prefill_hold = "lease"', 'prefill_hold = "until_read"')
+    toml = tmp_path / "vllm-0.34-push-until-read.toml"
+    toml.write_text(
+        text.replace('name = "vllm-0.34-nixl-push"', 'name = "vllm-0.34-push-until-read"')
+    )
+    run = conform(load_variant(str(toml)), str(vllm_tree), out=tmp_path)
     assert run.exit_code == 1 and run.switch == "prefill_hold"
     assert run.decisions["prefill freed source blocks"] >= 1
+    assert run.files  # written; report --html draws catalog variants' traces only

@@ -53,3 +53,21 @@ def test_a_release_without_an_adapter_is_refused_naming_what_differs(tmp_path: P
 
 def test_the_cached_release_has_an_adapter(vllm_tree: Path) -> None:
     assert adapters.select(vllm_tree).name == "vllm-0.34"
+
+
+def test_a_local_wheel_is_unpacked_once_python_sources_only(tmp_path, monkeypatch) -> None:
+    """KVPROOF_VLLM_WHEELS is looked in before the index; only ``vllm/**.py`` is kept."""
+    import zipfile
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    with zipfile.ZipFile(wheels / "vllm-9.9.9-cp38-abi3-manylinux_2_28_x86_64.whl", "w") as z:
+        z.writestr(fetch.MARKER.as_posix(), "# the scheduler\n")
+        z.writestr("vllm/_C.abi3.so", b"\x7fELF")
+        z.writestr("vllm-9.9.9.dist-info/METADATA", "Name: vllm\n")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("KVPROOF_VLLM_WHEELS", str(wheels))
+    tree, label = fetch.resolve("9.9.9")
+    assert label == "9.9.9" and tree == fetch.cache_root() / "9.9.9"
+    assert (tree / fetch.MARKER).is_file() and not (tree / "vllm" / "_C.abi3.so").exists()
+    assert fetch.resolve(str(tree))[0] == tree.resolve()  # the unpacked tree as a PATH
