@@ -70,7 +70,7 @@ def test_every_listed_release_resolves_to_a_variant_listing_it() -> None:
 @pytest.mark.parametrize(
     ("text", "says"),
     [
-        ("sglang==0.5.18", "the sglang releases kvproof knows are 0.5.19 to 0.5.23"),
+        ("sglang==0.5.14", "the sglang releases kvproof knows are 0.5.15 to 0.5.23"),
         ("sglang==five", "is not a version like '0.5.22'"),
         ("nosuch==1.0", "no variant lists a release of nosuch"),
     ],
@@ -97,7 +97,7 @@ def test_did_you_mean_ranks_by_release() -> None:
 
 
 def test_release_span_and_parse() -> None:
-    assert release_span(load_variant("sglang-0.5.19-pd")) == "0.5.19-0.5.20"
+    assert release_span(load_variant("sglang-0.5.19-pd")) == "0.5.15-0.5.20"
     assert release_span(load_variant("vllm-nixl-fixed")) == ""
     assert parse_release("sglang-0.5.19-pd") is None
     assert parse_release("sglang==0.5.20") == Release("sglang", "0.5.20")

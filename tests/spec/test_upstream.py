@@ -12,7 +12,10 @@ from kvproof.spec.lines import key_lines
 from kvproof.spec.variant import VARIANTS_DIR, list_variants, load_variant, load_variant_file
 
 INCIDENT = VARIANTS_DIR / "sglang-0.5.19-pd.toml"
-TABLE = '[upstream]\nengine = "sglang"\nreleases = ["0.5.19", "0.5.20"]\n'
+TABLE = (
+    '[upstream]\nengine = "sglang"\n'
+    'releases = ["0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20"]\n'
+)
 
 
 def _with_table(tmp_path: Path, table: str) -> Path:
@@ -63,7 +66,8 @@ def test_each_engine_takes_its_own_settings_tables(
 def test_the_catalog_mapping() -> None:
     newer = ("0.5.21", "0.5.22", "0.5.23")
     upstream = {v.name: v.upstream for v in list_variants() if v.upstream}
-    assert upstream["sglang-0.5.19-pd"].releases == ("0.5.19", "0.5.20")
+    older = ("0.5.15", "0.5.16", "0.5.17", "0.5.18")
+    assert upstream["sglang-0.5.19-pd"].releases == (*older, "0.5.19", "0.5.20")
     assert upstream["sglang-0.5.22-pd"].releases == newer
     assert upstream["sglang-pd-deferred-timeout"].releases == newer
     early = upstream["sglang-pd-early-free-abort"]
