@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-import tempfile
-import zipfile
 from pathlib import Path
 
+from kvproof.checker.conform.wheels import Wheels
 from kvproof.spec.errors import KvproofInputError
 
 # The scheduler's file: what makes a folder a vLLM tree.
@@ -24,9 +21,11 @@ MARKER = Path("vllm", "v1", "core", "sched", "scheduler.py")
 _VERSION = re.compile(r"^\d+\.\d+(\.\d+)?([.-]?(post|rc|dev)\d*)?$")
 
 
+WHEELS = Wheels("vllm", "vLLM", "KVPROOF_VLLM_WHEELS", "--vllm", "a vLLM checkout", timeout_s=1200)
+
+
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "kvproof" / "vllm"
+    return WHEELS.cache_root()
 
 
 def resolve(spec: str) -> tuple[Path, str]:
@@ -42,54 +41,7 @@ def resolve(spec: str) -> tuple[Path, str]:
 
 
 def cached(version: str) -> Path:
-    tree = cache_root() / version
-    if (tree / MARKER).is_file():
-        return tree
-    wheel = _local_wheel(version) or _download(version)
-    _unpack(wheel, tree)
+    tree = WHEELS.cached(version, MARKER)
     if not (tree / MARKER).is_file():
-        raise KvproofInputError(f"vllm=={version} ships no {MARKER}", str(wheel))
+        raise KvproofInputError(f"vllm=={version} ships no {MARKER}", str(tree))
     return tree
-
-
-def _local_wheel(version: str) -> Path | None:
-    folder = os.environ.get("KVPROOF_VLLM_WHEELS")
-    if not folder:
-        return None
-    found = sorted(Path(folder).glob(f"vllm-{version}-*.whl"))
-    return found[0] if found else None
-
-
-def _download(version: str) -> Path:
-    dest = Path(tempfile.mkdtemp(prefix="kvproof-vllm-"))
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-    cmd += ["-d", str(dest), f"vllm=={version}"]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise KvproofInputError(_offline(version, str(exc)), f"vllm=={version}") from None
-    wheels = sorted(dest.glob("vllm-*.whl"))
-    if done.returncode != 0 or not wheels:
-        last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]
-        if "No matching distribution" in last or "from versions" in last:
-            raise KvproofInputError(f"unknown vLLM version ({last})", f"vllm=={version}")
-        raise KvproofInputError(_offline(version, last), f"vllm=={version}")
-    return wheels[0]
-
-
-def _offline(version: str, why: str) -> str:
-    return (
-        f"cannot fetch vllm=={version} from the package index ({why}); "
-        "pass --vllm PATH to an unpacked wheel or a vLLM checkout"
-    )
-
-
-def _unpack(wheel: Path, tree: Path) -> None:
-    """The wheel's Python sources only (its compiled extensions are never imported)."""
-    part = tree.with_name(tree.name + ".part")
-    with zipfile.ZipFile(wheel) as zf:
-        for name in zf.namelist():
-            if name.startswith("vllm/") and name.endswith(".py"):
-                zf.extract(name, part)
-    if not tree.exists():
-        part.rename(tree)
