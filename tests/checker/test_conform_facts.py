@@ -123,3 +123,27 @@ def test_pages_reserved_and_sent_for_the_incident_prompt(version: str) -> None:
     assert (over.prompt_tokens, over.reserved) == (40_000, 625)
     assert over.sent == (None if fact(version, "intake_retires_over_long") else 1)
     assert (fits.reserved, fits.sent, fits.relation) == (17, 17, "whole")
+
+
+@pytest.mark.parametrize("version", fetch.RELEASES)
+def test_decode_status_is_the_managers_until_its_clear_drops_the_room(version: str) -> None:
+    """``decode_status`` reads the manager's ``request_status`` for the room: Bootstrapping
+    and WaitingForInput are "pending", an abort before the transfer leaves Failed. An abort
+    mid-transfer clears the room; prefill's late Success then re-creates it in 0.5.15-0.5.19
+    (``update_status``), which concerns a later request reusing the room, not this one."""
+    from kvproof.checker.conform.engine import Step
+
+    with harness(version, {}) as h:
+        h.apply(A("arrive", (0,)))
+        assert h.status_of(0) == "pending"
+        h.apply(A("abort", (0,)))
+        assert h.status_of(0) == "failed"
+    with harness(version, {}) as h:
+        sent(h)
+        assert h.status_of(0) == "pending"
+        h.apply(A("abort", (0,)))
+        assert h.status_of(0) is None  # cleared
+        h.apply(Step(A("done", (0,)), "failed", "success"))
+        assert h.status_of(0) is None
+        resurrected = h.mgr.request_status.get(1000) == h.kvpoll.Success
+        assert resurrected is (version <= "0.5.19")

@@ -256,3 +256,17 @@ def test_one_ack_per_request_instead_of_per_rank_is_caught(
     assert any("released_after_acks: model all, code 1 of 2" in d for d in run.detail)
     # The model's ``ack`` is every rank's at once: no single switch flip explains it.
     assert run.diagnosis is not None and "no single switch explains it" in run.diagnosis.headline
+
+
+def test_a_dropped_failed_status_is_a_decode_status_divergence(tmp_path: Path) -> None:
+    """``update_status`` ignoring Failed (``max`` keeps the higher status): the abort that
+    the receiver records leaves decode's room pending where the model's poll is failed."""
+    tree = copy_release("0.5.22", tmp_path)
+    conn = tree / "sglang" / "srt" / "disaggregation" / "common" / "conn.py"
+    text = conn.read_text()
+    old = "        if status == KVPoll.Failed:\n            self.request_status[bootstrap_room] = "
+    assert text.count(old) == 1
+    conn.write_text(text.replace(old, old.replace("if status == KVPoll.Failed:", "if False:")))
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=50)
+    assert run.exit_code == 1, run.detail
+    assert "decode_status: model failed, code pending" in run.detail[0]
