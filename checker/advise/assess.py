@@ -140,11 +140,11 @@ def assess(name: str) -> Assessment:
                 said,
             )
         )
-    for need in lively.necessity:
-        info = ASSUMPTIONS[need.name]
+    for fair in lively.necessity:
+        info = ASSUMPTIONS[fair.name]
         notes.append(
             Assumed(
-                need.name, FAIRNESS, info.text, variant.assume[need.name], need.needed, need.hides
+                fair.name, FAIRNESS, info.text, variant.assume[fair.name], fair.needed, fair.hides
             )
         )
     push = variant.switches.transfer_mode != "pull"

@@ -99,7 +99,6 @@ def run(args: argparse.Namespace) -> int:
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
     from kvproof.checker.cli.progress import for_run, heartbeat_s
-    from kvproof.checker.render.check import render
     from kvproof.checker.runs.check_run import CheckOptions, check
 
     # Every output path is checked before minutes of work, not after.
@@ -137,5 +136,8 @@ def run(args: argparse.Namespace) -> int:
         options=options,
         progress=progress,
     )
+    # The renderer loads Z3 (it explains traces): a mistyped name is exit 2 before that.
+    from kvproof.checker.render.check import render
+
     render(console, done, as_json=args.json, raw=args.raw)
     return done.exit_code

@@ -73,7 +73,6 @@ def run(args: argparse.Namespace) -> int:
 
     from kvproof.checker.cli.paths import check_input_dir, check_output_file
     from kvproof.checker.cli.progress import for_run, heartbeat_s
-    from kvproof.checker.render.prove import render
     from kvproof.checker.runs.prove_run import ProveOptions, prove_variants
 
     check_input_dir(args.variants_dir, "--variants-dir")
@@ -100,5 +99,7 @@ def run(args: argparse.Namespace) -> int:
         options=options,
         progress=for_run(console, quiet=args.quiet),
     )
+    from kvproof.checker.render.prove import render  # loads Z3: after the names are checked
+
     render(console, done, as_json=args.json, cores=args.cores)
     return done.exit_code

@@ -161,13 +161,14 @@ def render_all(console: Console, checks: list[VariantVerdict]) -> None:
                 "[green]yes[/]" if check.safety_match else "[red]NO[/]",
             )
         if check.variant.assume:
-            needed = {n.name: n.needed for n in check.necessity}
+            needed: dict[str, bool | str | None] = {n.name: n.needed for n in check.necessity}
+            mark: dict[bool | str | None, str] = {
+                True: " (needed)",
+                False: " (unnecessary)",
+                None: " (?)",
+            }
             names = [
-                n
-                + {True: " (needed)", False: " (unnecessary)", None: " (?)"}.get(
-                    needed.get(n, "-"), ""
-                )
-                + (" DROPPED" if n in check.without else "")
+                n + mark.get(needed.get(n, "-"), "") + (" DROPPED" if n in check.without else "")
                 for n in check.variant.assume
             ]
             table.add_row(check.variant.name, "(assumes)", "; ".join(names), "", "", "")

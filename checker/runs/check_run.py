@@ -61,20 +61,22 @@ def check(
     """Check the variants ``names`` (or ``every`` one in ``variants_dir``) with ``options``
     (None: the defaults of ``kvproof check``)."""
     options = options or CheckOptions()
+    from kvproof.checker.verify.plan import check_mixed
+    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
+    from kvproof.spec.names import require_assumed
+
+    # Bad names are exit 2 before Z3 and torch load (tests/spec/test_names.py).
+    check_mixed(options)
+    user = load_protocol(options.protocol) if options.protocol else None
+    variants = resolve_variants(names, every, variants_dir, user)
+    for variant in variants:  # each --without must be one the variant lists
+        require_assumed(variant.name, tuple(variant.assume), options.without)
     from kvproof.checker.distrib.options import executor_for
     from kvproof.checker.render.check_files import write_files
     from kvproof.checker.render.check_text import outcome
     from kvproof.checker.verify.check_pool import run_jobs
     from kvproof.checker.verify.driver import prepare
-    from kvproof.checker.verify.plan import check_mixed
-    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.handoff.assumptions import active
 
-    check_mixed(options)
-    user = load_protocol(options.protocol) if options.protocol else None
-    variants = resolve_variants(names, every, variants_dir, user)
-    for variant in variants:
-        active(variant, options.without)  # each must be one the variant lists
     factory = user.factory if user else None
     jobs = [prepare(v, options, factory, every=every) for v in variants]
     workers = options.workers or max(1, min(os.cpu_count() or 1, len(jobs)))

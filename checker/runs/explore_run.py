@@ -56,11 +56,13 @@ def explore_variant(
 ) -> ExploreRun:
     """Explore the variant ``name``; ``on_progress(states, depth, left)`` as it goes."""
     from kvproof.checker.verify.protocols import load_protocol, resolve_variants
-    from kvproof.model.search.explore import explore
     from kvproof.spec.files import write_text_atomic
 
     user = load_protocol(options.protocol) if options.protocol else None
     (variant,) = resolve_variants([name], False, variants_dir, user)
+    # Loaded after the name is known good: a typo is exit 2 before Z3 loads.
+    from kvproof.model.search.explore import explore
+
     if user:
         protocol = user.factory(variant.switches)
     else:  # kvproof's handoff under the variant's assumptions

@@ -170,7 +170,7 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
                 workers = ray.slots
                 ray.close()
         found = result.finding
-        said = f"no finding in {result.stats.traces} traces" if found is None else found.kind
+        said = f"no finding in {result.stats.traces} traces" if found is None else str(found.kind)
         report.done(name, said, advance=0)
     saved = html = None
     if result.finding is not None:

@@ -99,7 +99,7 @@ def prove_variants(
     if options.save and len(variants) != 1:
         raise KvproofInputError("--save needs exactly one VARIANT", "--save")
     proofs: list[VariantProof] = []
-    pages = []
+    pages: list[Any] = []
     saved = None
     with progress.open("proving", len(variants)) as report:
         if options.ray is not None:

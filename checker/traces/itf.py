@@ -66,7 +66,7 @@ def write_itf(trace: Trace, path: Path, protocol: Any, states: Sequence[State] =
             row[ACTION_KEY] = inst.action
             row[PICKS_KEY] = {n: _int(a) for n, a in zip(names, inst.args, strict=True)}
         rows.append(row)
-    doc = {
+    doc: dict[str, Any] = {
         "#meta": {
             "format": "ITF",
             "format-description": "https://apalache-mc.org/docs/adr/015adr-trace.html",

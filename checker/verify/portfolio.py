@@ -22,10 +22,12 @@ check runs to the variant's full depth, whatever depth settled the verdict.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvproof.checker.distrib.fork import Child, fork_call
-from kvproof.model.search.bmc import Settlement
+
+if TYPE_CHECKING:  # bmc loads Z3: the plan reads this module's depths before any work
+    from kvproof.model.search.bmc import Settlement
 
 # Depth 8 costs about 1.4 s for sglang-0.5.22-pd at 3x6 (depth 15: about 70 s on a loaded
 # 2-core box); every catalog counterexample a fixed variant's assumptions hide is found by
@@ -74,6 +76,8 @@ class BackgroundSubset:
             proved, inductive = self.child.result("the background proof")
         except Exception:  # a failed (or dead) proof settles nothing
             proved, inductive = (), ()
+        from kvproof.model.search.bmc import Settlement
+
         self.answer = Settlement(frozenset(proved), tuple(inductive))
         return self.answer
 

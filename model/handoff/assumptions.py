@@ -127,7 +127,7 @@ def _guarded(action: Action, extra: list[Guard]) -> Action:
     return dataclasses.replace(action, body=guarded)
 
 
-def declared(names: Iterable[str]) -> list[dict[str, str]]:
+def declared(names: Iterable[str]) -> list[dict[str, Any]]:
     """name/text/source of each assumption (the report's vocabulary)."""
     out = []
     for n in names:

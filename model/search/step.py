@@ -69,7 +69,7 @@ class FiniteStep:
             row = [z3.Const(f"{self.inst.describe(v.name, a)}", sort) for a in self.inst.cells(v)]
             if v.kind != "bool":  # a bit-vector wider than the enum: stay in range
                 n = len(v.kind.values)  # type: ignore[union-attr]
-                if n < 2 ** sort.size():  # type: ignore[attr-defined]
+                if n < 2 ** sort.size():
                     self.solver.add(*(z3.ULT(c, n) for c in row))
             self.pre[v.name] = row
         self.post, self.act, self.options = self._transition()

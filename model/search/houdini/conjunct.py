@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from typing import Protocol as TypingProtocol
 
 import z3
 
@@ -67,7 +68,7 @@ class Checker:
         return post
 
 
-class Step:
+class Step(TypingProtocol):
     """What Houdini asks of an encoding (``model/search/step.py``)."""
 
     solver: z3.Solver

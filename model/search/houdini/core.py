@@ -102,7 +102,7 @@ class _Live:
             [i for i, c in enumerate(conjuncts) if c.clause is not None], dtype=np.int64
         )
         clauses = [conjuncts[i].clause for i in self.clause_at]
-        self.table = ClauseTable(self.concrete, clauses)  # type: ignore[arg-type]
+        self.table = ClauseTable(self.concrete, clauses)
         self.safety = [i for i, c in enumerate(conjuncts) if c.safety]
         self.mask = np.ones(len(conjuncts), dtype=bool)
         self.seen: set[Any] = set()  # states of the live invariant already expanded
