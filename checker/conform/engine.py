@@ -22,8 +22,10 @@ One walk, as the core drives it::
     engine.exercised(), engine.run_decisions()  # the functions run real; once-per-run
 
 ``Step.status`` is the model's transfer status of the request after the step
-("success", "failed", ...): where the code's status comes from a peer the walk plays
-(SGLang's ``done`` reports prefill's status), the adapter reports the model's.
+("success", "failed", ...). ``Step.reported`` is what the peer the walk plays reports
+(SGLang's ``done``: the status prefill's sender sends, Success or, when a pending abort
+wins, Failed): the adapter hands that to the code, and the status decode then holds is the
+code's own decision (compared as ``decode_status``).
 
 The code's own same-pass decisions (``Decided``) are evidence the core asks the model to
 match with its own enabled action: ``commit`` when the code committed, ``abort`` when it
@@ -54,6 +56,7 @@ class RequestSpec:
 class Step:
     inst: ActionInstance  # the model's step (``action``, ``args``; args[0] the request)
     status: str  # the model's transfer status of args[0] after the step
+    reported: str | None = None  # the status the walk's peer reports (None: not a report)
 
 
 @dataclass(frozen=True)

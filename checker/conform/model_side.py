@@ -4,8 +4,9 @@ The model has no clock and no code objects; what it says about a request is its 
 table (``owns``), its client response (``resp``), whether decode committed (a commit the
 walk took, or one the model could take now: a Success decode has not taken is a
 disagreement), and, at an over-long prompt's arrival, what prefill's intake did with it
-(``pphase``, ``placeholder_prompt``). Page counts and statuses are left ``None`` until the
-model carries them (``projection.OPTIONAL``).
+(``pphase``, ``placeholder_prompt``), and the transfer status decode holds (``poll``:
+"pending" until the transfer concludes, then "success" or "failed"). Page counts are left
+``None`` until the model carries them (``projection.OPTIONAL``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from kvproof.checker.conform.engine import RequestSpec
 from kvproof.checker.conform.projection import Projection, RequestView
 from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.instance import ActionInstance
 
 
 def requests_of(concrete: Concrete, state: State) -> tuple[RequestSpec, ...]:
@@ -53,6 +55,29 @@ def pages_sent_of_reserved(concrete: Concrete, state: State, r: int) -> str | No
     return "whole"
 
 
+def reported_status(concrete: Concrete, before: State, inst: ActionInstance) -> str | None:
+    """The status prefill's sender reports at ``done``, from the state before the step
+    (``model/handoff/protocol.py::done``): Failed when a pending abort wins over Success
+    (``success_overwrites_abort`` off), else Success. Whether decode's status then changes
+    is the code's decision (Failed is terminal), not the walk's."""
+    if inst.action != "done":
+        return None
+    r = inst.args[0]
+    wins = bool(concrete.value(before, "pend", (r,)))
+    if concrete.protocol.switches.success_overwrites_abort:
+        wins = False
+    return "failed" if wins else "success"
+
+
+def decode_status(concrete: Concrete, state: State, r: int) -> str | None:
+    """The transfer status decode holds for an arrived request: "pending" until the
+    transfer concludes (``poll`` none or transferring), then "success" or "failed"."""
+    if concrete.value(state, "dphase", (r,)) == "idle":
+        return None
+    poll = str(concrete.value(state, "poll", (r,)))
+    return poll if poll in ("success", "failed") else "pending"
+
+
 def project(
     concrete: Concrete,
     state: State,
@@ -78,6 +103,7 @@ def project(
                 released_after_acks="all",
                 intake=intake.get(r),
                 source=source_of(concrete, state, r),
+                decode_status=decode_status(concrete, state, r),
             )
         )
     stray = frozenset(p for p in range(pages) if concrete.value(state, "stray", (p,)))

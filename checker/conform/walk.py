@@ -98,11 +98,12 @@ def walk(
                     res.refused = True
                     return res
                 res.covered.add(_transition(concrete, state, move))
+                reported = model_side.reported_status(concrete, state, move)
                 state = nxt
                 res.steps.append(move)
                 r = move.args[0]
                 status = str(concrete.value(state, "poll", (r,)))
-                harness.apply(Step(move, status))
+                harness.apply(Step(move, status, reported))
                 if move.action == "arrive":
                     made = model_side.intake_of(concrete, state, r)
                     if made is not None:

@@ -9,12 +9,16 @@ Per step (``ActionInstance`` of the handoff protocol):
 | ``alloc`` | the page recorder (``DecodePreallocQueue`` stands in) |
 | ``send`` | the receiver's metadata published (``init_time``); ``DecodeTransferQueue.add`` |
 | ``post``/``land`` | a write in flight / landed (stray if its writer lost the page) |
-| ``done``/``fail`` | the manager's ``update_status`` (Success, or Failed with ``record_failure``) |
+| ``done``/``fail`` | the manager's ``update_status`` with prefill's report (see below) |
 | ``abort`` | ``Scheduler.abort_request`` (decode branch) |
 | ``ack`` | the manager's ``note_abort_ack`` |
 | ``timeout`` | the clock past the deferred-release deadline the code set |
 | ``give_up`` | the clock past the receiver's waiting timeout |
 | ``finish`` | the running batch frees (stand-in: not a decision module) |
+
+``done`` reports what prefill's sender sends (Success, or Failed when a pending abort wins:
+``Step.reported``), ``fail`` Failed with ``record_failure``; the status the manager then
+holds is ``update_status``'s own decision, compared with the model's as ``decode_status``.
 
 After each step the scheduler's loop runs once: ``pop_transferred`` then
 ``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``).
@@ -108,6 +112,7 @@ class Harness:
         self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
         object.__setattr__(self.sched_self, "disagg_decode_transfer_queue", self.queue)
         self.receivers: dict[int, Any] = {}
+        self.dropped: set[int] = set()  # requests whose room the code's clear dropped
         self.entries: dict[int, Any] = {}  # request -> DecodeRequest
         self.running: set[int] = set()
         self.release_deadline: dict[int, float] = {}
@@ -134,7 +139,9 @@ class Harness:
             if isinstance(step, ActionInstance):
                 self.take(step)
             elif step.inst.action == "done":
-                self.done_as(step.inst.args[0], step.status == "failed")
+                # What prefill reports (the walk's), not what decode then holds (the code's).
+                said = step.reported if step.reported is not None else step.status
+                self.done_as(step.inst.args[0], said == "failed")
             else:
                 self.take(step.inst)
         except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
@@ -167,9 +174,26 @@ class Harness:
                     reserved=counts.reserved if counts else None,
                     sent=counts.sent if counts else None,
                     intake=self.intake_of(r),
+                    decode_status=self.status_of(r),
                 )
             )
         return Projection(tuple(views), frozenset(self.pages.stray))
+
+    def status_of(self, r: int) -> str | None:
+        """The status decode's KV manager holds for r's room (``update_status``'s
+        decisions, read as ``check_status`` reads it): "pending", "success" or "failed";
+        None before arrival and from the step the receiver's ``clear`` dropped the room (a
+        late status that re-creates it, as 0.5.15-0.5.19 let Success do, concerns a later
+        request reusing the room: the model gives every request its own)."""
+        if r not in self.receivers or r in self.dropped:
+            return None
+        status = self.mgr.request_status.get(1000 + r)
+        if status is None:
+            self.dropped.add(r)
+            return None
+        if status == self.kvpoll.Success:
+            return "success"
+        return "failed" if status == self.kvpoll.Failed else "pending"
 
     def intake_of(self, r: int) -> str | None:
         """Prefill's intake of an over-long prompt, once it arrived (``intake.py``: the

@@ -34,7 +34,7 @@ PREFILL = "sglang.srt.disaggregation.prefill"
 DUTILS = "sglang.srt.disaggregation.utils"
 BASE = "sglang.srt.disaggregation.base.conn"
 LIMIT = 32_768  # prefill's max_req_input_len
-OVER, FITS = 40_000, 1_000  # prompt lengths, in tokens
+OVER, FITS = 40_000, 1_025  # prompt lengths, in tokens (1,025: 16 pages and one token)
 PAGE_SIZE = 64
 
 

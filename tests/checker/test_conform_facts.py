@@ -102,7 +102,7 @@ def test_prefill_retires_an_over_long_prompt_at_intake_from_0_5_21(version: str)
 
     with harness(version, {}) as h:
         over, fits = intake(h.mods, over=True), intake(h.mods, over=False)
-    assert fits.retired is False and fits.queued_tokens == fits.prompt_tokens == 1_000
+    assert fits.retired is False and fits.queued_tokens == fits.prompt_tokens == 1_025
     if fact(version, "intake_retires_over_long"):  # PrefillBootstrapQueue.add
         assert over.retired and over.queued_tokens is None
     else:  # queued as the 1-token stub set_finish_with_abort left
@@ -113,7 +113,8 @@ def test_prefill_retires_an_over_long_prompt_at_intake_from_0_5_21(version: str)
 def test_pages_reserved_and_sent_for_the_incident_prompt(version: str) -> None:
     """Decode's ``_pre_alloc`` reserves 625 pages of 64 for the 40,000-token prompt; prefill's
     ``finalize_bootstrap`` sends the 1-token stub's single page until 0.5.21 retires it at
-    intake (nothing sent). A 1,000-token prompt: 16 reserved, 16 sent, in every release."""
+    intake (nothing sent). A 1,025-token prompt (16 pages and one token, so a count one page
+    short shows): 17 reserved, 17 sent, in every release."""
     from kvproof.checker.upstream.run import page_counts
 
     with harness(version, {}) as h:
@@ -121,4 +122,28 @@ def test_pages_reserved_and_sent_for_the_incident_prompt(version: str) -> None:
     over, fits = counts[True], counts[False]
     assert (over.prompt_tokens, over.reserved) == (40_000, 625)
     assert over.sent == (None if fact(version, "intake_retires_over_long") else 1)
-    assert (fits.reserved, fits.sent, fits.relation) == (16, 16, "whole")
+    assert (fits.reserved, fits.sent, fits.relation) == (17, 17, "whole")
+
+
+@pytest.mark.parametrize("version", fetch.RELEASES)
+def test_decode_status_is_the_managers_until_its_clear_drops_the_room(version: str) -> None:
+    """``decode_status`` reads the manager's ``request_status`` for the room: Bootstrapping
+    and WaitingForInput are "pending", an abort before the transfer leaves Failed. An abort
+    mid-transfer clears the room; prefill's late Success then re-creates it in 0.5.15-0.5.19
+    (``update_status``), which concerns a later request reusing the room, not this one."""
+    from kvproof.checker.conform.engine import Step
+
+    with harness(version, {}) as h:
+        h.apply(A("arrive", (0,)))
+        assert h.status_of(0) == "pending"
+        h.apply(A("abort", (0,)))
+        assert h.status_of(0) == "failed"
+    with harness(version, {}) as h:
+        sent(h)
+        assert h.status_of(0) == "pending"
+        h.apply(A("abort", (0,)))
+        assert h.status_of(0) is None  # cleared
+        h.apply(Step(A("done", (0,)), "failed", "success"))
+        assert h.status_of(0) is None
+        resurrected = h.mgr.request_status.get(1000) == h.kvpoll.Success
+        assert resurrected is (version <= "0.5.19")

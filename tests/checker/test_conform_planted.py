@@ -181,7 +181,7 @@ def test_a_changed_signature_names_it_once(tmp_path: Path) -> None:
 
 def test_prefill_sending_one_page_fewer_is_a_page_count_divergence(tmp_path: Path) -> None:
     """``_num_pages_to_send`` one short (the page count the incident's fix relies on): the
-    request that fits gets 15 of its 16 reserved pages, named in the page counts."""
+    request that fits gets 16 of its 17 reserved pages, named in the page counts."""
     tree = copy_release("0.5.22", tmp_path)
     prefill = tree / "sglang" / "srt" / "disaggregation" / "prefill.py"
     text = prefill.read_text()
@@ -194,8 +194,23 @@ def test_prefill_sending_one_page_fewer_is_a_page_count_divergence(tmp_path: Pat
     )
     run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=50)
     assert run.exit_code == 1 and run.switch == "decode_reserve", run.detail
-    assert "pages_sent_of_reserved: model whole, code short (15 of 16 reserved" in run.detail[0]
-    assert run.pages is not None and run.pages["fits"].sent == 15
+    assert "pages_sent_of_reserved: model whole, code short (16 of 17 reserved" in run.detail[0]
+    assert run.pages is not None and run.pages["fits"].sent == 16
+
+
+def test_prefill_counting_one_token_fewer_is_a_page_count_divergence(tmp_path: Path) -> None:
+    """A token off-by-one in the count (``len(origin_input_ids) - prefix - 1``) changes the
+    page count only when the prompt is one token past a page boundary: the prompt that fits
+    is 1,025 tokens (16 pages and one), so prefill sends 16 of the 17 decode reserved."""
+    tree = copy_release("0.5.22", tmp_path)
+    prefill = tree / "sglang" / "srt" / "disaggregation" / "prefill.py"
+    text = prefill.read_text()
+    old = "            len(req.origin_input_ids) - decode_prefix_len,"
+    assert old in text
+    prefill.write_text(text.replace(old, old.replace(",", " - 1,")))
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=50)
+    assert run.exit_code == 1, run.detail
+    assert "code short (16 of 17 reserved, 1025-token prompt)" in run.detail[0]
 
 
 def test_0_5_19_shows_the_incident_s_page_counts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -241,3 +256,17 @@ def test_one_ack_per_request_instead_of_per_rank_is_caught(
     assert any("released_after_acks: model all, code 1 of 2" in d for d in run.detail)
     # The model's ``ack`` is every rank's at once: no single switch flip explains it.
     assert run.diagnosis is not None and "no single switch explains it" in run.diagnosis.headline
+
+
+def test_a_dropped_failed_status_is_a_decode_status_divergence(tmp_path: Path) -> None:
+    """``update_status`` ignoring Failed (``max`` keeps the higher status): the abort that
+    the receiver records leaves decode's room pending where the model's poll is failed."""
+    tree = copy_release("0.5.22", tmp_path)
+    conn = tree / "sglang" / "srt" / "disaggregation" / "common" / "conn.py"
+    text = conn.read_text()
+    old = "        if status == KVPoll.Failed:\n            self.request_status[bootstrap_room] = "
+    assert text.count(old) == 1
+    conn.write_text(text.replace(old, old.replace("if status == KVPoll.Failed:", "if False:")))
+    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=50)
+    assert run.exit_code == 1, run.detail
+    assert "decode_status: model failed, code pending" in run.detail[0]
