@@ -30,10 +30,9 @@ def _tree(version: str) -> Path:
     tree = fetch.cache_root() / version
     if (tree / fetch.MARKER).is_file():
         return tree
-    folder = os.environ.get("KVPROOF_VLLM_WHEELS") or "/tmp/wheels"
-    if not sorted(Path(folder).glob(f"vllm-{version}-*.whl")):
-        pytest.skip(f"vLLM {version} is neither cached ({tree}) nor a wheel in {folder}")
-    os.environ.setdefault("KVPROOF_VLLM_WHEELS", folder)
+    folder = os.environ.get("KVPROOF_VLLM_WHEELS")
+    if not folder or not sorted(Path(folder).glob(f"vllm-{version}-*.whl")):
+        pytest.skip(f"vLLM {version} is neither cached ({tree}) nor a wheel in KVPROOF_VLLM_WHEELS")
     return fetch.cached(version)
 
 
