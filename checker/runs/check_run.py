@@ -20,8 +20,9 @@ from typing import Any
 from kvproof.checker.runs.progress import QUIET, Progress
 from kvproof.checker.verify.plan import CheckOptions
 from kvproof.checker.verify.verdict import VariantVerdict
+from kvproof.spec.variant import Variant
 
-__all__ = ["CheckOptions", "CheckRun", "check"]
+__all__ = ["CheckOptions", "CheckRun", "check", "check_variant"]
 
 
 @dataclass(frozen=True)
@@ -115,3 +116,25 @@ def _reported(run: CheckRun, options: CheckOptions) -> CheckRun:
     if options.sarif:
         write_sarif(checked, options.sarif)
     return dataclasses.replace(run, junit=options.junit, sarif=options.sarif)
+
+
+def check_variant(
+    variant: Variant,
+    *,
+    depth: int | None = None,
+    invariants: Sequence[str] | None = None,
+    options: CheckOptions | None = None,
+) -> VariantVerdict:
+    """One variant object (a notebook's, perhaps edited with ``dataclasses.replace``),
+    checked in this process; by default BMC alone (no proof, no necessity), to ``depth`` or
+    the variant's own depth, over ``invariants`` or all of them."""
+    from kvproof.checker.verify.driver import prepare, run_job
+
+    opts = options or CheckOptions(
+        depth=depth,
+        invariants=tuple(invariants) if invariants else None,
+        prove="never",
+        necessity=False,
+    )
+    job, protocols = prepare(variant, opts)
+    return run_job(job, protocols)

@@ -65,7 +65,7 @@ class LivenessCheck:
 
 def check_liveness(
     variant: Variant,
-    protocol: Protocol,
+    protocol: Protocol | None = None,
     *,
     names: tuple[str, ...] | None = None,
     without: tuple[str, ...] = (),
@@ -75,7 +75,10 @@ def check_liveness(
 ) -> LivenessCheck:
     """Every liveness property of ``protocol`` (the variant's, built with ``liveness=True``
     by ``protocol_for``; or ``names``) at ``sizes``; ``necessity`` rebuilds it without each
-    fairness assumption in force, from ``factory`` (None: kvproof's handoff)."""
+    fairness assumption in force, from ``factory`` (None: kvproof's handoff). Without
+    ``protocol`` (a notebook's call) it is built here, once."""
+    if protocol is None:
+        protocol = protocol_for(variant, factory, without, liveness=True)
     sizes = dict(sizes or LIVENESS_SIZES)
     result = find_lassos(protocol, sizes, variant=variant.name, names=names)
     check = LivenessCheck(variant, protocol, result, tuple(without))
