@@ -26,6 +26,7 @@ from kvproof.checker.conform.walk import WalkResult, walk
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import Instance
+from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.events import BY_NAME, FAULT
 from kvproof.spec.variant import Variant
 
@@ -41,6 +42,20 @@ class Options:
     faults: bool = True
     out: Path | None = None
     max_steps: int = 30
+
+
+def latest_release(variant: Variant, flag: str) -> str:
+    """The newest release the variant's ``[upstream]`` table says it conforms to: what
+    ``conform`` runs when no ``flag`` (``--sglang``, ``--vllm``) names one."""
+    latest = variant.upstream.latest if variant.upstream else None
+    if latest is None:
+        why = "is exempt" if variant.upstream else "has no [upstream] table"
+        raise KvproofInputError(
+            f"no {flag} given and the variant {why}, so it names no release: pass "
+            f"{flag} VERSION|PATH",
+            variant.name,
+        )
+    return latest
 
 
 def allowed_actions(faults: bool) -> Callable[[str], bool]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.conform.result import ConformRun
-from kvproof.checker.conform.run import Options, Progress, conform_engine
+from kvproof.checker.conform.run import Options, Progress, conform_engine, latest_release
 from kvproof.checker.upstream.engine import (
     ALSO_READ,
     EXERCISED,
@@ -26,7 +26,6 @@ from kvproof.checker.upstream.engine import (
     open_sglang,
     page_counts,
 )
-from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
 
 __all__ = [
@@ -45,15 +44,7 @@ __all__ = [
 def default_release(variant: Variant) -> str:
     """The newest release the variant's ``[upstream]`` table says it conforms to."""
     check_variant(variant)
-    latest = variant.upstream.latest if variant.upstream else None
-    if latest is None:
-        why = "is exempt" if variant.upstream else "has no [upstream] table"
-        raise KvproofInputError(
-            f"no --sglang given and the variant {why}, so it names no release: pass "
-            "--sglang VERSION|PATH",
-            variant.name,
-        )
-    return latest
+    return latest_release(variant, "--sglang")
 
 
 def conform(

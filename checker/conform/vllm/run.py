@@ -11,24 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvproof.checker.conform.result import ConformRun
-from kvproof.checker.conform.run import Options, Progress, conform_engine
+from kvproof.checker.conform.run import Options, Progress, conform_engine, latest_release
 from kvproof.checker.conform.vllm.engine import check_variant, open_vllm
-from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
 
 
 def default_release(variant: Variant) -> str:
     """The newest release the variant's ``[upstream]`` table says it conforms to."""
     check_variant(variant)
-    latest = variant.upstream.latest if variant.upstream else None
-    if latest is None:
-        why = "is exempt" if variant.upstream else "has no [upstream] table"
-        raise KvproofInputError(
-            f"no --vllm given and the variant {why}, so it names no release: pass "
-            "--vllm VERSION|PATH",
-            variant.name,
-        )
-    return latest
+    return latest_release(variant, "--vllm")
 
 
 def conform(
