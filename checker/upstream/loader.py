@@ -44,16 +44,13 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         top = name.split(".")[0]
         if top == "sglang":
             return self._sglang_spec(name)
-        if "." not in name and _imported_by_sglang() and not self._elsewhere(name, path, target):
+        if (
+            "." not in name
+            and _imported_by_sglang()
+            and not found_elsewhere(self, name, path, target)
+        ):
             return importlib.util.spec_from_loader(name, self, is_package=True)
         return None
-
-    def _elsewhere(self, name: str, path: Any, target: Any) -> bool:
-        """Whether any other finder (builtins, frozen, the path) has the module."""
-        for finder in sys.meta_path:
-            if finder is not self and finder.find_spec(name, path, target) is not None:
-                return True
-        return False
 
     def _sglang_spec(self, name: str) -> Any:
         rel = Path(*name.split("."))
@@ -124,3 +121,13 @@ class Loaded:
 
 def _ours(name: str) -> bool:
     return name == "sglang" or name.startswith("sglang.")
+
+
+def found_elsewhere(finder: Any, name: str, path: Any, target: Any) -> bool:
+    """Whether any finder but ``finder`` (builtins, frozen, the path) has the module: a
+    third-party package that is installed loads real, only an absent one is stood in for
+    (both engines' loaders)."""
+    return any(
+        other is not finder and other.find_spec(name, path, target) is not None
+        for other in sys.meta_path
+    )

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from kvproof.checker.upstream.loader import found_elsewhere
 from kvproof.checker.upstream.stubs import SPECIAL, StubModule
 from kvproof.spec.errors import KvproofInputError
 
@@ -124,16 +125,12 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if top == "vllm":
             return self._vllm_spec(name)
         if top in self.created or (
-            "." not in name and _imported_by_vllm() and not self._elsewhere(name, path, target)
+            "." not in name
+            and _imported_by_vllm()
+            and not found_elsewhere(self, name, path, target)
         ):
             return importlib.util.spec_from_loader(name, self, is_package=True)
         return None
-
-    def _elsewhere(self, name: str, path: Any, target: Any) -> bool:
-        for finder in sys.meta_path:
-            if finder is not self and finder.find_spec(name, path, target) is not None:
-                return True
-        return False
 
     def _vllm_spec(self, name: str) -> Any:
         if _stood_in(name):
