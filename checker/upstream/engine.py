@@ -155,7 +155,9 @@ def page_counts(mods: dict[str, ModuleType]) -> dict[bool, PageCounts]:
     for over in (False, True):
         sent = intake(mods, over=over)
         reserved = reserved_pages(mods, sent.prompt_tokens)
-        out[over] = PageCounts(sent.prompt_tokens, reserved, sent.sent_pages)
+        chunks = sent.chunks
+        pages = chunks.sent if chunks is not None else sent.sent_pages
+        out[over] = PageCounts(sent.prompt_tokens, reserved, pages, chunks)
     return out
 
 
