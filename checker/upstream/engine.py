@@ -62,6 +62,15 @@ EXERCISED = (
     "sglang.srt.managers.schedule_batch::Req.set_finish_with_abort",
     f"{SCHED}::Scheduler._add_request_to_queue",
     "sglang.srt.disaggregation.prefill::PrefillBootstrapQueue.add",
+    # prefill's status and what it sends decode (status.py)
+    f"{MOONCAKE}::MooncakeKVSender.__init__ / abort",
+    f"{COMMON}::CommonKVManager.conclude_transfer / conclude_failure / "
+    "send_kv_status_message (0.5.20+)",
+    f"{MOONCAKE}::MooncakeKVManager._handle_abort_notification (0.5.22+)",
+    f"{COMMON}::CommonKVManager.parse_kv_status_message / apply_prefill_status (0.5.20+)",
+    # prefill's chunked send (chunks.py)
+    "sglang.srt.disaggregation.prefill::SchedulerDisaggregationPrefillMixin.send_kv_chunk",
+    f"{MOONCAKE}::MooncakeKVSender.init / send",
 )
 SIZES = {"Req": 2, "Page": 3}
 T = TypeVar("T")
