@@ -116,8 +116,8 @@ REPLACED = {
             "the failed request's kv_receiver.clear() -> CommonKVReceiver._clear sends the "
             "ABORT itself (defer_decode_allocation, abort_notified still False), in the same "
             "pop_preallocated. With deferred release off the ABORT is never sent, but no "
-            "model sends one after decode gives up (model/handoff/protocol.py::give_up sets "
-            "no abort_msg), so no variant can tell the two apart."
+            "model sends one after decode gives up (model/handoff/rules/release.py::give_up "
+            "sets no abort_msg), so no variant can tell the two apart."
         ),
     },
 }
