@@ -35,13 +35,16 @@ class Chunks:
     last: tuple[bool, ...]  # the sender's is_last_chunk per chunk
 
     @property
-    def sent(self) -> int:
-        return sum(self.pages)
+    def ended(self) -> bool:
+        """Some chunk was flagged last: the worker concludes the room after it."""
+        return any(self.last)
 
     @property
-    def ends_once(self) -> bool:
-        """Exactly one chunk is flagged last, and it is the final one."""
-        return bool(self.last) and self.last[-1] and not any(self.last[:-1])
+    def sent(self) -> int:
+        """The pages written when prefill reports done: every chunk up to the first one
+        flagged last (a later chunk's pages land after decode was told Success)."""
+        end = self.last.index(True) + 1 if self.ended else len(self.pages)
+        return sum(self.pages[:end])
 
 
 class _Slots:

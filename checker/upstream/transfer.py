@@ -33,8 +33,8 @@ class PageCounts:
     def relation(self) -> str:
         if self.sent is None or self.sent == 0:
             return "none"
-        if self.chunks is not None and not self.chunks.ends_once:
-            return "unfinished"  # no chunk, or not only the final one, flagged last
+        if self.chunks is not None and not self.chunks.ended:
+            return "unfinished"  # no chunk flagged last: the worker never concludes
         return "whole" if self.sent >= self.reserved else "short"
 
     def show(self) -> str:
