@@ -92,6 +92,10 @@ MUTANTS = (
     ("prefill_pages_one_short", "page counts", P,
      "            len(req.origin_input_ids) - decode_prefix_len,",
      "            len(req.origin_input_ids) - decode_prefix_len - 1,"),
+    ("last_chunk_drops_partial_page", "page counts", P,
+     "        if not last_chunk:\n            # if not the last chunk and the last page is "
+     "partial, delay", "        if True:\n            # if not the last chunk and the last "
+     "page is partial, delay"),
     ("decode_reserve_retires_no_reject", "reservation", D,
      "if not is_retracted and not is_rebootstrap and is_unadmitted_reject(req):",
      "if False:"),
