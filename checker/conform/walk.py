@@ -73,6 +73,7 @@ def walk(
     committed: set[int] = set()
     intake: dict[int, str] = {}
     sent: dict[int, str] = {}
+    freed_in_flight: set[int] = set()  # model: expire took r's source under a transfer
     actions = {a.name for a in concrete.protocol.actions}
     for _ in range(max_steps):
         succ = [
@@ -102,6 +103,8 @@ def walk(
                 state = nxt
                 res.steps.append(move)
                 r = move.args[0]
+                if model_side.frees_under_transfer(concrete, state, move):
+                    freed_in_flight.add(r)
                 status = str(concrete.value(state, "poll", (r,)))
                 harness.apply(Step(move, status, reported))
                 if move.action == "arrive":
@@ -111,8 +114,8 @@ def walk(
                     pages = model_side.pages_sent_of_reserved(concrete, state, r)
                     if pages is not None:
                         sent[r] = pages
-            state = _close(concrete, state, harness, res, committed)
-            model = model_side.project(concrete, state, committed, intake, sent)
+            state = _close(concrete, state, harness, res, committed, freed_in_flight)
+            model = model_side.project(concrete, state, committed, intake, sent, freed_in_flight)
             code = res.code = harness.project()
             mismatches = compare(model, code)
         except UpstreamRaised as exc:
@@ -152,7 +155,12 @@ def _consistent_jump(concrete: Concrete, after: State, h: Harness, inst: ActionI
 
 
 def _close(
-    concrete: Concrete, state: State, h: Harness, res: WalkResult, committed: set[int]
+    concrete: Concrete,
+    state: State,
+    h: Harness,
+    res: WalkResult,
+    committed: set[int],
+    freed_in_flight: set[int],
 ) -> State:
     """The model's own actions for what the code decided in the same pass."""
     for r in range(concrete.inst.sizes["Req"]):
@@ -184,6 +192,8 @@ def _close(
             res.steps.append(inst)
             if action == "commit":
                 committed.add(r)
+            if model_side.frees_under_transfer(concrete, state, inst):
+                freed_in_flight.add(r)
     return state
 
 
