@@ -102,6 +102,8 @@ def _when(concrete: Concrete, res: WalkResult, state: State, r: int) -> str:
         return ""
     if res.stalls and res.stalls[-1] == len(res.steps):
         return " when time passes past its release deadline"
+    if res.beats and res.beats[-1] == len(res.steps):
+        return " when time passes with every heartbeat delivered"
     mine = [s.action for s in res.steps if s.args and s.args[0] == r]
     when = WHEN.get(mine[-1], f"after `{mine[-1]}`") if mine else ""
     pages = concrete.inst.sizes["Page"]

@@ -218,6 +218,14 @@ class Harness:
         except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
             self._found(exc)
 
+    def beats(self) -> list[float]:
+        """None: SGLang's heartbeats (decode polling prefill's bootstrap server) decide
+        nothing the walk compares; its waiting timeout is the model's ``give_up``."""
+        return []
+
+    def beat(self, when: float) -> None:
+        self.stall(when)
+
     def _found(self, exc: Exception) -> None:
         """An exception with a frame in the loaded ``sglang/`` tree is a finding."""
         finding = as_finding(exc, self.root)

@@ -72,7 +72,7 @@ def test_behaviour_2_write_under_expired_lease_is_drawn(vllm_tree: Path, tmp_pat
     trace = read_jsonl(Path(run.files[0]))
     assert any(s.action == "post" for s in trace.steps)
     page = drawn(run.files[0], tmp_path / "b2.html")
-    assert IN_FLIGHT in page and "before its transfer ended" in page
+    assert IN_FLIGHT in page and "switch `prefill_hold`" in page
 
 
 def test_behaviour_3_pull_read_after_expiry_is_drawn(vllm_tree: Path, tmp_path: Path) -> None:
