@@ -255,9 +255,15 @@ class Pair:
             self.step_d()
             for msg in self.heartbeats:
                 self.p_agent.deliver("decode", f"HB:{msg}")
-            self.decisions["heartbeats delivered"] += len(self.heartbeats)
             self.heartbeats.clear()
+            before = dict(self.pw._reqs_to_send)
             self.step_p()
+            # The code's decision: a deadline its _handle_heartbeat moved (no " r" in the
+            # name: harness.decisions() strips a request suffix " rN").
+            after = self.pw._reqs_to_send
+            self.decisions["leases a heartbeat extended"] += sum(
+                1 for r, t in before.items() if after.get(r, t) > t
+            )
 
     def stall_until(self, when: float | None) -> None:
         """Time passes past a deadline the code stamped, with no heartbeat delivered."""

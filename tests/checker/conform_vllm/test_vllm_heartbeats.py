@@ -26,7 +26,7 @@ PLANTED = "self._reqs_to_send[req_id] = old  # planted: the heartbeat renews not
 def test_walks_deliver_heartbeats(vllm_tree: Path, name: str) -> None:
     run = conform(load_variant(name), str(vllm_tree), faults=False, traces=60)
     assert run.exit_code == 0
-    assert run.decisions["heartbeats delivered"] > 0
+    assert run.decisions["leases a heartbeat extended"] > 0
 
 
 def test_the_safe_lease_holds_while_heartbeats_get_through(vllm_tree: Path) -> None:
@@ -35,7 +35,7 @@ def test_the_safe_lease_holds_while_heartbeats_get_through(vllm_tree: Path) -> N
     breaks it: tests/checker/conform_vllm/test_vllm_conform.py)."""
     run = conform(load_variant("vllm-nixl-fixed"), str(vllm_tree), faults=False)
     assert run.exit_code == 0, run.detail
-    assert run.decisions["heartbeats delivered"] > 0
+    assert run.decisions["leases a heartbeat extended"] > 0
 
 
 def test_a_heartbeat_that_renews_nothing_is_caught(vllm_tree: Path, tmp_path: Path) -> None:
@@ -46,6 +46,7 @@ def test_a_heartbeat_that_renews_nothing_is_caught(vllm_tree: Path, tmp_path: Pa
     assert BEFORE in text, "0.34.0's _handle_heartbeat moved: update the planted change"
     (tree / WORKER).write_text(text.replace(BEFORE, PLANTED))
     run = conform(load_variant("vllm-nixl-fixed"), str(tree), faults=False)
+    assert not run.decisions.get("leases a heartbeat extended")
     assert run.exit_code == 1 and run.diagnosis is not None
     assert "lease_outlives_read" in run.diagnosis.assumptions
     assert any("source" in line for line in run.detail)
