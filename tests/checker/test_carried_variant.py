@@ -96,3 +96,13 @@ def test_a_malformed_carried_variant_names_the_trace(tmp_path: Path) -> None:
     with pytest.raises(KvproofInputError, match="prefill_hold"):
         trace_variant(NAME, bad, "t.jsonl")
     assert json.loads(json.dumps(good)) == good  # plain data: it serialises unchanged
+
+
+@pytest.mark.slow  # the reference engine (torch)
+def test_replay_runs_the_variant_the_trace_carries(tmp_path: Path) -> None:
+    variant = _own_variant(tmp_path)
+    trace, protocol = _trace(variant, carried(variant))
+    jsonl = tmp_path / "t.jsonl"
+    write_jsonl(trace, jsonl, protocol=protocol)
+    variant.path.unlink()
+    assert main(["replay", str(jsonl)]) == 0
