@@ -25,8 +25,8 @@ def conform_finding(meta: Mapping[str, Any], steps: int) -> str:
     waited = f"; time passed past the code's deadline after step {stalls[-1]}" if stalls else ""
     beats = sorted({int(s) for s in meta.get("beats_after_step") or ()})
     if beats:  # time passing with heartbeats delivered: no fault, but the clock moved
-        steps = ("step " if len(beats) == 1 else "steps ") + ", ".join(map(str, beats))
-        waited += f"; time passed with heartbeats delivered after {steps}"
+        at = ("step " if len(beats) == 1 else "steps ") + ", ".join(map(str, beats))
+        waited += f"; time passed with heartbeats delivered after {at}"
     where = f" after step {steps}" if steps else ""
     out = (
         f'<p class="verdict">⚠ DIVERGES{where}{escape(waited)} ({escape(str(meta["source"]))})'
