@@ -219,9 +219,7 @@ class Harness:
             self._found(exc)
 
     def beats(self) -> list[float]:
-        """None: SGLang's heartbeats (decode polling prefill's bootstrap server) decide
-        nothing the walk compares; its waiting timeout is the model's ``give_up``."""
-        return []
+        return []  # SGLang's heartbeats renew no hold; its waiting timeout is ``give_up``
 
     def beat(self, when: float) -> None:
         self.stall(when)
