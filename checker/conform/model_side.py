@@ -108,6 +108,7 @@ def project(
     committed: set[int],
     intake: dict[int, str],
     sent: dict[int, str] | None = None,
+    freed_in_flight: set[int] | None = None,
 ) -> Projection:
     pages = concrete.inst.sizes["Page"]
     views = []
@@ -127,6 +128,7 @@ def project(
                 released_after_acks="all",
                 intake=intake.get(r),
                 source=source_of(concrete, state, r),
+                source_freed_in_flight=r in (freed_in_flight or ()),
                 decode_status=decode_status(concrete, state, r),
                 prefill_status=prefill_status(concrete, state, r),
             )
@@ -146,6 +148,18 @@ def source_of(concrete: Concrete, state: State, r: int) -> frozenset[int] | None
     ):
         return None  # prefill never ran it, or stopped before serving it
     return frozenset({0}) if concrete.value(state, "src_ok", (r,)) else frozenset()
+
+
+def frees_under_transfer(concrete: Concrete, after: State, inst: ActionInstance) -> bool:
+    """``inst`` freed prefill's source blocks (``expire``) while a read or write of them
+    was in flight (``inflight``: posted, not landed), judged in the state after it:
+    ``expire`` does not touch ``inflight``. The code's side is sticky (a later land does not
+    undo it), so the walk keeps the answer (``walk.py``)."""
+    if inst.action != "expire":
+        return False
+    r = inst.args[0]
+    pages = range(concrete.inst.sizes["Page"])
+    return any(concrete.value(after, "inflight", (r, p)) for p in pages)
 
 
 def abstract(concrete: Concrete, state: State, r: int) -> tuple[str, str, str]:
