@@ -47,7 +47,7 @@ class PrefillRanks:
     ) -> None:
         self.mods = mods
         self.kvpoll = mods["sglang.srt.disaggregation.base.conn"].KVPoll
-        self.sender_cls = sender_cls
+        self.sender_cls: Any = sender_cls  # the release's class: foreign
         self.outbox: list[list[bytes]] = []
         self.ranks = [self._manager(backend, rank, deferred) for rank in PREFILL_RANKS]
         self.senders: dict[int, list[Any]] = {}  # room -> one sender per rank
