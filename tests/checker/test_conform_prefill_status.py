@@ -167,3 +167,21 @@ def test_a_last_chunk_that_drops_its_partial_page_is_a_page_count_divergence(
     run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=50)
     assert run.exit_code == 1
     assert any("pages_sent_of_reserved: model whole, code unfinished" in d for d in run.detail)
+
+
+def test_walks_can_deliver_a_late_success_to_a_failed_room() -> None:
+    """The environment event the status path needs: prefill's ``done`` after decode's
+    abort (decode draining, its poll failed, prefill still writing) is a transition of the
+    model at conform's size, so the covering walks take it (no wheel needed)."""
+    from kvproof.checker.conform.coverage import reachable
+    from kvproof.checker.conform.run import Options, allowed_actions
+    from kvproof.checker.upstream.engine import SIZES
+    from kvproof.model.handoff import protocol_of
+    from kvproof.model.lang.concrete import Concrete
+    from kvproof.model.lang.instance import Instance
+
+    concrete = Concrete(Instance(protocol_of(load_variant("sglang-0.5.22-pd")), dict(SIZES)))
+    reach = reachable(concrete, allowed_actions(Options().faults))
+    assert ("done", ("draining", "active", "failed")) in reach.transitions
+    # ... and prefill's abort while it still waits for decode's metadata (then ``send``)
+    assert ("p_abort", ("queued", "waiting", "none")) in reach.transitions
