@@ -207,7 +207,8 @@ def defines(obj: Any, name: str) -> bool:
     attribute, ``stubs.py``, so ``hasattr`` cannot tell)."""
     if isinstance(obj, ModuleType):
         return name in vars(obj)
-    return any(name in vars(k) for k in type(obj).__mro__ if not issubclass(k, Stub))
+    # ``Stub in k.__mro__``, not ``issubclass``: an ABC's subclass check walks its registry.
+    return any(name in vars(k) for k in type(obj).__mro__ if Stub not in k.__mro__)
 
 
 class PrefillSteps:
