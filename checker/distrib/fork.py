@@ -1,7 +1,7 @@
 """One call in a forked child, its result pickled back through a pipe.
 
 Two callers: ``ForkExecutor`` runs each variant's check in a fresh fork (``check --all``'s
-local pool, ``verify/check_pool.py``), and ``verify/portfolio.py`` proves in a child while
+local pool, ``verify/check_pool.py``), and ``verify/driver.py`` proves in a child while
 the BMC goes on in this process. The child is a copy, so its Z3 work leaves this process's
 context as it was.
 """

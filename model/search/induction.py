@@ -30,7 +30,7 @@ from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.explain import step_label
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import Z3Logic
-from kvproof.model.search.steady import steady_gc
+from kvproof.model.search.steady import steady
 
 
 class ProofError(RuntimeError):
@@ -324,9 +324,9 @@ class Prover:
         )
 
 
+@steady
 def prove(protocol: Protocol, timeout_ms: int = 60_000) -> ProofResult:
-    with steady_gc():
-        return Prover(protocol, timeout_ms).prove()
+    return Prover(protocol, timeout_ms).prove()
 
 
 def _nondefault(concrete: Concrete, state: State) -> list[str]:

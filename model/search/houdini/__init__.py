@@ -7,7 +7,7 @@ them. kvproof asks it three questions, each answered by the strategy that is fas
 - **classic** (``classic.py``, ``inductive_subset``): which safety invariants a subset of the
   protocol's own strengthening proves, by repeated runs of the prover, each dropping the
   conjunct its counterexample to induction broke. A buggy variant's BMC stops early on the
-  invariants it proves (``checker/verify/portfolio.py``).
+  invariants it proves (``checker/verify/driver.py``).
 - **goal-directed** (``goal.py``, ``houdini``): an inductive subset of hundreds of template
   candidates that proves safety, asking the solver with only the conjuncts the proof needs
   so far; over uninterpreted sorts (a proof for every size: ``infer.py``) or one finite

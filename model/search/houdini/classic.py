@@ -7,7 +7,7 @@ whole (in mooncake-batch-failed-partial, ``inflight_held``, ``landed_is_fresh`` 
 counterexample to induction breaks a conjunct from a state satisfying all the others, no
 inductive subset of the current set contains that conjunct, so it is dropped and the prover
 runs again. What survives is a real proof (``induction.prove``'s answer), and every safety
-invariant in it holds for every depth and size. ``portfolio.py`` uses it to stop a buggy
+invariant in it holds for every depth and size. ``checker/verify/driver.py`` uses it to stop a buggy
 variant's BMC once every invariant not proved here has its counterexample, and hands BMC the
 whole surviving set (``inductive``): every reachable state satisfies it, so asserting it at
 each step removes no counterexample and prunes the deep queries (sglang-pd-decode-radix-race's
