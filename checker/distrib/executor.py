@@ -10,6 +10,7 @@ ends the run (a fuzz finding): the merge is the serial run's, whatever finished 
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import sys
 from collections import deque
@@ -70,9 +71,36 @@ class SerialExecutor:
         self.close()
 
 
-def _call(unit: Unit) -> Any:
+def run_unit(unit: Unit) -> Any:
+    """A unit in a worker process (a pool's, a Ray task's): one thread, then the call."""
     one_thread()
     return unit()
+
+
+def in_slots(
+    units: Iterable[Unit],
+    slots: int,
+    start: Callable[[Unit], Any],
+    ready: Callable[[list[Any]], Iterable[Any]],
+    result: Callable[[Any], Any],
+    cancel: Callable[[Any], Any],
+) -> Iterator[tuple[int, Any]]:
+    """Every executor's loop: up to ``slots`` units started (``start`` returns a handle),
+    results yielded as ``ready`` handles come in; the handles still running when the
+    caller stops are cancelled."""
+    todo = iter(units)
+    running: dict[Any, int] = {}  # handle -> unit index
+    try:
+        while True:
+            while len(running) < slots and (unit := next(todo, None)) is not None:
+                running[start(unit)] = unit.index
+            if not running:
+                return
+            for handle in ready(list(running)):
+                yield running.pop(handle), result(handle)
+    finally:
+        for handle in running:
+            cancel(handle)
 
 
 def one_thread() -> None:
@@ -117,23 +145,11 @@ class PoolExecutor:
         )
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
-        todo = iter(units)
-        pending: dict[Future[Any], int] = {}
-        try:
-            while True:
-                while len(pending) < self.slots:
-                    unit = next(todo, None)
-                    if unit is None:
-                        break
-                    pending[self._pool.submit(_call, unit)] = unit.index
-                if not pending:
-                    return
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield pending.pop(fut), fut.result()
-        finally:
-            for fut in pending:
-                fut.cancel()
+        def first(futures: list[Future[Any]]) -> Iterable[Future[Any]]:
+            return wait(futures, return_when=FIRST_COMPLETED)[0]
+
+        start = functools.partial(self._pool.submit, run_unit)
+        return in_slots(units, self.slots, start, first, Future.result, Future.cancel)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from kvproof.checker.distrib.executor import Unit, one_thread
+from kvproof.checker.distrib.executor import Unit, in_slots, run_unit
 from kvproof.spec.errors import KvproofInputError
 
 MAX_RETRIES = 3
@@ -27,11 +27,6 @@ def import_ray() -> Any:
     except ImportError:
         raise KvproofInputError(f"needs Ray, which is not installed: {EXTRA}", "--ray") from None
     return ray
-
-
-def _call(unit: Unit) -> Any:
-    one_thread()
-    return unit()
 
 
 class RayExecutor:
@@ -64,37 +59,27 @@ class RayExecutor:
                 )
             else:
                 ray.init(address=address, logging_level=logging.WARNING)
-        self._task = ray.remote(max_retries=max_retries)(_call)
+        self._task = ray.remote(max_retries=max_retries)(run_unit)
         cluster = ray.cluster_resources()
         self.slots = max(1, int(cluster.get("CPU", 1)))
         self.gpus = int(cluster.get("GPU", 0))
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         ray = self._ray
-        todo = iter(units)
-        pending: dict[Any, int] = {}
-        try:
-            while True:
-                # One unit per slot in flight (and one queued), so a stop stops early.
-                while len(pending) < self.slots + 1:
-                    unit = next(todo, None)
-                    if unit is None:
-                        break
-                    if unit.gpus and unit.gpus > self.gpus:
-                        raise KvproofInputError(
-                            f"a unit asks for {unit.gpus} GPU(s); the Ray cluster has {self.gpus}",
-                            "--device",
-                        )
-                    ref = self._task.options(num_cpus=1, num_gpus=unit.gpus).remote(unit)
-                    pending[ref] = unit.index
-                if not pending:
-                    return
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                for ref in ready:
-                    yield pending.pop(ref), ray.get(ref)
-        finally:
-            for ref in pending:
-                ray.cancel(ref)
+
+        def start(unit: Unit) -> Any:
+            if unit.gpus and unit.gpus > self.gpus:
+                raise KvproofInputError(
+                    f"a unit asks for {unit.gpus} GPU(s); the Ray cluster has {self.gpus}",
+                    "--device",
+                )
+            return self._task.options(num_cpus=1, num_gpus=unit.gpus).remote(unit)
+
+        def first(refs: list[Any]) -> list[Any]:
+            return ray.wait(refs, num_returns=1)[0]
+
+        # One unit per slot in flight (and one queued), so a stop stops early.
+        return in_slots(units, self.slots + 1, start, first, ray.get, ray.cancel)
 
     def close(self) -> None:
         if self._owned and self._ray.is_initialized():
