@@ -10,7 +10,6 @@ ends the run (a fuzz finding): the merge is the serial run's, whatever finished 
 from __future__ import annotations
 
 import contextlib
-import functools
 import multiprocessing
 import sys
 from collections import deque
@@ -148,7 +147,9 @@ class PoolExecutor:
         def first(futures: list[Future[Any]]) -> Iterable[Future[Any]]:
             return wait(futures, return_when=FIRST_COMPLETED)[0]
 
-        start = functools.partial(self._pool.submit, run_unit)
+        def start(unit: Unit) -> Future[Any]:
+            return self._pool.submit(run_unit, unit)
+
         return in_slots(units, self.slots, start, first, Future.result, Future.cancel)
 
     def close(self) -> None:

@@ -99,7 +99,7 @@ class ForkExecutor:
             return child
 
         def ready(children: list[Child]) -> list[Child]:
-            fds = select.select([c.fd for c in children], [], [])[0]
+            fds = select.select([c.fd for c in children if c.fd is not None], [], [])[0]
             return [c for c in children if c.fd in fds]
 
         def result(child: Child) -> Any:

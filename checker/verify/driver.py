@@ -202,7 +202,7 @@ def _complete(
     assert phase.reason is not None and phase.budget is not None
     say(job.variant.name, "complete", "")
     name, sizes, budget = job.variant.name, job.options.sizes, phase.budget
-    done = check_complete(verdict.protocol, sizes, budget_s=budget, variant=name, proved=proof)
+    done = check_complete(protocols.safety, sizes, budget_s=budget, variant=name, proved=proof)
     command = None  # an unknown names what would decide it: the search with 4x the budget
     if done.verdict == "unknown":
         words = ["kvproof", "check", name]

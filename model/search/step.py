@@ -1,7 +1,7 @@
 """One step of a protocol as a Z3 query: a free pre-state, an action, the post-state.
 
-Two encodings, used by Houdini (``model/search/houdini/core.py`` on ``FiniteStep``,
-``houdini/goal.py`` on both) to ask "does some state that satisfies these conjuncts
+Two encodings, used by Houdini (``model/search/houdini.py``: ``small_inductive`` on
+``FiniteStep``, ``houdini`` on both) to ask "does some state that satisfies these conjuncts
 step to one that breaks one of those?":
 
 - ``FiniteStep``: a fixed instance (sorts of 2-3 elements); every cell is a Z3 constant and
