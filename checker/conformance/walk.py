@@ -295,10 +295,7 @@ def _pick(ls: Lockstep, cands: list[ActionInstance], choice: int) -> ActionInsta
 def _lands_out_of_order(ls: Lockstep, inst: ActionInstance) -> bool:
     """A reordering network: a write lands before an older one still in flight."""
     writes = ls.cluster.in_flight()
-    return bool(writes) and writes[0] != (
-        inst.args[0] + ls.rids.offset,
-        inst.args[1],
-    )
+    return bool(writes) and writes[0] != (inst.args[0] + ls.rids.offset, inst.args[1])
 
 
 # The faults are the protocol's (``Protocol.faults``, from spec/events.py); these engine

@@ -16,7 +16,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,20 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-class SerialExecutor:
+class Closing:
+    """``with executor:`` closes it at the end of the block."""
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SerialExecutor(Closing):
     """Every unit in this process, in order (``--workers 1``), with one intra-op thread as
     in a pool's workers, the caller's torch setting restored after each unit. Run as the
     caller had torch (its default: a thread per core), a fuzz campaign in one process did
@@ -59,15 +74,6 @@ class SerialExecutor:
             with single_thread():
                 out = unit()
             yield unit.index, out
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self) -> SerialExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def run_unit(unit: Unit) -> Any:
@@ -128,7 +134,7 @@ def single_thread() -> Iterator[None]:
             torch.set_num_threads(before)
 
 
-class PoolExecutor:
+class PoolExecutor(Closing):
     """A local process pool. Forked where the platform can (the workers inherit the
     imported modules: spawn would re-import torch in each)."""
 
@@ -154,12 +160,6 @@ class PoolExecutor:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def __enter__(self) -> PoolExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def ordered(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.distrib.executor import Unit, in_slots
+from kvproof.checker.distrib.executor import Closing, Unit, in_slots
 
 
 @dataclass(eq=False)  # a handle: hashed by identity
@@ -74,7 +74,7 @@ def fork_call(fn: Callable[..., Any], *args: Any) -> Child:
     return Child(pid, read)
 
 
-class ForkExecutor:
+class ForkExecutor(Closing):
     """Each unit in a fresh fork of this process, ``slots`` at a time (an ``Executor``).
 
     Nothing of a unit is pickled but its result: the child inherits the function and its
@@ -106,6 +106,3 @@ class ForkExecutor:
             return child.result(f"work unit {index.pop(child)}")
 
         return in_slots(units, self.slots, start, ready, result, Child.kill)
-
-    def close(self) -> None:
-        pass

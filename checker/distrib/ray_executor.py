@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from kvproof.checker.distrib.executor import Unit, in_slots, run_unit
+from kvproof.checker.distrib.executor import Closing, Unit, in_slots, run_unit
 from kvproof.spec.errors import KvproofInputError
 
 MAX_RETRIES = 3
@@ -29,7 +29,7 @@ def import_ray() -> Any:
     return ray
 
 
-class RayExecutor:
+class RayExecutor(Closing):
     """``address``: None starts a local Ray with ``num_cpus`` (and ``num_gpus`` /
     ``resources``, which tests use to declare a fake GPU on a CPU machine); ``auto`` or
     ``host:port`` joins a running cluster. A Ray already initialised in this process (a
@@ -85,9 +85,3 @@ class RayExecutor:
         if self._owned and self._ray.is_initialized():
             self._ray.shutdown()
         self._owned = False
-
-    def __enter__(self) -> RayExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -189,9 +189,7 @@ def bmc(
         if len(pending) > 1 and not any_violation(k, pending):
             pending = []
         for name in sorted(names):
-            if name not in plain and name not in pending:
-                continue
-            if name in best:
+            if name in best or (name not in plain and name not in pending):
                 continue
             if name not in plain:
                 found = attempt(name, k, need_clean=False)
