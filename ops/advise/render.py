@@ -10,7 +10,7 @@ import shutil
 import textwrap
 from typing import Any, Protocol
 
-from kvproof.checker.advise.run import text_of, variant_summary
+from kvproof.ops.advise.run import text_of, variant_summary
 
 
 class Wrap(Protocol):

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from kvproof.checker.advise.request import deployment
-from kvproof.checker.advise.run import advise
 from kvproof.checker.cli import main
 from kvproof.checker.report.engine_words import uses_model_names
 from kvproof.checker.upstream import fetch
+from kvproof.ops.advise.request import deployment
+from kvproof.ops.advise.run import advise
 from kvproof.spec.errors import KvproofInputError
 
 DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
@@ -118,13 +118,13 @@ def test_0_5_22_without_deferred_release_frees_early(tmp_path: Path) -> None:
     doc = json.loads(json.dumps(run.to_json()))  # --json: plain data
     assert doc["verdict"] == "unsafe" and doc["match"]["variant"] == run.match.variant
     # the text names no model field; --raw does
-    from kvproof.checker.advise.render import lines
+    from kvproof.ops.advise.render import lines
 
     text = "\n".join(lines(doc))
     assert "early" not in doc["fix"]["change"] and not uses_model_names(text)
     assert max(len(line) for line in text.splitlines()) <= 200
     assert uses_model_names("\n".join(lines(doc, raw=True)))
-    from kvproof.checker.report.advise_html import advise_page
+    from kvproof.ops.advise.html import advise_page
 
     html = advise_page(doc)
     assert "UNSAFE" in html and 'ol class="engine-steps"' in html
@@ -171,7 +171,7 @@ def test_the_incident_server_info_names_its_release() -> None:
     """The audit example's /server_info (no exposed environment): 0.5.19, Mooncake."""
     _cached("0.5.19")
     path = (
-        Path(__file__).resolve().parents[2] / "examples/audit/incident/prefill-0.server_info.json"
+        Path(__file__).resolve().parents[3] / "examples/audit/incident/prefill-0.server_info.json"
     )
     dep = deployment(None, server_info=path)
     assert dep.version == "0.5.19" and dep.env == {}
