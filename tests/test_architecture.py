@@ -38,6 +38,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.traces",
         "checker.report",
         "checker.conformance",
+        "checker.conform",  # conform's run and its --all matrix (render/conform.py)
         "checker.runs",
     },
     "checker.conformance": {

@@ -71,7 +71,7 @@ def trace_body(
         what = "lasso" + never
     head = (
         f"<h1>{escape(view.variant)}: {len(view.steps)}-step {what}</h1>"
-        f'<p class="subtitle">{_sizes(view.sizes)}; kvproof {escape(__version__)}</p>'
+        f'<p class="subtitle">{sizes_text(view.sizes)}; kvproof {escape(__version__)}</p>'
     )
     if view.loop is not None:
         head += lasso_head(view)
@@ -160,49 +160,6 @@ def inline(
 # -- proofs and state graphs -------------------------------------------------------------------
 
 
-def proof_page(proofs: Sequence[tuple[Any, Protocol, Any]]) -> str:
-    """``kvproof prove --html``: per (variant, protocol, result), the inductive invariant's
-    clauses and, when induction failed, the CTI's two states."""
-    from kvproof.checker.report import proof_html
-
-    body = []
-    for variant, protocol, result in proofs:
-        body.append(
-            f"<h1>{escape(variant.name)}: proof for all numbers of requests and pages</h1>"
-            f'<p class="subtitle">kvproof {escape(__version__)}</p>'
-            + section("Inductive invariant", proof_html.render(protocol, result), "proof-section")
-            + section(f"Variant {variant.name}", variant_box(variant), "variant-section")
-        )
-    names = ", ".join(v.name for v, _, _ in proofs)
-    return document(f"kvproof prove: {names}", f'<div class="kvproof-report">{"".join(body)}</div>')
-
-
-def graph_page(result: Any, protocol: Any, variant: Any = None) -> str:
-    """``kvproof explore --html``: counts, verdicts and the state graph (``protocol``, the
-    one explored, names the states' cells)."""
-    from kvproof.checker.report import graph_svg
-
-    name = result.variant or "explore"
-    sizes = _sizes(result.sizes)
-    legend_text = (
-        "<p class='note'>Rows are BFS depths from the initial states (double ring). "
-        "✖ a state violating an invariant (thick ring), ⏸ a deadlock (dashed ring); hover a "
-        "state for its cells, an edge for its actions.</p>"
-    )
-    body = (
-        f"<h1>{escape(name)}: state graph</h1><p class='subtitle'>{sizes}</p>"
-        + graph_svg.summary(result)
-        + section(
-            "State graph",
-            legend_text + f'<div class="chart-scroll">{graph_svg.render(result, protocol)}</div>',
-            "graph-section",
-        )
-    )
-    if variant is not None:
-        body += section(f"Variant {variant.name}", variant_box(variant), "variant-section")
-    return document(f"kvproof explore: {name}", f'<div class="kvproof-report">{body}</div>')
-
-
 # -- shared pieces -------------------------------------------------------------------------------
 
 
@@ -232,7 +189,7 @@ def initial_words(initial: Sequence[str]) -> list[str]:
     return out
 
 
-def _sizes(sizes: Mapping[str, int]) -> str:
+def sizes_text(sizes: Mapping[str, int]) -> str:
     names = {"Req": "requests", "Page": "decode pages"}
     return ", ".join(f"{n} {names.get(s, s)}" for s, n in sizes.items())
 
