@@ -25,6 +25,7 @@ from typing import Any
 from kvproof import __version__
 from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.loop_marks import marked_lines
+from kvproof.checker.report.trace_view import cells_text
 from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
 from kvproof.spec.invariants import INVARIANTS
@@ -45,7 +46,7 @@ def trace_text(entry: dict[str, Any], voice: Voice | None = None) -> str:
     rows = entry.get("trace", [])
     # CI shows this to people: the steps in engine words (the cells stay in --json); a
     # user protocol (no voice) keeps its cells.
-    said = step_words(rows, voice) if voice is not None else [_cells(r) for r in rows]
+    said = step_words(rows, voice) if voice is not None else [cells_text(r) for r in rows]
     steps = [
         f"{row['step']:>3}. {row['label']:<18} {words}"
         for row, words in zip(rows, said, strict=True)
@@ -54,12 +55,6 @@ def trace_text(entry: dict[str, Any], voice: Voice | None = None) -> str:
     if entry.get("explanation"):
         lines.append(f"why: {entry['explanation']}")
     return "\n".join(lines)
-
-
-def _cells(row: dict[str, Any]) -> str:
-    from kvproof.model.lang.explain import change_text
-
-    return "; ".join(change_text(c) for c in row["changes"] if c["var"] != "posted")
 
 
 def trace_short(entry: dict[str, Any]) -> str:

@@ -10,8 +10,8 @@ from rich.table import Table
 from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.loop_marks import LOOP_START, back_to
 from kvproof.checker.report.tables import print_table
+from kvproof.checker.report.trace_view import cells_text
 from kvproof.checker.verify.verdict import VariantVerdict
-from kvproof.model.lang.explain import change_text
 
 
 def render_check(
@@ -65,8 +65,7 @@ def trace_table(title: str, rows: list[dict[str, Any]], loop: int | None = None)
     for i, row in enumerate(rows):
         if i == loop:
             table.add_row("", f"[bold]{LOOP_START}[/]", "")
-        shown = [c for c in row["changes"] if c["var"] not in ("posted",)]
-        table.add_row(str(row["step"]), row["label"], "; ".join(map(change_text, shown)))
+        table.add_row(str(row["step"]), row["label"], cells_text(row))
     if loop is not None:
         table.add_row("", f"[bold]{back_to(loop)}[/]", "")
     return table

@@ -105,8 +105,8 @@ def _sizes(sizes: dict[str, int]) -> str:
 
 def _words(trace: Any) -> list[str]:
     """The trace's steps as what the engines did (``engine_words``)."""
-    from kvproof.checker.render.check_json import trace_rows
     from kvproof.checker.report.engine_words import step_words, voice_of
+    from kvproof.checker.report.trace_view import trace_rows
     from kvproof.model.handoff import protocol_of
     from kvproof.model.lang.trace import ReplayError
     from kvproof.spec.errors import KvproofInputError

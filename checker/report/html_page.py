@@ -165,11 +165,11 @@ def inline(
 
 def steps_list(view: TraceView, variant: Any = None) -> str:
     """The trace's steps as what the engines did (``engine_words``), numbered like the chart."""
-    from kvproof.checker.report.engine_words import step_words, view_rows, voice_of
+    from kvproof.checker.report.engine_words import step_words, voice_of
 
     engine = getattr(variant, "engine", "sglang")
     voice = voice_of(engine, "push" if view.push else "pull")
-    said = step_words(view_rows(view.steps, list(view.states)), voice)
+    said = step_words(view.rows, voice)
     items = "".join(f'<li value="{i}">{escape(t)}</li>' for i, t in enumerate(said, start=1))
     return f'<ol class="engine-steps">{items}</ol>'
 
