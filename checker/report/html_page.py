@@ -24,6 +24,7 @@ from kvproof.checker.report.assets import CSS
 from kvproof.checker.report.trace_view import TraceView, build
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.trace import Trace
+from kvproof.spec.variant import Variant
 
 PAGE_CSS = """
 :root { color-scheme: light dark; }
@@ -258,44 +259,26 @@ def _link(source: str) -> str:
     return escape(source)
 
 
-def variant_box(variant: Any) -> str:
+def variant_box(variant: Variant) -> str:
     """Summary, switches, assumptions (when the variant has them) and sources."""
-    out = [f"<p>{escape(str(getattr(variant, 'summary', '')))}</p>"]
-    sw = getattr(variant, "switches", None)
-    if sw is not None:
-        rows = "".join(
-            f"<tr><th scope='row'><code>{escape(f.name)}</code></th>"
-            f"<td><code>{escape(str(getattr(sw, f.name)))}</code></td></tr>"
-            for f in fields(sw)
-        )
-        out.append(f'<table class="switches"><tbody>{rows}</tbody></table>')
-    assumptions = getattr(variant, "assumptions", None) or getattr(variant, "assume", None)
-    if assumptions:
-        items = assumptions.items() if isinstance(assumptions, Mapping) else assumptions
-        out.append(
-            "<h3>Assumptions</h3><ul class='assumptions'>"
-            + "".join(f"<li>{escape(_assumption_text(a))}</li>" for a in items)
-            + "</ul>"
-        )
-    sources = getattr(variant, "sources", ())
-    if sources:
-        out.append(
-            "<h3>Sources</h3><ul class='sources'>"
-            + "".join(f"<li>{_link(str(s))}</li>" for s in sources)
-            + "</ul>"
-        )
+    sw = variant.switches
+    rows = "".join(
+        f"<tr><th scope='row'><code>{escape(f.name)}</code></th>"
+        f"<td><code>{escape(str(getattr(sw, f.name)))}</code></td></tr>"
+        for f in fields(sw)
+    )
+    out = [
+        f"<p>{escape(variant.summary)}</p>",
+        f'<table class="switches"><tbody>{rows}</tbody></table>',
+    ]
+    for title, items in (
+        ("Assumptions", [escape(f"{name}: {why}") for name, why in variant.assume.items()]),
+        ("Sources", [_link(str(s)) for s in variant.sources]),
+    ):
+        if items:
+            li = "".join(f"<li>{item}</li>" for item in items)
+            out.append(f"<h3>{title}</h3><ul class='{title.lower()}'>{li}</ul>")
     return "".join(out)
-
-
-def _assumption_text(a: Any) -> str:
-    # The [assume] table is being added in parallel (variants); render any shape of it.
-    if isinstance(a, tuple) and len(a) == 2:
-        return f"{a[0]}: {a[1]}"
-    name = getattr(a, "name", None)
-    doc = getattr(a, "doc", None) or getattr(a, "statement", None) or getattr(a, "text", None)
-    if name and doc:
-        return f"{name}: {doc}"
-    return str(name or a)
 
 
 def write(path: Path, html: str) -> None:

@@ -8,7 +8,6 @@ rows an HTML page shows (``report``, ``fuzz --html``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,7 +98,7 @@ def replay(
 
 def load_trace(path: str, variant_name: str | None) -> Any:
     """A trace from ``.jsonl`` or ``.itf.json`` (ITF needs the variant's protocol)."""
-    from kvproof.checker.traces.itf import read_itf
+    from kvproof.checker.traces.itf import read_doc, read_itf
     from kvproof.checker.traces.tracefile import read_jsonl
     from kvproof.model.handoff import protocol_of
     from kvproof.spec.variant import load_variant
@@ -108,7 +107,7 @@ def load_trace(path: str, variant_name: str | None) -> Any:
     if not p.exists():
         raise KvproofInputError("no such trace file", path)
     if p.name.endswith(".itf.json"):
-        doc = _itf_doc(p)
+        doc = read_doc(p)
         if variant_name is None:
             variant_name = _itf_variant(doc, p)
         if not variant_name:
@@ -116,19 +115,6 @@ def load_trace(path: str, variant_name: str | None) -> Any:
         lasso = doc.get("loop") is not None  # a liveness lasso: with crash (E20)
         return read_itf(p, protocol_of(load_variant(variant_name), assumed=False, liveness=lasso))
     return read_jsonl(p)
-
-
-def _itf_doc(p: Path) -> dict[str, Any]:
-    """An ITF file's JSON object; malformed files are bad input."""
-    from kvproof.spec.files import read_text
-
-    try:
-        doc = json.loads(read_text(p, "trace"))
-    except json.JSONDecodeError as exc:
-        raise KvproofInputError(f"malformed JSON: {exc.msg}", f"{p}:{exc.lineno}") from None
-    if not isinstance(doc, dict):
-        raise KvproofInputError("not an ITF trace (expected a JSON object)", str(p))
-    return doc
 
 
 def _itf_variant(doc: dict[str, Any], p: Path) -> str | None:
