@@ -40,7 +40,7 @@ def intake_of(concrete: Concrete, state: State, r: int) -> str | None:
 
 def pages_sent_of_reserved(concrete: Concrete, state: State, r: int) -> str | None:
     """Right after ``arrive(r)``: how many of r's reserved pages prefill sends, by the
-    model's switches (``model/handoff/protocol.py``: ``placeholder``, ``short``); None for
+    model's switches (``model/handoff/rules/guards.py``: ``placeholder``, ``short``); None for
     a prompt decode itself refuses (no reservation on either side)."""
     if concrete.value(state, "over_d", (r,)):
         return None
@@ -57,7 +57,7 @@ def pages_sent_of_reserved(concrete: Concrete, state: State, r: int) -> str | No
 
 def reported_status(concrete: Concrete, before: State, inst: ActionInstance) -> str | None:
     """The status prefill's sender reports at ``done``, from the state before the step
-    (``model/handoff/protocol.py::done``): Failed when a pending abort wins over Success
+    (``model/handoff/rules/conclude.py::done``): Failed when a pending abort wins over Success
     (``success_overwrites_abort`` off), else Success. Whether decode's status then changes
     is the code's decision (Failed is terminal), not the walk's."""
     if inst.action != "done":

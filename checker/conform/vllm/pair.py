@@ -1,7 +1,7 @@
 """A prefill and a decode engine of one release, wired as NIXL would wire them, and the
 events a walk can make happen to them.
 
-Each method is one event of the model (``model/handoff/protocol.py``) applied to the real
+Each method is one event of the model (``model/handoff/rules/``) applied to the real
 code: the schedulers decide allocation, parking in ``WAITING_FOR_REMOTE_KVS``, frees and
 aborts; the workers decide what finished, failed or expired; the walk only chooses what the
 environment does (a READ or WRITE posted, landed or failed, a notification delivered, a
