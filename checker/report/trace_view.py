@@ -115,7 +115,7 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
         violated_step=violated_step,
         explanation=why,
         invariant_statement=statement,
-        initial=tuple(_initial(protocol, trace)),
+        initial=tuple(initial_choices(protocol, trace)),
         push=getattr(sw, "transfer_mode", "push") != "pull",
         placeholders=_placeholders(sw, trace),
         meta=dict(trace.meta),
@@ -138,7 +138,8 @@ def _placeholders(sw: object, trace: Trace) -> tuple[int, ...]:
     )
 
 
-def _initial(protocol: Protocol, trace: Trace) -> list[str]:
+def initial_choices(protocol: Protocol, trace: Trace) -> list[str]:
+    """The initial state's free choices that are not defaults (e.g. ``over_p(r0)``)."""
     inst = Instance(protocol, trace.sizes)
     return [
         inst.describe(var, args)
