@@ -21,12 +21,14 @@ from kvproof.spec.errors import KvproofInputError
 DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
 
 
-def _cached(*versions: str) -> None:
+def _cached(*versions: str, engine: str = "sglang") -> None:
+    from kvproof.checker.conform.vllm import fetch as vllm_fetch
+
     for version in versions:
         try:
-            fetch.cached(version)
+            (vllm_fetch if engine == "vllm" else fetch).cached(version)
         except KvproofInputError as exc:
-            pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
+            pytest.skip(f"no cached {engine} {version} wheel and no index: {exc}")
 
 
 @pytest.mark.parametrize(
@@ -102,7 +104,7 @@ def test_0_5_22_is_safe_under_bounded_transfer() -> None:
     assert run.exit_code == 0 and run.fix is None
     assert run.assessment is not None
     bounded = next(a for a in run.assessment.assumptions if a.name == "bounded_transfer")
-    assert bounded.needed and bounded.without == "no_stray_write" and bounded.story
+    assert bounded.needed and bounded.without_it == "no_stray_write" and bounded.story
     said = run.meanings["bounded_transfer"]
     assert "30 s" in said and "300 s" in said  # the release timeout and the waiting timeout
 
@@ -131,15 +133,6 @@ def test_0_5_22_without_deferred_release_frees_early(tmp_path: Path) -> None:
     assert not uses_model_names(html.split("<style>")[0] + html.split("</style>")[1])
 
 
-def _cached_vllm(version: str) -> None:
-    from kvproof.checker.conform.vllm import fetch as vllm_fetch
-
-    try:
-        vllm_fetch.cached(version)
-    except KvproofInputError as exc:
-        pytest.skip(f"no cached vllm {version} wheel and no index: {exc}")
-
-
 @pytest.mark.parametrize(
     ("argv", "says"),
     [
@@ -157,7 +150,7 @@ def test_vllm_bad_input(argv: list[str], says: str, capsys: pytest.CaptureFixtur
 @pytest.mark.slow
 def test_vllm_0_34_pull_reads_after_the_lease() -> None:
     """0.34.0's own code (conform --vllm) in pull mode: prefill frees on lease expiry."""
-    _cached_vllm("0.34.0")
+    _cached("0.34.0", engine="vllm")
     run = advise(deployment("vllm==0.34.0"), traces=50)
     assert run.match.variant == "vllm-0.34-nixl-pull" and run.match.by_table
     assert "vllm-stale-block-lease" in run.match.same_code + run.match.also
