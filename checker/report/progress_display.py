@@ -92,10 +92,8 @@ class LogLines(Display):
         total: int | None,
         heartbeat_s: float = HEARTBEAT_S,
         clock: Callable[[], float] = time.monotonic,
-        label: str = "",
     ) -> None:
         self.stream, self.total, self.heartbeat_s, self.clock = stream, total, heartbeat_s, clock
-        self.label = label  # a later pass over the same variants: ``[liveness 1/23]``
         self.count = 0
         self.began = clock()
         self._tasks: dict[str, _Task] = {}
@@ -123,8 +121,7 @@ class LogLines(Display):
             task = self._tasks.pop(variant, None)
             self._finished.add(variant)
             started = task.started if task else self.began
-            said = f"{self.label} " if self.label else ""
-            where = f"[{said}{self.count}/{self.total}] " if self.total else ""
+            where = f"[{self.count}/{self.total}] " if self.total else ""
             self._write(f"{where}{variant}: {outcome} ({self.clock() - started:.1f} s)")
 
     def beat(self) -> None:
@@ -196,11 +193,6 @@ class Live(Display):
         self.advance(advance)
 
 
-# Passes that count the same variants again after the first (``check --all``'s liveness
-# expectations): their lines say which pass, not a second ``[1/23]`` (issue 41).
-LABELLED = {"liveness expectations": "liveness"}
-
-
 def heartbeat_s() -> float:
     raw = os.environ.get(HEARTBEAT_ENV)
     if raw is None:
@@ -237,7 +229,7 @@ def progress_for(
         with live._bar:
             yield live
         return
-    lines = LogLines(stream, total, every, label=LABELLED.get(description, ""))
+    lines = LogLines(stream, total, every)
     stop = threading.Event()
 
     def beating() -> None:
