@@ -15,8 +15,8 @@ silent for 9 minutes and a CI job looked hung. Now progress always goes to stder
 
 The library reports stages through a plain callback, ``progress(variant, stage, detail)``
 (a ``ProgressFn``); worker processes and Ray tasks forward theirs to this process while they
-run (``checker/distrib/events.py``). ``rich.progress`` is imported only for a terminal: it
-costs more start-up time than some whole runs.
+run (``checker/distrib/events.py``, where the type is). ``rich.progress`` is imported only
+for a terminal: it costs more start-up time than some whole runs.
 """
 
 from __future__ import annotations
@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kvproof.spec.errors import KvproofInputError
-
-ProgressFn = Callable[[str, str, str], None]  # (variant, stage, detail)
 
 HEARTBEAT_ENV = "KVPROOF_HEARTBEAT_S"  # tests shorten it; a CI log may lengthen it
 # Under the issue's "at least every 30 s", with the heartbeat thread's 1 s wake-ups.

@@ -24,45 +24,9 @@ class ReplayRun:
         return int(self.report.exit_code)
 
     def to_json(self) -> dict[str, Any]:
-        report = self.report
-        d = report.divergence
-        return {
-            "variant": report.variant,
-            "trace_variant": report.trace.variant,
-            "steps": len(report.trace.steps),
-            "steps_applied": report.steps_applied,
-            "not_enabled": report.not_enabled,
-            "divergence": None
-            if d is None
-            else {
-                "step": d.step,
-                "action": d.action,
-                "reason": d.reason,
-                "cells": [
-                    {"cell": c, "model": m, "engine": e, "differs": x} for c, m, e, x in d.rows
-                ],
-            },
-            "model_violations": [{"step": s, "invariant": n} for s, n in report.model_violations],
-            "engine_violations": [{"step": s, "invariant": n} for s, n in report.engine_violations],
-            "responses_200": [
-                {
-                    "request": f.rid - report.offset,
-                    "tenant": f.tenant,
-                    "text": f.text,
-                    "leak": bool(f.foreign_canaries),
-                    "foreign_canaries": list(f.foreign_canaries),
-                    "tokens_match_single_node": f.tokens_match,
-                }
-                for f in report.findings
-            ],
-            "responses": [r.to_json() for r in report.responses],
-            "drained_steps": list(report.drained),
-            "leak": report.leak,
-            "shows": report.shows,
-            "crash": report.crash,
-            "lasso": None if report.lasso is None else report.lasso.to_json(),
-            "exit_code": report.exit_code,
-        }
+        from kvproof.checker.render.replay import replay_json
+
+        return replay_json(self.report)
 
 
 def replay(
