@@ -110,7 +110,7 @@ def explore(
     in the same order; the counts are then lower bounds, ``truncated`` is true).
     Ids rather than ``State`` nodes keep exports readable. The result is plain data, graph
     included (it pickles across worker processes): it holds no protocol, so a renderer that
-    names cells takes the protocol as an argument (``checker/report/state_graph.py``).
+    names cells takes the protocol as an argument (``checker/render/explore_graph.py``).
     """
     start = time.perf_counter()
     symmetry = protocol.explore_symmetry if symmetry is None else symmetry
