@@ -76,11 +76,16 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         if shared:
             radix.release(s, r, when)
 
+    def decode_stub(s: Ctx, r: Any) -> Any:
+        # decode queued its own reject's 1-token stub: prefill's 1 token is all it reads
+        return s.over_d(r) if sw.decode_admission == "queue_reject" else False
+
     def placeholder(s: Ctx, r: Any) -> Any:
         # #30233: the pending reject is not honoured and the prompt becomes 1 token.
         if sw.honor_pending_reject or not sw.placeholder_prompt:
             return False
-        return s.over_p(r)
+        stub = sw.decode_admission == "queue_reject"
+        return s.and_(s.over_p(r), s.not_(decode_stub(s, r))) if stub else s.over_p(r)
 
     def short(s: Ctx, r: Any) -> Any:
         """The sender writes fewer pages than decode reserved."""
@@ -125,7 +130,8 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         s.require(s.eq(s.dphase(r), "idle"))
         # Each side validates independently; with honor_pending_reject a prefill reject is
         # retired at the admission queue on both sides with its 400 (#38935, #38704).
-        rej = s.or_(s.over_d(r), s.over_p(r) if sw.honor_pending_reject else False)
+        own = s.over_d(r) if sw.decode_admission == "retire_reject" else False  # or a stub
+        rej = s.or_(own, s.over_p(r) if sw.honor_pending_reject else False)
         s.set("dphase", (r,), s.ite(rej, "done", "queued"))
         s.set("pphase", (r,), s.ite(rej, "stopped", "waiting"))
         s.set("resp", (r,), s.ite(rej, "rejected", "none"))
@@ -257,10 +263,13 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
             f if sw.transfer_checksum == "both" else False,
             f if sw.page_tags else False,  # owner tags checked before the first read
         )
-        s.set("dphase", (r,), s.ite(reject, "done", "running"))
-        s.set("resp", (r,), s.ite(reject, "error", "ok"))
+        # A queued stub ends at its first step with its 400 (Req.update_finish_state).
+        stub = decode_stub(s, r)
+        ends = s.or_(reject, stub) if sw.decode_admission == "queue_reject" else reject
+        s.set("dphase", (r,), s.ite(ends, "done", "running"))
+        s.set("resp", (r,), s.ite(reject, "error", s.ite(stub, "rejected", "ok")))
         s.set("leaked", (r,), s.or_(s.leaked(r), s.and_(s.not_(reject), b)))
-        _free_pages_of(s, r, reject)
+        _free_pages_of(s, r, ends)
 
     def step(s: Ctx, r: Any) -> None:
         s.require(s.eq(s.dphase(r), "running"))
