@@ -391,8 +391,9 @@ class Harness:
 
 def default_disagg() -> Any:
     # ServerArgs' disaggregation fields the queues read (``get_disagg()``), when the caller
-    # gives none: host-staged receive off (threshold 1.0 in 0.5.22, where ``< 1`` enables it).
+    # gives none: host-staged receive off (0.5.22: a threshold ``< 1`` enables it), early alloc.
     return SimpleNamespace(
+        disaggregation_decode_allocation_policy="early",
         disaggregation_decode_host_receive_threshold=1.0,
         disaggregation_decode_retraction_backup=False,
         disaggregation_decode_enable_radix_cache=False,
