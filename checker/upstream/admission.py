@@ -47,7 +47,7 @@ DUTILS = "sglang.srt.disaggregation.utils"
 RETIRED, QUEUED = "retired", "queued"
 
 
-class PrefillInfoTable(dict):  # type: ignore[type-arg]
+class PrefillInfoTable(dict[str, Any]):
     """``CommonKVManager.prefill_info_table``: the bootstrap server's answer for the one
     prefill every request names (data-parallel size 1, so ``_resolve_prefill_dp_rank``
     takes its fast path to rank 0 and no query goes out)."""
