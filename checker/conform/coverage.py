@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.conform.engine import Beat
 from kvproof.checker.conform.result import Coverage
 from kvproof.checker.conform.walk import Move, Transition
 from kvproof.model.lang.concrete import Concrete, State
@@ -148,7 +149,7 @@ class Guide:
 
     def choose(
         self, concrete: Concrete, state: State, steps: list[tuple[ActionInstance, Any]],
-        stalls: list[float],
+        stalls: list[float | Beat],
     ) -> Move | None:  # fmt: skip
         if not steps and not stalls:
             return None
@@ -173,7 +174,7 @@ class Guide:
         moves: list[Move] = [i for i, _ in steps]
         moves.extend(stalls)
         pick = self.rng.choice(moves)
-        return pick if isinstance(pick, float) else self._take(pick, here)
+        return self._take(pick, here) if isinstance(pick, ActionInstance) else pick
 
     def _take(self, inst: ActionInstance, here: dict[ActionInstance, Transition]) -> Move:
         self.covered.add(here[inst])

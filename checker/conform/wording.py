@@ -55,6 +55,8 @@ MEANS = {
     ("success_overwrites_abort", "false"): "keeps an abort over a later Success",
     ("decode_admission", "retire_reject"): "retires a prompt over decode's limit at the door",
     ("decode_admission", "queue_reject"): "queues a prompt over decode's limit as its stub",
+    ("prefill_hold", "lease"): "frees prefill's source blocks when its lease expires",
+    ("prefill_hold", "until_read"): "holds prefill's source blocks until the transfer ends",
 }
 
 
@@ -102,6 +104,8 @@ def _when(concrete: Concrete, res: WalkResult, state: State, r: int) -> str:
         return ""
     if res.stalls and res.stalls[-1] == len(res.steps):
         return " when time passes past its release deadline"
+    if res.beats and res.beats[-1] == len(res.steps):
+        return " when time passes with every heartbeat delivered"
     mine = [s.action for s in res.steps if s.args and s.args[0] == r]
     when = WHEN.get(mine[-1], f"after `{mine[-1]}`") if mine else ""
     pages = concrete.inst.sizes["Page"]
@@ -134,9 +138,25 @@ def _said(m: Mismatch) -> tuple[str, str]:
         return _intake(code, f"{r}'s over-long prompt"), _intake(model, "it")
     if m.what == "admission":
         return _admitted(code, f"{r}'s prompt"), _admitted(model, "it")
+    if m.what in ("source", "source_freed_in_flight"):
+        return _source(m, r)
     if m.what == "stray":
         return f"lets a write land on page(s) {code} its writer no longer owns", f"has {model}"
     return f"has {r} {m.what} = {code}", f"has {model}"
+
+
+def _source(m: Mismatch, r: str) -> tuple[str, str]:
+    """Prefill's source blocks: freed before the transfer ended, or under a read or write
+    of them still in flight (``projection.RequestView.source``)."""
+    if m.what == "source_freed_in_flight":
+        if m.code:
+            return f"frees {r}'s source blocks on prefill under an in-flight read or write", (
+                "frees none under a transfer"
+            )
+        return f"frees {r}'s source blocks with no read or write in flight", "frees them under one"
+    if not m.code and m.model:
+        return f"frees {r}'s source blocks on prefill before its transfer ended", "holds them"
+    return f"has {r} source = {m.code}", f"has {m.model}"
 
 
 def _intake(x: Any, what: str) -> str:

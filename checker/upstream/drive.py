@@ -226,6 +226,12 @@ class Harness:
         except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
             self._found(exc)
 
+    def beats(self) -> list[float]:
+        return []  # SGLang's heartbeats renew no hold; its waiting timeout is ``give_up``
+
+    def beat(self, when: float) -> None:
+        self.stall(when)
+
     def _found(self, exc: Exception) -> None:
         """An exception with a frame in the loaded ``sglang/`` tree is a finding."""
         finding = as_finding(exc, self.root)
