@@ -156,6 +156,15 @@ def admit(mods: dict[str, ModuleType], scheduler: Any, req: Any) -> Any:
     return next((e for e in [*queue.queue, *queue.pending_reqs] if e.req is req), None)
 
 
+def failed_in_prealloc(queue: Any, failed: Any) -> list[int]:
+    """The requests whose receiver an abort failed, taken out of the pre-allocation queue
+    (a stand-in for ``DecodePreallocQueue.pop_preallocated``'s first pass, which is not
+    driven): their reservation goes back."""
+    out = [e for e in queue.queue if e.kv_receiver.poll() == failed]
+    queue.queue = [e for e in queue.queue if e not in out]
+    return [e.req.r for e in out]
+
+
 def first_step_ends(req: Any) -> bool:
     """The running batch's first step for a request decode committed: a pending reject
     (the stub a ``queue_reject`` release queued) becomes ``finished_reason`` in the

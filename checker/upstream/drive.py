@@ -299,16 +299,9 @@ class Harness:
             return
         recv_req = SimpleNamespace(rid=f"req-{r}", abort_all=False)
         self.mods[SCHED].Scheduler.abort_request(self.sched_self, recv_req)
-        self._prealloc_aborts()
-
-    def _prealloc_aborts(self) -> None:
-        # DecodePreallocQueue stands in: a receiver its abort failed gives the pages back.
-        queue = self.prealloc.queue
-        for entry in list(queue):
-            if entry.kv_receiver.poll() == self.kvpoll.Failed:
-                queue.remove(entry)
-                self.pages.release(entry.req.r)
-                self.outcome.aborted.setdefault(entry.req.r, "prealloc")
+        for q in admission.failed_in_prealloc(self.prealloc, self.kvpoll.Failed):
+            self.pages.release(q)
+            self.outcome.aborted.setdefault(q, "prealloc")
 
     def _ack(self, r: int) -> None:
         # One ABORT_ACK per prefill rank, one at a time: the model's ``ack`` is "every
