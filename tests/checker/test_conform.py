@@ -7,6 +7,7 @@ reason, when no wheel is cached and the index cannot be reached.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from collections import Counter
@@ -49,17 +50,23 @@ def test_0_5_22_conforms_with_faults() -> None:
 
 
 def test_the_wrong_release_names_the_switch(tmp_path: Path) -> None:
-    """0.5.22 retires the over-long prompt at prefill's intake, which 0.5.19 did not."""
+    """0.5.22 retires a prompt over decode's limit at decode's door, and an over-long one
+    at prefill's intake, which 0.5.19 did not."""
     tree("0.5.22")
-    # Deferred release off, as in 0.5.19: the intake is the one difference left (with it
-    # on, the exact diagnosis would name ``release`` first, rightly).
+    # Deferred release off, as in 0.5.19 (with it on, the exact diagnosis would name
+    # ``release`` first, rightly): decode's admission is the first difference.
     variant = load_variant("sglang-0.5.19-pd")
     run = conform(variant, "0.5.22", traces=200, out=tmp_path, env={DEFERRED: False})
-    assert run.exit_code == 1 and run.switch == "honor_pending_reject"
+    assert run.exit_code == 1 and run.switch == "decode_admission"
     jsonl = next(p for p in map(Path, run.files) if p.suffix == ".jsonl")
     header = json.loads(jsonl.read_text().splitlines()[0])
-    assert header["meta"]["switch"] == "honor_pending_reject"
+    assert header["meta"]["switch"] == "decode_admission"
     assert main(["replay", str(jsonl)]) in (0, 1)  # the trace is a model walk: it replays
+    # With decode's door as 0.5.22's, the intake is the one difference left.
+    sw = dataclasses.replace(variant.switches, decode_admission="retire_reject")
+    door = dataclasses.replace(variant, switches=sw)
+    run = conform(door, "0.5.22", traces=200, env={DEFERRED: False})
+    assert run.exit_code == 1 and run.switch == "honor_pending_reject"
 
 
 def test_an_early_free_on_abort_is_what_0_5_19_does_not_0_5_22() -> None:

@@ -6,6 +6,7 @@ of ``Scheduler.abort_request`` that reads more of the real ``Scheduler`` still r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -203,10 +204,14 @@ def test_0_5_19_shows_the_incident_s_page_counts(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "40000-token prompt (over-long): decode reserves 625, prefill sends 1" in out
     # 0.5.22's model on 0.5.19's code: with deferred release on and client aborts only, the
-    # abort paths agree and the first difference is at the over-long prompt's arrival.
+    # abort paths agree, and with decode's door as 0.5.19's (it queues a prompt over its
+    # limit) the first difference is at the over-long prompt's arrival.
     deferred = {"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": True}
-    run = conform(load_variant("sglang-0.5.22-pd"), "0.5.19", traces=20, faults=False,
-                  env=deferred)  # fmt: skip
+    v = load_variant("sglang-0.5.22-pd")
+    v = dataclasses.replace(
+        v, switches=dataclasses.replace(v.switches, decode_admission="queue_reject")
+    )
+    run = conform(v, "0.5.19", traces=20, faults=False, env=deferred)
     got = run.to_json()
     assert run.exit_code == 1 and got["pages"]["over_long"]["prefill_sent_pages"] == 1
     assert got["detail"][0].startswith("r") and "code short (1 of 625 reserved" in got["detail"][0]
