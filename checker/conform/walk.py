@@ -35,6 +35,10 @@ class Chooser(Protocol):
         stalls: list[float],
     ) -> Move | None: ...  # fmt: skip
 
+    def taken(self, transition: Transition) -> None:
+        """The walk took ``transition`` (the chooser's pick, or what the code decided)."""
+        ...
+
 
 @dataclass
 class WalkResult:
@@ -97,7 +101,7 @@ def walk(
                 if nxt is None:
                     res.refused = True
                     return res
-                res.covered.add(_transition(concrete, state, move))
+                _took(res, chooser, _transition(concrete, state, move))
                 reported = model_side.reported_status(concrete, state, move)
                 state = nxt
                 res.steps.append(move)
@@ -111,7 +115,7 @@ def walk(
                     pages = model_side.pages_sent_of_reserved(concrete, state, r)
                     if pages is not None:
                         sent[r] = pages
-            state = _close(concrete, state, harness, res, committed)
+            state = _close(concrete, state, harness, res, committed, chooser)
             model = model_side.project(concrete, state, committed, intake, sent)
             code = res.code = harness.project()
             mismatches = compare(model, code)
@@ -124,6 +128,11 @@ def walk(
             res.mismatches, res.step_index, res.code = mismatches, len(res.steps), code
             return res
     return res
+
+
+def _took(res: WalkResult, chooser: Chooser, t: Transition) -> None:
+    res.covered.add(t)
+    chooser.taken(t)
 
 
 def _transition(concrete: Concrete, state: State, inst: ActionInstance) -> Transition:
@@ -152,7 +161,12 @@ def _consistent_jump(concrete: Concrete, after: State, h: Harness, inst: ActionI
 
 
 def _close(
-    concrete: Concrete, state: State, h: Harness, res: WalkResult, committed: set[int]
+    concrete: Concrete,
+    state: State,
+    h: Harness,
+    res: WalkResult,
+    committed: set[int],
+    chooser: Chooser,
 ) -> State:
     """The model's own actions for what the code decided in the same pass."""
     for r in range(concrete.inst.sizes["Req"]):
@@ -179,7 +193,7 @@ def _close(
             nxt = concrete.step(state, inst) if known else None
             if nxt is None:
                 continue  # the model cannot follow: the comparison will say so
-            res.covered.add(_transition(concrete, state, inst))
+            _took(res, chooser, _transition(concrete, state, inst))
             state = nxt
             res.steps.append(inst)
             if action == "commit":
@@ -202,3 +216,6 @@ class Script:
             return None
         self.at += 1
         return self.moves[self.at - 1]
+
+    def taken(self, transition: Transition) -> None:
+        return None
