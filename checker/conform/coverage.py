@@ -199,8 +199,9 @@ class Guide:
                 scored = [
                     ((dist.get(self.local(d, i.args[0]), far), is_fault(i.action)), i)
                     for i, d in steps
+                    if not self._idle_fault(state, i, d)
                 ]
-                best = min(d for d, _ in scored)
+                best = min((d for d, _ in scored), default=(far, True))
                 if best[0] < far:
                     near = [i for d, i in scored if d == best]
                     return self._take(
@@ -212,6 +213,13 @@ class Guide:
         moves.extend(stalls)
         pick = self.rng.choice(moves)
         return pick if isinstance(pick, float) else self._take(pick, here)
+
+    def _idle_fault(self, state: State, inst: ActionInstance, after: Any) -> bool:
+        """A fault that leaves its request's local state as it was (a late message the
+        code must ignore) brings no aim nearer: steering never takes it, else a walk whose
+        aim waits on a page it cannot reach would take it until its last step."""
+        r = inst.args[0]
+        return is_fault(inst.action) and self.local(after, r) == self.local(state.data, r)
 
     def _take(self, inst: ActionInstance, here: dict[ActionInstance, Transition]) -> Move:
         return inst  # counted in ``taken`` once the model took it

@@ -32,6 +32,7 @@ WHEN = {
     "ack": "when prefill ACKs the abort",
     "timeout": "when the release deadline passes",
     "give_up": "when decode's waiting deadline passes",
+    "stale_ack": "after a late ABORT_ACK of an earlier abort of its room",
     "finish": "when generation ends",
 }
 
@@ -53,6 +54,8 @@ MEANS = {
     ("placeholder_prompt", "false"): "queues an over-long prompt whole",
     ("success_overwrites_abort", "true"): "lets prefill's Success overwrite an abort",
     ("success_overwrites_abort", "false"): "keeps an abort over a later Success",
+    ("ack_generation", "checked"): "drops a late ABORT_ACK of an earlier abort of the room",
+    ("ack_generation", "unchecked"): "counts any ABORT_ACK while it holds the room",
 }
 
 

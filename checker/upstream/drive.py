@@ -12,6 +12,7 @@ Per step (``ActionInstance`` of the handoff protocol):
 | ``done``/``fail`` | the manager's ``update_status`` with prefill's report (see below) |
 | ``abort`` | ``Scheduler.abort_request`` (decode branch) |
 | ``ack`` | the manager's ``note_abort_ack`` |
+| ``stale_ack`` | the same, with an earlier abort's generation (``adapters/``) |
 | ``timeout`` | the clock past the deferred-release deadline the code set |
 | ``give_up`` | the clock past the receiver's waiting timeout |
 | ``finish`` | the running batch frees (stand-in: not a decision module) |
@@ -309,6 +310,11 @@ class Harness:
                 if held and not self.pages.of(r):
                     self.partial_release[r] = f"{n} of {len(wire.PREFILL_RANKS)}"
                     return
+
+    def _stale_ack(self, r: int) -> None:
+        # A late ABORT_ACK of an earlier abort of r's room, from every prefill rank.
+        for rank in wire.PREFILL_RANKS:
+            self.adapter.note_stale_ack(self.mods[COMMON], self.mgr, self.receivers[r], rank)
 
     def _timeout(self, r: int) -> None:
         target = self.jump_target(ActionInstance("timeout", (r,)))

@@ -19,6 +19,7 @@ from kvproof.model.handoff.explain import explain_handoff
 from kvproof.model.handoff.invariants import handoff_invariants
 from kvproof.model.handoff.kinds import action
 from kvproof.model.handoff.liveness import DEATH_VARS, crash, engine_rules, handoff_liveness
+from kvproof.model.handoff.stale_ack import has_stale_ack, stale_ack_body
 from kvproof.model.handoff.strengthening import strengthening
 from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import BOOL, Enum, Protocol, Var
@@ -366,6 +367,9 @@ def build_handoff(sw: Switches, *, peer_death: bool = False) -> Protocol:
         actions += radix.radix_actions(sw, fresh_own)
     if peer_death:
         actions.append(action("crash", ("Req",), crash, "the request's prefill dies"))
+    if has_stale_ack(sw):  # model/handoff/stale_ack.py
+        why = "a late ABORT_ACK of an earlier abort of the room"
+        actions.append(action("stale_ack", ("Req",), stale_ack_body(sw, _free_pages_of), why))
 
     invariants = handoff_invariants(shared)
 
