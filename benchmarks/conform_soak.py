@@ -85,6 +85,7 @@ def main() -> int:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "src"))
     os.environ.setdefault("KVPROOF_SGLANG_WHEELS", "/tmp/wheels")
+    os.environ.setdefault("KVPROOF_VLLM_WHEELS", "/tmp/wheels")
     from kvproof.checker.distrib.executor import Unit, make_executor
 
     todo = cells(args.vllm, args.only)
