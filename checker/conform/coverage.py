@@ -6,9 +6,10 @@ prefill's phase, the status decode sees)). ``reachable`` enumerates them by an
 explicit-state search of the model (pages quotiented by symmetry, as ``explore`` does),
 with the run's events and ``commit`` (which the code takes on its own), and with decode's
 same-pass answers to a Success or a Failed poll taken first (``_urgent``). The search also
-gives the phase graph (a request's phase before and after each of its actions) that the
-guide steers by: when no enabled step is new, it takes one that moves a request toward
-the nearest phase where an untaken transition is enabled.
+gives the graph the guide steers by: a request's local state (``steer.py``) before and
+after each of its actions, and where each transition was enabled. Each walk aims at the
+transition taken and aimed at least, and aims anew on reaching it; a step it cannot take
+at once is one that brings a request nearer to a state where its aim is enabled.
 
 Initial states where every prompt is rejected on arrival make walks of arrivals only;
 the guide starts from states with at least one admissible request, so trivial walks are
@@ -150,11 +151,11 @@ class Guide:
         return self.rng.choice(self.inits)
 
     def _aim(self) -> None:
-        """Aim at the transition walks have taken and aimed at least: first every one no
-        walk has taken, then, once all are covered, the rarest (a commit and the steps
-        after it need a long run of engine steps that random moves, each with a fault
-        enabled, seldom make). Counting the aims too means one the code never lets happen
-        is aimed at in turn with the rest, not forever."""
+        """Aim at the transition walks have taken and aimed at least: an untaken one
+        scores only its aims, and once all are covered the rarest comes next (a commit
+        and the steps after it need a long run of engine steps that random moves, each
+        with a fault enabled, seldom make). Counting the aims means one the code never
+        lets happen is aimed at in turn with the rest, not forever."""
         trans = self.reach.transitions
         if not trans:
             self.target = None
