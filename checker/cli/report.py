@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.paths import check_output_file
     from kvproof.checker.report.html_page import trace_page, write
     from kvproof.checker.runs.replay_run import load_trace, replay_rows
+    from kvproof.checker.traces.carried_variant import trace_variant
     from kvproof.checker.traces.tracefile import check_against
     from kvproof.model.handoff import protocol_of
     from kvproof.spec.errors import KvproofInputError
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     if args.max_new_tokens < 1:
         raise KvproofInputError("must be >= 1", "--max-new-tokens")
     trace = load_trace(args.trace, args.variant)
-    own = load_variant(trace.variant)
+    own = trace_variant(trace.variant, trace.meta, args.trace)
     protocol = protocol_of(own, assumed=False)
     check_against(trace, protocol, args.trace)
     rows = summary = None

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.conform.engine import Beat
 from kvproof.checker.conform.result import Coverage
 from kvproof.checker.conform.steer import Local, distances, is_fault, local_reader
 from kvproof.checker.conform.walk import Move, Transition
@@ -184,7 +185,7 @@ class Guide:
 
     def choose(
         self, concrete: Concrete, state: State, steps: list[tuple[ActionInstance, Any]],
-        stalls: list[float],
+        stalls: list[float | Beat],
     ) -> Move | None:  # fmt: skip
         if not steps and not stalls:
             return None
@@ -213,7 +214,7 @@ class Guide:
         moves: list[Move] = [i for i, _ in steps]
         moves.extend(stalls)
         pick = self.rng.choice(moves)
-        return pick if isinstance(pick, float) else self._take(pick, here)
+        return self._take(pick, here) if isinstance(pick, ActionInstance) else pick
 
     def _idle_fault(self, state: State, inst: ActionInstance, after: Any) -> bool:
         """A fault that leaves its request's local state as it was (a late message the

@@ -20,7 +20,7 @@ from kvproof.checker.conform.walk import Script, WalkResult, walk
 from kvproof.checker.conform.wording import headline
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete, State
-from kvproof.model.lang.instance import Instance
+from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import CHOICES, Switches, Variant
 
@@ -148,12 +148,12 @@ def forbids(engine: Engine, concrete: Concrete | None, rigid: Rigid, moves: list
     an aborted decode's blocks are freed by no prefill ACK; with abort_notifies_prefill =
     false the model has no ACK either). Steps of actions this model does not have are left
     out (an ABORT prefill never receives); the divergent step itself must be one it has."""
-    if concrete is None or not moves or isinstance(moves[-1], float):
+    if concrete is None or not moves or not isinstance(moves[-1], ActionInstance):
         return False
     names = {a.name for a in concrete.protocol.actions}
     if moves[-1].action not in names:
         return False
-    kept = [m for m in moves if isinstance(m, float) or m.action in names]
+    kept = [m for m in moves if not isinstance(m, ActionInstance) or m.action in names]
     again = replay(engine, concrete, rigid, kept)
     return (
         again is not None and again.refused and not again.diverged and len(again.moves) == len(kept)

@@ -18,6 +18,7 @@ One walk, as the core drives it::
         h.project()                             # the code's Projection, compared
         h.jump_target(inst) / h.expiring(...)   # clock jumps (timeouts) the code set
         h.stall_deadlines() / h.stall(t)        # time passing with no model step
+        h.beats() / h.beat(t)                   # ... with the code's heartbeats delivered
         h.decisions()                           # what the code decided, counted
     engine.exercised(), engine.run_decisions()  # the functions run real; once-per-run
 
@@ -74,6 +75,16 @@ class Decided:
     freed: bool = False
 
 
+@dataclass(frozen=True)
+class Beat:
+    """A walk's move with no model step and no fault: time passes to ``when`` and every
+    heartbeat the code sends on the way is delivered (vLLM: decode's lease-renewal
+    heartbeats reach prefill, ``nixl/base_worker.py::_handle_heartbeat``). A stall is the
+    same time passing with none delivered, which is a fault."""
+
+    when: float
+
+
 class UpstreamRaised(Exception):
     """An exception raised inside the engine's code: a finding, not a bug in kvproof.
     ``head`` names it and the engine's file:line; the core adds when (``during``)."""
@@ -117,6 +128,16 @@ class Harness(Protocol):
 
     def stall(self, when: float) -> None:
         """Time passes to ``when`` with no model step; the code's pass runs once."""
+        ...
+
+    def beats(self) -> list[float]:
+        """Times the clock may pass to with every heartbeat delivered (``Beat``), when
+        that reaches no hold's deadline that a heartbeat does not renew; [] for an engine
+        whose walk delivers none."""
+        ...
+
+    def beat(self, when: float) -> None:
+        """Time passes to ``when`` and the heartbeats sent on the way are delivered."""
         ...
 
     def decisions(self) -> Mapping[str, int]:

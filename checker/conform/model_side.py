@@ -40,7 +40,7 @@ def intake_of(concrete: Concrete, state: State, r: int) -> str | None:
 
 def pages_sent_of_reserved(concrete: Concrete, state: State, r: int) -> str | None:
     """Right after ``arrive(r)``: how many of r's reserved pages prefill sends, by the
-    model's switches (``model/handoff/protocol.py``: ``placeholder``, ``short``); None for
+    model's switches (``model/handoff/rules/guards.py``: ``placeholder``, ``short``); None for
     a prompt decode itself refuses (no reservation on either side)."""
     if concrete.value(state, "over_d", (r,)):
         return None
@@ -57,7 +57,7 @@ def pages_sent_of_reserved(concrete: Concrete, state: State, r: int) -> str | No
 
 def reported_status(concrete: Concrete, before: State, inst: ActionInstance) -> str | None:
     """The status prefill's sender reports at ``done``, from the state before the step
-    (``model/handoff/protocol.py::done``): Failed when a pending abort wins over Success
+    (``model/handoff/rules/conclude.py::done``): Failed when a pending abort wins over Success
     (``success_overwrites_abort`` off), else Success. Whether decode's status then changes
     is the code's decision (Failed is terminal), not the walk's."""
     if inst.action != "done":
@@ -84,6 +84,7 @@ def project(
     committed: set[int],
     intake: dict[int, str],
     sent: dict[int, str] | None = None,
+    freed_in_flight: set[int] | None = None,
 ) -> Projection:
     pages = concrete.inst.sizes["Page"]
     views = []
@@ -103,6 +104,7 @@ def project(
                 released_after_acks="all",
                 intake=intake.get(r),
                 source=source_of(concrete, state, r),
+                source_freed_in_flight=r in (freed_in_flight or ()),
                 decode_status=decode_status(concrete, state, r),
             )
         )
@@ -121,6 +123,18 @@ def source_of(concrete: Concrete, state: State, r: int) -> frozenset[int] | None
     ):
         return None  # prefill never ran it, or stopped before serving it
     return frozenset({0}) if concrete.value(state, "src_ok", (r,)) else frozenset()
+
+
+def frees_under_transfer(concrete: Concrete, after: State, inst: ActionInstance) -> bool:
+    """``inst`` freed prefill's source blocks (``expire``) while a read or write of them
+    was in flight (``inflight``: posted, not landed), judged in the state after it:
+    ``expire`` does not touch ``inflight``. The code's side is sticky (a later land does not
+    undo it), so the walk keeps the answer (``walk.py``)."""
+    if inst.action != "expire":
+        return False
+    r = inst.args[0]
+    pages = range(concrete.inst.sizes["Page"])
+    return any(concrete.value(after, "inflight", (r, p)) for p in pages)
 
 
 def abstract(concrete: Concrete, state: State, r: int) -> tuple[str, str, str]:

@@ -22,6 +22,7 @@ def write_divergence(
     seed: int,
     out: Path,
 ) -> tuple[str, ...]:
+    from kvproof.checker.traces.carried_variant import carried
     from kvproof.checker.traces.itf import write_itf
     from kvproof.checker.traces.tracefile import write_jsonl
 
@@ -36,6 +37,10 @@ def write_divergence(
         "seed": seed,
         # Time stalled past the code's release deadline after these steps (no model step).
         "stalls_after_step": list(res.stalls),
+        # Time passed with the code's heartbeats delivered after these steps (no fault).
+        "beats_after_step": list(res.beats),
+        # A variant outside the catalog travels with its trace, so report --html draws it.
+        **carried(variant),
     }
     trace = Trace(
         variant.name,

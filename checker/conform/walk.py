@@ -19,20 +19,20 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kvproof.checker.conform import model_side
-from kvproof.checker.conform.engine import Harness, Step, UpstreamRaised
+from kvproof.checker.conform.engine import Beat, Harness, Step, UpstreamRaised
 from kvproof.checker.conform.projection import Mismatch, Projection, compare
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance
 
-# A move of the walk: a model step, or a stall to a time (no model step).
-Move = ActionInstance | float
+# A move of the walk: a model step, a stall to a time or a heartbeat (no model step).
+Move = ActionInstance | float | Beat
 Transition = tuple[str, tuple[str, str, str]]  # (action, the acting request's phase)
 
 
 class Chooser(Protocol):
     def choose(
         self, concrete: Concrete, state: State, steps: list[tuple[ActionInstance, Any]],
-        stalls: list[float],
+        stalls: list[float | Beat],
     ) -> Move | None: ...  # fmt: skip
 
     def taken(self, transition: Transition) -> None:
@@ -48,6 +48,7 @@ class WalkResult:
     mismatches: list[Mismatch] = field(default_factory=list)
     step_index: int | None = None  # model steps taken when the code disagreed
     stalls: list[int] = field(default_factory=list)  # after which model steps time stalled
+    beats: list[int] = field(default_factory=list)  # ... time passed with heartbeats delivered
     covered: set[Transition] = field(default_factory=set)
     raised: UpstreamRaised | None = None
     refused: bool = False  # a scripted move the model could not take (diagnose.py)
@@ -77,6 +78,7 @@ def walk(
     committed: set[int] = set()
     intake: dict[int, str] = {}
     sent: dict[int, str] = {}
+    freed_in_flight: set[int] = set()  # model: expire took r's source under a transfer
     actions = {a.name for a in concrete.protocol.actions}
     for _ in range(max_steps):
         succ = [
@@ -86,7 +88,10 @@ def walk(
             and allowed(inst.action)
             and _consistent_jump(concrete, State(data), harness, inst)
         ]
-        stall = _stall_candidates(concrete, harness) if allowed("timeout") else []
+        stall: list[float | Beat] = []
+        if allowed("timeout"):
+            stall += _stall_candidates(concrete, harness)
+        stall += [Beat(t) for t in harness.beats()]
         move = chooser.choose(concrete, state, succ, stall)
         if move is None:
             break
@@ -95,6 +100,9 @@ def walk(
             if isinstance(move, float):
                 harness.stall(move)
                 res.stalls.append(len(res.steps))
+            elif isinstance(move, Beat):
+                harness.beat(move.when)
+                res.beats.append(len(res.steps))
             else:
                 # A replayed move another model may not have (diagnose.py) is refused.
                 nxt = concrete.step(state, move) if move.action in actions else None
@@ -106,6 +114,8 @@ def walk(
                 state = nxt
                 res.steps.append(move)
                 r = move.args[0]
+                if model_side.frees_under_transfer(concrete, state, move):
+                    freed_in_flight.add(r)
                 status = str(concrete.value(state, "poll", (r,)))
                 harness.apply(Step(move, status, reported))
                 if move.action == "arrive":
@@ -115,12 +125,14 @@ def walk(
                     pages = model_side.pages_sent_of_reserved(concrete, state, r)
                     if pages is not None:
                         sent[r] = pages
-            state = _close(concrete, state, harness, res, committed, chooser)
-            model = model_side.project(concrete, state, committed, intake, sent)
+            state = _close(concrete, state, harness, res, committed, freed_in_flight, chooser)
+            model = model_side.project(concrete, state, committed, intake, sent, freed_in_flight)
             code = res.code = harness.project()
             mismatches = compare(model, code)
         except UpstreamRaised as exc:
-            what = f"{move}" if isinstance(move, float) else f"{move.action}{move.args}"
+            what = (
+                f"{move}" if not isinstance(move, ActionInstance) else f"{move.action}{move.args}"
+            )
             exc.during = exc.during or f"step {len(res.steps)} ({what})"
             res.raised, res.step_index = exc, len(res.steps)
             return res
@@ -166,6 +178,7 @@ def _close(
     h: Harness,
     res: WalkResult,
     committed: set[int],
+    freed_in_flight: set[int],
     chooser: Chooser,
 ) -> State:
     """The model's own actions for what the code decided in the same pass."""
@@ -198,6 +211,8 @@ def _close(
             res.steps.append(inst)
             if action == "commit":
                 committed.add(r)
+            if model_side.frees_under_transfer(concrete, state, inst):
+                freed_in_flight.add(r)
     return state
 
 
@@ -210,7 +225,7 @@ class Script:
 
     def choose(
         self, concrete: Concrete, state: State, steps: list[tuple[ActionInstance, Any]],
-        stalls: list[float],
+        stalls: list[float | Beat],
     ) -> Move | None:  # fmt: skip
         if self.at >= len(self.moves):
             return None

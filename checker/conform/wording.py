@@ -54,6 +54,8 @@ MEANS = {
     ("placeholder_prompt", "false"): "queues an over-long prompt whole",
     ("success_overwrites_abort", "true"): "lets prefill's Success overwrite an abort",
     ("success_overwrites_abort", "false"): "keeps an abort over a later Success",
+    ("prefill_hold", "lease"): "frees prefill's source blocks when its lease expires",
+    ("prefill_hold", "until_read"): "holds prefill's source blocks until the transfer ends",
     ("ack_generation", "checked"): "drops a late ABORT_ACK of an earlier abort of the room",
     ("ack_generation", "unchecked"): "counts any ABORT_ACK while it holds the room",
 }
@@ -103,6 +105,8 @@ def _when(concrete: Concrete, res: WalkResult, state: State, r: int) -> str:
         return ""
     if res.stalls and res.stalls[-1] == len(res.steps):
         return " when time passes past its release deadline"
+    if res.beats and res.beats[-1] == len(res.steps):
+        return " when time passes with every heartbeat delivered"
     mine = [s.action for s in res.steps if s.args and s.args[0] == r]
     when = WHEN.get(mine[-1], f"after `{mine[-1]}`") if mine else ""
     pages = concrete.inst.sizes["Page"]
@@ -133,9 +137,25 @@ def _said(m: Mismatch) -> tuple[str, str]:
         return f"does not commit {r}'s transfer", "commits it (prefill reported Success)"
     if m.what == "intake":
         return _intake(code, f"{r}'s over-long prompt"), _intake(model, "it")
+    if m.what in ("source", "source_freed_in_flight"):
+        return _source(m, r)
     if m.what == "stray":
         return f"lets a write land on page(s) {code} its writer no longer owns", f"has {model}"
     return f"has {r} {m.what} = {code}", f"has {model}"
+
+
+def _source(m: Mismatch, r: str) -> tuple[str, str]:
+    """Prefill's source blocks: freed before the transfer ended, or under a read or write
+    of them still in flight (``projection.RequestView.source``)."""
+    if m.what == "source_freed_in_flight":
+        if m.code:
+            return f"frees {r}'s source blocks on prefill under an in-flight read or write", (
+                "frees none under a transfer"
+            )
+        return f"frees {r}'s source blocks with no read or write in flight", "frees them under one"
+    if not m.code and m.model:
+        return f"frees {r}'s source blocks on prefill before its transfer ended", "holds them"
+    return f"has {r} source = {m.code}", f"has {m.model}"
 
 
 def _intake(x: Any, what: str) -> str:

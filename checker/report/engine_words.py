@@ -7,7 +7,7 @@ action, its arguments, the cells it changed: ``checking.trace_rows``), so this m
 no model state and imports nothing of the model: a renderer hands it rows and a ``Voice``.
 
 The sentences follow the events' meaning in ``spec/events.py`` and the protocol's rules
-(``model/handoff/protocol.py``); a pool is told as its pages, a request as ``r0``.
+(``model/handoff/rules/``); a pool is told as its pages, a request as ``r0``.
 """
 
 from __future__ import annotations

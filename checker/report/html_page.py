@@ -21,6 +21,7 @@ from typing import Any
 from kvproof import __version__
 from kvproof.checker.report import engine_side, msc, pool_grid
 from kvproof.checker.report.assets import CSS
+from kvproof.checker.report.conform_finding import conform_finding
 from kvproof.checker.report.trace_view import TraceView, build
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.trace import Trace
@@ -79,6 +80,7 @@ def trace_body(
         step = f" after step {view.violated_step}" if view.violated_step else ""
         statement = f": {escape(view.invariant_statement)}" if view.invariant_statement else ""
         head += f'<p class="verdict">⚠ VIOLATED{step}: <code>{escape(inv)}</code>{statement}</p>'
+    head += conform_finding(view.meta, len(view.steps))
     if view.explanation:
         head += f'<p class="why"><strong>Why:</strong> {escape(view.explanation)}</p>'
     if view.initial:

@@ -142,7 +142,7 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
 def _placeholders(sw: object, trace: Trace) -> tuple[int, ...]:
     """Requests over prefill's limit whose pending reject is not honoured: prefilled as a
     1-token placeholder that writes one page (SGLang #30233; ``placeholder`` in
-    ``model/handoff/protocol.py``)."""
+    ``model/handoff/rules/guards.py``)."""
     if not getattr(sw, "placeholder_prompt", False) or getattr(sw, "honor_pending_reject", True):
         return ()
     over_p, over_d = trace.init.get("over_p", {}), trace.init.get("over_d", {})

@@ -75,17 +75,19 @@ def replay(
     loops: int = 3,
 ) -> ReplayRun:
     """Replay the trace at ``path`` on ``variant_name``'s engine (default: the trace's own)."""
+    from kvproof.checker.traces.carried_variant import trace_variant
     from kvproof.checker.traces.tracefile import check_against
     from kvproof.model.handoff import protocol_of
     from kvproof.spec.variant import load_variant
 
     # Bad input is found before the engine (and torch) is loaded.
     trace = load_trace(path, variant_name)
-    variant = load_variant(variant_name or trace.variant)
+    carried = trace_variant(trace.variant, trace.meta, path)
+    variant = load_variant(variant_name) if variant_name else carried
     # Names and sizes must fit the trace's own protocol (a different variant may lack an
     # action: that is "not enabled", not bad input).
     lasso = trace.loop is not None  # a liveness lasso: the build with crash (E20)
-    own = protocol_of(load_variant(trace.variant), assumed=False, liveness=lasso)
+    own = protocol_of(carried, assumed=False, liveness=lasso)
     check_against(trace, own, path)
     import torch
 
@@ -99,6 +101,7 @@ def replay(
 
 def load_trace(path: str, variant_name: str | None) -> Any:
     """A trace from ``.jsonl`` or ``.itf.json`` (ITF needs the variant's protocol)."""
+    from kvproof.checker.traces.carried_variant import trace_variant
     from kvproof.checker.traces.itf import read_itf
     from kvproof.checker.traces.tracefile import read_jsonl
     from kvproof.model.handoff import protocol_of
@@ -109,12 +112,13 @@ def load_trace(path: str, variant_name: str | None) -> Any:
         raise KvproofInputError("no such trace file", path)
     if p.name.endswith(".itf.json"):
         doc = _itf_doc(p)
-        if variant_name is None:
-            variant_name = _itf_variant(doc, p)
-        if not variant_name:
+        named = variant_name or _itf_variant(doc, p)
+        if not named:
             raise KvproofInputError("an ITF trace needs --variant", path)
+        # --variant wins; else the variant the file carries, else the catalog's by name.
+        variant = load_variant(named) if variant_name else trace_variant(named, doc["#meta"], path)
         lasso = doc.get("loop") is not None  # a liveness lasso: with crash (E20)
-        return read_itf(p, protocol_of(load_variant(variant_name), assumed=False, liveness=lasso))
+        return read_itf(p, protocol_of(variant, assumed=False, liveness=lasso))
     return read_jsonl(p)
 
 

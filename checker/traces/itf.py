@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
+from kvproof.checker.traces.carried_variant import CARRIED
 from kvproof.checker.traces.lasso import check_loop_closes, check_loop_index
 from kvproof.checker.traces.tracefile import param_names
 from kvproof.model.lang.concrete import Concrete, State
@@ -75,6 +76,7 @@ def write_itf(trace: Trace, path: Path, protocol: Any, states: Sequence[State] =
             "sizes": dict(trace.sizes),
             "violated": trace.violated,
             "description": f"{trace.variant}: {trace.violated or 'trace'} ({len(trace)} steps)",
+            **{k: trace.meta[k] for k in CARRIED if k in trace.meta},
         },
         "vars": [v.name for v in protocol.vars],
         "states": rows,
@@ -191,7 +193,8 @@ def read_itf(path: Path, protocol: Any) -> Trace:
         init=init,
         steps=tuple(steps),
         violated=meta.get("violated"),
-        meta={"source": str(meta.get("source", "itf"))},
+        meta={"source": str(meta.get("source", "itf"))}
+        | {k: meta[k] for k in CARRIED if k in meta},
         loop=loop,
     )
     check_loop_closes(trace, protocol, f"{path}: loop")

@@ -11,8 +11,7 @@ Per step (``ActionInstance`` of the handoff protocol):
 | ``post``/``land`` | a write in flight / landed (stray if its writer lost the page) |
 | ``done``/``fail`` | the manager's ``update_status`` with prefill's report (see below) |
 | ``abort`` | ``Scheduler.abort_request`` (decode branch) |
-| ``ack`` | the manager's ``note_abort_ack`` |
-| ``stale_ack`` | the same, with an earlier abort's generation (``adapters/``) |
+| ``ack``, ``stale_ack`` | the manager's ``note_abort_ack`` (late: an earlier abort's) |
 | ``timeout`` | the clock past the deferred-release deadline the code set |
 | ``give_up`` | the clock past the receiver's waiting timeout |
 | ``finish`` | the running batch frees (stand-in: not a decision module) |
@@ -219,6 +218,12 @@ class Harness:
         except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
             self._found(exc)
 
+    def beats(self) -> list[float]:
+        return []  # SGLang's heartbeats renew no hold; its waiting timeout is ``give_up``
+
+    def beat(self, when: float) -> None:
+        self.stall(when)
+
     def _found(self, exc: Exception) -> None:
         """An exception with a frame in the loaded ``sglang/`` tree is a finding."""
         finding = as_finding(exc, self.root)
@@ -312,9 +317,7 @@ class Harness:
                     return
 
     def _stale_ack(self, r: int) -> None:
-        # A late ABORT_ACK of an earlier abort of r's room, from every prefill rank.
-        for rank in wire.PREFILL_RANKS:
-            self.adapter.note_stale_ack(self.mods[COMMON], self.mgr, self.receivers[r], rank)
+        wire.late_acks(self.adapter.note_stale_ack, self.mods[COMMON], self.mgr, self.receivers[r])
 
     def _timeout(self, r: int) -> None:
         target = self.jump_target(ActionInstance("timeout", (r,)))

@@ -71,7 +71,7 @@ def build(sw: EarlyFreeSwitches) -> Protocol:
     base = build_handoff(replace(BASE, release=sw.release))
 
     def abort(s: Any, r: Any) -> None:
-        # kvproof's abort (model/handoff/protocol.py) with one more way to free at once.
+        # kvproof's abort (model/handoff/rules/abort.py) with one more way to free at once.
         s.require(s.isin(s.dphase(r), "queued", "transfer", "running"))
         free_now: Any = s.isin(s.dphase(r), "queued", "running")
         if sw.release == "immediate":

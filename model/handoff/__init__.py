@@ -1,4 +1,4 @@
-"""The prefill -> RDMA -> decode handoff written in the DSL: protocol, radix, assumptions.
+"""The prefill -> RDMA -> decode handoff in the DSL: vocabulary, rules, radix, assumptions.
 
 ``build_handoff`` is the documented entry point (README, ``examples/custom_protocol/``,
 notebooks 02 and 03); it stays importable from here. ``protocol_of(variant)`` is the

@@ -12,27 +12,16 @@ Three properties (issue #29), each *always trigger -> eventually goal*:
 
 Liveness needs a peer that can die: without ``crash`` every prefill step is an engine step,
 hence fair, and no request could wait forever on a silent prefill (the quarantine's
-price, and vLLM #46283's leak, "when prefill never reports").
+price, and vLLM #46283's leak, "when prefill never reports"). ``crash`` is
+``rules/crash.py``; ``DEATH_VARS`` its variable.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from kvproof.model.lang.context import Ctx
 from kvproof.model.lang.dsl import BOOL, Var
 from kvproof.model.lang.liveness import Fair, Liveness
 
 DEATH_VARS = (Var("p_dead", ("Req",), BOOL, doc="the prefill serving the request died (crash)"),)
-
-
-def crash(s: Ctx, r: Any) -> None:
-    """The prefill serving ``r`` dies while it still has work for ``r``. A later SGLang
-    UniFlow backend design note: if the shutdown after a failed put raises, prefill sends
-    neither Failed nor ABORT_ACK (``protocol.py``'s ``alive`` guards its steps)."""
-    s.require(s.not_(s.p_dead(r)))
-    s.require(s.isin(s.pphase(r), "waiting", "active"))
-    s.set("p_dead", (r,), True)
 
 
 def handoff_liveness() -> tuple[Liveness, ...]:

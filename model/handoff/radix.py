@@ -19,7 +19,8 @@ modelled: a tree that never evicts only leaves fewer pages free).
 A head is one page here (every prompt of an instance opens with the same system-prompt
 page). A request without a hit inserts its pages one by one; the model lets a hit lock any
 cached page, the engine only one whose tokens are its head (the tree is keyed by tokens):
-the model allows more sharing than the engine does, never less.
+the model allows more sharing than the engine does, never less. The events, ``insert``
+and ``share``, are ``rules/radix.py``.
 
 The race (#38319, fix proposed in #38355): a request's pages are inserted into the tree
 while the request still owns them, and the request's release (abort, retract:
@@ -32,9 +33,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvproof.model.handoff.kinds import action
 from kvproof.model.lang.context import Ctx
-from kvproof.model.lang.dsl import BOOL, Action, Var
+from kvproof.model.lang.dsl import BOOL, Var
 from kvproof.spec.variant import Switches
 
 RADIX_VARS = (
@@ -75,42 +75,6 @@ def head_ready(s: Ctx, r: Any) -> Any:
     """``send``'s extra guard: a request whose head hit has locked its head page first
     (decode sends ``decode_prefix_len`` with the page indices)."""
     return s.implies(s.hit(r), s.exists("Page", lambda p: s.shares(r, p)))
-
-
-def radix_actions(sw: Switches, fresh_own: Any) -> list[Action]:
-    """``insert`` and ``share`` for these switches. Eviction (only of unlocked nodes) is
-    not modelled: the tree keeps what it holds, which only makes fewer pages free."""
-    refcounted = sw.radix_cache == "refcounted"
-
-    def insert(s: Ctx, r: Any, p: Any) -> None:
-        # cache_unfinished_req / cache_finished_req: a running request's KV goes into the
-        # tree, page by page (a request without a hit: its table holds its whole prompt).
-        s.require(s.eq(s.dphase(r), "running"))
-        s.require(s.not_(s.hit(r)))
-        s.require(s.owns(r, p))
-        s.require(s.not_(s.cached(p)))
-        s.set("cached", (p,), True)
-        s.set("prefix_ok", (p,), fresh_own(s, r, p))
-        if refcounted:
-            # #38355: the tree takes the page; the request keeps it as a locked head page,
-            # so its release no longer frees it.
-            s.set("owns", (r, p), False)
-            s.set("shares", (r, p), True)
-        # free_while_cached (#38319): the page stays in the request's table and its
-        # release frees it back to the pool while the tree still maps it.
-
-    def share(s: Ctx, r: Any, p: Any) -> None:
-        # _match_prefix_and_lock: the prompt's head matches the tree; inc_lock_ref.
-        s.require(s.eq(s.dphase(r), "queued"))
-        s.require(s.hit(r))
-        s.require(s.cached(p))
-        s.require(s.forall("Page", lambda q: s.not_(s.shares(r, q))))
-        s.set("shares", (r, p), True)
-
-    return [
-        action("insert", ("Req", "Page"), insert, "decode inserts a page into its radix tree"),
-        action("share", ("Req", "Page"), share, "a request locks a cached head page"),
-    ]
 
 
 def one_owner(s: Ctx, p: Any, shared: bool) -> Any:

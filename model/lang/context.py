@@ -27,6 +27,9 @@ class StateView(TypingProtocol):
     def read(self, var: str, args: tuple[Any, ...]) -> Any: ...
 
 
+# A value an interpreter computes with: a Python int/bool/str (concrete, compiled), a Z3
+# expression (proofs) or a symbolic node; rules and guards are written once for all.
+Term = Any
 Update = Callable[..., Any]  # fn(*args, old) -> new
 Op = tuple[str, Any, Any]  # ("point", args, value) or ("fn", fn, None)
 

@@ -65,13 +65,6 @@ def fairness(protocol: Protocol) -> tuple[Fair, ...]:
     return tuple(out)
 
 
-def liveness_named(protocol: Protocol, name: str) -> Liveness:
-    for prop in protocol.liveness:
-        if prop.name == name:
-            return prop
-    raise KeyError(name)
-
-
 def check_liveness_names(protocol: Protocol) -> None:
     """Each property's parameters are sorts of the protocol (else bad input, one line)."""
     for prop in protocol.liveness:

@@ -1,7 +1,7 @@
 """The engine's handoff, one rule per event of ``spec/events.py``, in that order.
 
-Each file holds one event or a small family, named as the model writes them in
-``model/handoff/protocol.py``: the two can be read side by side. No rule imports the
+Each file holds one event or a small family, named as the model's rules in
+``model/handoff/rules/``: the two can be read side by side. No rule imports the
 driver (``refimpl/handoff.py``); each sees a ``Context`` (``rules/context.py``) and the
 request's ``Flight`` (``refimpl/flight.py``).
 """

@@ -2,8 +2,8 @@
 
 A rule is one event of ``spec/handoff.md`` as the engine performs it: a guard (may it
 happen now?) and an effect (do it), both on one ``Flight``. The facts several events
-share live here once, as the model's helpers do in ``model/handoff/protocol.py``
-(``no_inflight``, ``_free_pages_of``). ``Handoff`` (``refimpl/handoff.py``) is a
+share live here once, as the model's do in ``model/handoff/rules/guards.py``
+(``no_inflight``, ``free_pages_of``). ``Handoff`` (``refimpl/handoff.py``) is a
 ``Context`` that adds the dispatch and prefill's own bookkeeping between events; the
 rules know only this class, never the driver.
 """
@@ -52,7 +52,7 @@ class Context:
         return all(page in f.p.posted for page in self.targets(f))
 
     def free_decode(self, f: Flight) -> None:
-        """Decode releases every page of ``f`` (the model's ``_free_pages_of``)."""
+        """Decode releases every page of ``f`` (the model's ``free_pages_of``)."""
         self.decode.release(f.d)
         f.d.phase = "done"
 

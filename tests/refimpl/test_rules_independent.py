@@ -2,7 +2,7 @@
 
 ``refimpl/rules/`` holds one rule per event of ``spec/events.py``; a rule sees a
 ``Context`` and a ``Flight``, never ``refimpl/handoff.py`` (not even for typing), so the
-engine reads event by event like ``model/handoff/protocol.py``.
+engine reads event by event like the model's ``model/handoff/rules/``.
 """
 
 from __future__ import annotations

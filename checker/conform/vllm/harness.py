@@ -15,7 +15,9 @@ Model step -> what the code is asked (the code decides the rest):
 - ``expire``: the clock jumps past the lease prefill's scheduler stamped; ``ack``: pull,
   decode's own READs drain; push, the lasso's loop: ``REPLAY`` more engine steps on both
   sides, each past every deadline, for the scheduler to free the blocks.
-- a stall: time passes past the next lease, with no heartbeat delivered.
+- a stall: time passes past the next lease, with no heartbeat delivered (a fault);
+- a beat: time passes one heartbeat interval and decode's heartbeats reach prefill, which
+  renews the leases they name (not a fault: what a healthy pair does while decode waits).
 
 ``decided`` reports what the code did on its own: the scheduler ran the request
 (``commit``), ended it on a failed load (``abort``), prefill's worker reaped the lease while
@@ -129,6 +131,15 @@ class VllmHarness:
     def stall(self, when: float) -> None:
         try:
             self.pair.stall_until(when)
+        except Exception as exc:  # as in ``apply``
+            self._found(exc)
+
+    def beats(self) -> list[float]:
+        return self.pair.beat_times()
+
+    def beat(self, when: float) -> None:
+        try:
+            self.pair.beat_until(when)
         except Exception as exc:  # as in ``apply``
             self._found(exc)
 

@@ -1,7 +1,7 @@
 """A prefill and a decode engine of one release, wired as NIXL would wire them, and the
 events a walk can make happen to them.
 
-Each method is one event of the model (``model/handoff/protocol.py``) applied to the real
+Each method is one event of the model (``model/handoff/rules/``) applied to the real
 code: the schedulers decide allocation, parking in ``WAITING_FOR_REMOTE_KVS``, frees and
 aborts; the workers decide what finished, failed or expired; the walk only chooses what the
 environment does (a READ or WRITE posted, landed or failed, a notification delivered, a
@@ -226,6 +226,44 @@ class Pair:
         msg = self.heartbeats.pop(0)
         self.p_agent.deliver("decode", f"HB:{msg}")
         self.step_p()
+
+    def heartbeating(self) -> set[str]:
+        """Prefill's requests decode's scheduler sends lease-renewal heartbeats for
+        (``nixl/base_scheduler.py``: from ``on_new_request`` until ``_stop_heartbeat``)."""
+        return {remote for _, remote in self.d.connector._heartbeat_req_engine.values()}
+
+    def beat_times(self) -> list[float]:
+        """How far time may pass with heartbeats delivered: one lease duration, while
+        decode heartbeats a lease prefill holds, cut short before the deadline of any lease
+        no heartbeat renews; at least one heartbeat interval, else none. Whether a renewed
+        lease lasts is the code's to decide."""
+        beating = self.heartbeating() & set(self.pw._reqs_to_send)
+        if not beating:
+            return []
+        others = [t for r, t in self.pw._reqs_to_send.items() if r not in beating]
+        when = min([self.clock.now + self.lease, *(t - 1 for t in others)])
+        return [when] if when >= self.clock.now + self.d.connector._heartbeat_interval else []
+
+    def beat_until(self, when: float) -> None:
+        """Time passes to ``when`` one heartbeat interval at a time: decode's scheduler
+        packages its heartbeats (throttled by ``_heartbeat_interval``) and each reaches
+        prefill (``_get_new_notifs`` -> ``_handle_heartbeat``) in prefill's next pass."""
+        self.heartbeats.clear()  # packaged earlier and never delivered: lost
+        interval = self.d.connector._heartbeat_interval
+        while self.clock.now < when:
+            self.clock.jump_to(min(when, self.clock.now + interval))
+            self.step_d()
+            for msg in self.heartbeats:
+                self.p_agent.deliver("decode", f"HB:{msg}")
+            self.heartbeats.clear()
+            before = dict(self.pw._reqs_to_send)
+            self.step_p()
+            # The code's decision: a deadline its _handle_heartbeat moved (no " r" in the
+            # name: harness.decisions() strips a request suffix " rN").
+            after = self.pw._reqs_to_send
+            self.decisions["leases a heartbeat extended"] += sum(
+                1 for r, t in before.items() if after.get(r, t) > t
+            )
 
     def stall_until(self, when: float | None) -> None:
         """Time passes past a deadline the code stamped, with no heartbeat delivered."""

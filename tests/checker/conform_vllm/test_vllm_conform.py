@@ -57,4 +57,5 @@ def test_push_write_under_expired_lease_contradicts_until_read(vllm_tree: Path, 
     run = conform(load_variant(str(toml)), str(vllm_tree), out=tmp_path)
     assert run.exit_code == 1 and run.switch == "prefill_hold"
     assert run.decisions["prefill freed source blocks"] >= 1
-    assert run.files  # written; report --html draws catalog variants' traces only
+    # The trace carries the variant (not in the catalog): report --html draws it.
+    assert main(["report", run.files[0], "--html", str(tmp_path / "h.html"), "--no-replay"]) == 0

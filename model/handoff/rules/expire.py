@@ -1,8 +1,8 @@
-"""Prefill's source blocks: when they go back to prefill's pool before the transfer is
-over (``expire``, a clock), and what the transfer then carries.
+"""``expire(r)`` (E16), a clock: prefill's source blocks go back to prefill's pool before
+the transfer is over, and what the transfer then carries.
 
 ``src_ok(r)`` says prefill's blocks still hold ``r``'s KV. A write (push) or read (pull)
-that lands after it went off carries whatever reused the blocks (``protocol.py``'s
+that lands after it went off carries whatever reused the blocks (``rules/write.py``'s
 ``land``), so a transfer in flight when the blocks are freed is a stale read for decode.
 
 - ``lease``, pull (vLLM NIXL, #52234): the blocks go back at lease expiry even if decode
@@ -21,9 +21,8 @@ that lands after it went off carries whatever reused the blocks (``protocol.py``
 
 from __future__ import annotations
 
-from typing import Any
-
-from kvproof.model.lang.context import Ctx
+from kvproof.model.handoff.rules.guards import no_inflight
+from kvproof.model.lang.context import Ctx, Term
 from kvproof.spec.variant import Switches
 
 
@@ -34,27 +33,19 @@ def expires(sw: Switches) -> bool:
     return sw.prefill_hold == "lease"
 
 
-def expire_body(sw: Switches) -> Any:
-    """The ``expire(r)`` action's body for these switches."""
+def expire(sw: Switches, s: Ctx, r: Term) -> None:
     push = sw.transfer_mode == "push"
-
-    def no_inflight(s: Ctx, r: Any) -> Any:
-        return s.forall("Page", lambda p: s.not_(s.inflight(r, p)))
-
-    def expire(s: Ctx, r: Any) -> None:
-        s.require(s.src_ok(r))
-        if push and sw.prefill_hold == "early_free":
-            # The engine snapshots a push write's source when it is posted, so the free
-            # falls between writes: every write posted after it carries reused blocks.
-            s.require(s.eq(s.pphase(r), "active"))
-            s.require(no_inflight(s, r))
-        elif push:
-            # The lease runs from prefill's request_finished until the WRITE completes
-            # (pull_scheduler/push_scheduler.py::request_finished stamps it); posted
-            # WRITEs may be in flight.
-            s.require(s.isin(s.pphase(r), "waiting", "active"))
-            posted = s.exists("Page", lambda p: s.posted(r, p))
-            s.set("pphase", (r,), s.ite(posted, s.pphase(r), "stopped"))
-        s.set("src_ok", (r,), False)
-
-    return expire
+    s.require(s.src_ok(r))
+    if push and sw.prefill_hold == "early_free":
+        # The engine snapshots a push write's source when it is posted, so the free
+        # falls between writes: every write posted after it carries reused blocks.
+        s.require(s.eq(s.pphase(r), "active"))
+        s.require(no_inflight(s, r))
+    elif push:
+        # The lease runs from prefill's request_finished until the WRITE completes
+        # (pull_scheduler/push_scheduler.py::request_finished stamps it); posted
+        # WRITEs may be in flight.
+        s.require(s.isin(s.pphase(r), "waiting", "active"))
+        posted = s.exists("Page", lambda p: s.posted(r, p))
+        s.set("pphase", (r,), s.ite(posted, s.pphase(r), "stopped"))
+    s.set("src_ok", (r,), False)

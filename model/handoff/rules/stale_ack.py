@@ -4,7 +4,8 @@ A bootstrap room can be reused by a later request while the ACK of an earlier ab
 it is still on the wire, and the network may deliver an ACK late or twice. Such an ACK
 says nothing about r's writes: every prefill rank of the earlier abort ACKs, and r's own
 may still be writing. The fault is enabled once decode has published r's room (from
-``send``) until decode lets it go.
+``send``) until decode lets it go; only where decode counts prefill's ABORT_ACKs (push,
+an abort that reaches prefill: ``protocol.present``).
 
 ``ack_generation`` (``spec/switches.py``) says what decode does with it:
 
@@ -18,26 +19,14 @@ may still be writing. The fault is enabled once decode has published r's room (f
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from kvproof.model.lang.context import Ctx
+from kvproof.model.handoff.rules.guards import free_pages_of
+from kvproof.model.lang.context import Ctx, Term
 from kvproof.spec.variant import Switches
 
 
-def has_stale_ack(sw: Switches) -> bool:
-    """Decode counts prefill's ABORT_ACKs (push, an abort that reaches prefill)."""
-    return sw.transfer_mode == "push" and sw.abort_notifies_prefill
-
-
-def stale_ack_body(
-    sw: Switches, free_pages_of: Callable[[Ctx, Any, Any], None]
-) -> Callable[[Ctx, Any], None]:
-    def stale_ack(s: Ctx, r: Any) -> None:
-        s.require(s.isin(s.dphase(r), "transfer", "draining"))
-        if sw.ack_generation == "unchecked":
-            held = s.eq(s.dphase(r), "draining")
-            s.set("dphase", (r,), s.ite(held, "done", s.dphase(r)))
-            free_pages_of(s, r, held)
-
-    return stale_ack
+def stale_ack(sw: Switches, s: Ctx, r: Term) -> None:
+    s.require(s.isin(s.dphase(r), "transfer", "draining"))
+    if sw.ack_generation == "unchecked":
+        held = s.eq(s.dphase(r), "draining")
+        s.set("dphase", (r,), s.ite(held, "done", s.dphase(r)))
+        free_pages_of(sw, s, r, held)
