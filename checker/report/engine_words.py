@@ -205,6 +205,11 @@ class Story:
     def _crash(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
         return f"the prefill serving {req} died and will never report"
 
+    def _stale_ack(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
+        freed = _freed(row)
+        did = f"decode counted it and freed {_pages(freed)}" if freed else "decode ignored it"
+        return f"a late ABORT_ACK of an earlier abort of {req}'s room arrived; {did}"
+
 
 def _same(row: Mapping[str, Any], action: str, r: Any, p: Any = None) -> bool:
     args = row.get("args", {})

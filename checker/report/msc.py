@@ -61,6 +61,7 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
         "ack": ("prefill", "decode", "drained"),
         "timeout": ("decode", "decode", "frees without ACK"),
         "expire": ("prefill", "prefill", "lease expires: blocks freed (#52234)"),
+        "stale_ack": ("prefill", "decode", "late ABORT_ACK"),
     }
     return table.get(a, ("router", "router", ""))
 
