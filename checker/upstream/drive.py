@@ -5,14 +5,14 @@ Per step (``ActionInstance`` of the handoff protocol):
 
 | model step | into the release's code |
 | --- | --- |
-| ``arrive`` | ``CommonKVReceiver.__init__`` (room registered, Bootstrapping) |
+| ``arrive`` | the scheduler's ``DecodePreallocQueue.add``: retired or queued (``admission.py``) |
 | ``alloc`` | the page recorder (``DecodePreallocQueue`` stands in) |
 | ``send`` | the receiver's metadata published (``init_time``); ``DecodeTransferQueue.add`` |
 | ``post``/``land`` | a write in flight / landed (stray if its writer lost the page) |
 | ``done``/``fail`` | prefill's ranks conclude; decode takes their messages (``status.py``) |
 | ``p_abort``/``abort_seen`` | prefill's ``sender.abort`` / its ABORT handling (``status.py``) |
 | ``abort`` | ``Scheduler.abort_request`` (decode branch) |
-| ``ack`` | the manager's ``note_abort_ack`` |
+| ``ack``, ``stale_ack`` | the manager's ``note_abort_ack`` (late: an earlier abort's) |
 | ``timeout`` | the clock past the deferred-release deadline the code set |
 | ``give_up`` | the clock past the receiver's waiting timeout |
 | ``finish`` | the running batch frees (stand-in: not a decision module) |
@@ -21,7 +21,9 @@ What prefill reports and what decode then holds are the code's (``status.py``), 
 ``prefill_status`` and ``decode_status``.
 
 After each step the scheduler's loop runs once: ``pop_transferred`` then
-``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``).
+``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``); a
+committed request whose reject was pending (a queued stub) ends at its first step
+(``Req.update_finish_state``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 from kvproof.checker.conform.engine import Decided, RequestSpec, Step
 from kvproof.checker.conform.projection import Projection, RequestView
-from kvproof.checker.upstream import host, status, wire
+from kvproof.checker.upstream import admission, host, status, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
@@ -80,7 +82,6 @@ class Harness(status.PrefillSteps):
         self.mgr = wire.make_manager(
             backend, deferred=deferred, waiting_timeout=self.waiting_timeout
         )
-        self.receiver_cls = receiver
         patched: dict[str, Any] = dict(mods)  # the release's modules: foreign, patched
         for name in (DECODE, COMMON, "sglang.srt.disaggregation.mooncake.conn"):
             if name in patched:
@@ -112,6 +113,12 @@ class Harness(status.PrefillSteps):
         )
         self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
         object.__setattr__(self.sched_self, "disagg_decode_transfer_queue", self.queue)
+        recv = admission.receivers(receiver, mods[COMMON].CommonKVReceiver, self.peer)
+        self.prealloc = admission.prealloc_queue(
+            mods, self.sched_self, self.mgr, self.queue, recv, disagg or default_disagg()
+        )
+        object.__setattr__(self.sched_self, "disagg_decode_prealloc_queue", self.prealloc)
+        self.admitted: dict[int, str] = {}  # request -> what decode's admission did
         # Prefill's ranks: the backend's sender class unless the caller names one.
         sender = sender or mods["sglang.srt.disaggregation.mooncake.conn"].MooncakeKVSender
         self.prefill = status.PrefillRanks(mods, backend, sender, deferred)
@@ -173,6 +180,7 @@ class Harness(status.PrefillSteps):
                     intake=self.intake_of(r),
                     decode_status=self.status_of(r),
                     prefill_status=self.prefill.status(1000 + r),
+                    admission=self.admitted.get(r),
                 )
             )
         return Projection(tuple(views), frozenset(self.pages.stray))
@@ -241,27 +249,25 @@ class Harness(status.PrefillSteps):
         return None
 
     def _arrive(self, r: int) -> None:
-        req = host.Req(r)
-        recv = wire.make_receiver(
-            self.receiver_cls,
-            self.mods[COMMON].CommonKVReceiver,
-            self.mgr,
-            req.bootstrap_room,
-            self.peer,
-        )
-        self.receivers[r] = recv
-        wire.handshake(recv)
-        self.prefill_arrives(r)
-        entry = self.decode.DecodeRequest(req=req, kv_receiver=recv, metadata_buffer_index=r)
+        self.prefill_arrives(r)  # prefill takes the request whatever decode decides
+        over = r < len(self.requests) and self.requests[r].over_decode
+        req = admission.arrival_req(self.mods, r, over)
+        entry = admission.admit(self.mods, self.sched_self, req)
+        self.admitted[r] = admission.QUEUED if entry else admission.RETIRED
+        if entry is None:  # retired at the door: no receiver, nothing to reserve
+            return
+        entry.metadata_buffer_index = r
+        self.receivers[r] = entry.kv_receiver
+        wire.handshake(entry.kv_receiver)
         self.entries[r] = entry
-        self.sched_self.disagg_decode_prealloc_queue.queue.append(entry)
 
     def _alloc(self, r: int, p: int) -> None:
         self.pages.alloc(r, p)
 
     def _send(self, r: int) -> None:
         entry = self.entries[r]
-        self.sched_self.disagg_decode_prealloc_queue.queue.remove(entry)
+        self.prealloc.queue.remove(entry)
+        admission.give_row(entry.req, r)  # ``_pre_alloc``'s row: it holds KV now
         wire.publish(entry.kv_receiver, self.kvpoll.WaitingForInput, self.clock.time())
         self.queue.add(entry)
         self.prefill.bootstrapped(entry.req.bootstrap_room)
@@ -287,16 +293,9 @@ class Harness(status.PrefillSteps):
             return
         recv_req = SimpleNamespace(rid=f"req-{r}", abort_all=False)
         self.mods[SCHED].Scheduler.abort_request(self.sched_self, recv_req)
-        self._prealloc_aborts()
-
-    def _prealloc_aborts(self) -> None:
-        # DecodePreallocQueue stands in: a receiver its abort failed gives the pages back.
-        queue = self.sched_self.disagg_decode_prealloc_queue.queue
-        for entry in list(queue):
-            if entry.kv_receiver.poll() == self.kvpoll.Failed:
-                queue.remove(entry)
-                self.pages.release(entry.req.r)
-                self.outcome.aborted.setdefault(entry.req.r, "prealloc")
+        for q in admission.failed_in_prealloc(self.prealloc, self.kvpoll.Failed):
+            self.pages.release(q)
+            self.outcome.aborted.setdefault(q, "prealloc")
 
     def _ack(self, r: int) -> None:
         # One ABORT_ACK per prefill rank, one at a time: the model's ``ack`` is "every
@@ -309,6 +308,9 @@ class Harness(status.PrefillSteps):
                 if held and not self.pages.of(r):
                     self.partial_release[r] = f"{n} of {len(wire.PREFILL_RANKS)}"
                     return
+
+    def _stale_ack(self, r: int) -> None:
+        wire.late_acks(self.adapter.note_stale_ack, self.mods[COMMON], self.mgr, self.receivers[r])
 
     def _timeout(self, r: int) -> None:
         target = self.jump_target(ActionInstance("timeout", (r,)))
@@ -355,6 +357,8 @@ class Harness(status.PrefillSteps):
     def tick(self) -> None:
         for req in self.queue.pop_transferred():
             self.running.add(req.r)
+            if admission.first_step_ends(req):  # its reject was pending: the 400, freed
+                self._finish(req.r)
         if not self.adapter.deferred_machinery:
             return
         self.queue.resolve_deferred_releases()
@@ -383,8 +387,9 @@ class Harness(status.PrefillSteps):
 
 def default_disagg() -> Any:
     # ServerArgs' disaggregation fields the queues read (``get_disagg()``), when the caller
-    # gives none: host-staged receive off (threshold 1.0 in 0.5.22, where ``< 1`` enables it).
+    # gives none: host-staged receive off (0.5.22: a threshold ``< 1`` enables it), early alloc.
     return SimpleNamespace(
+        disaggregation_decode_allocation_policy="early",
         disaggregation_decode_host_receive_threshold=1.0,
         disaggregation_decode_retraction_backup=False,
         disaggregation_decode_enable_radix_cache=False,

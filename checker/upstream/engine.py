@@ -71,6 +71,12 @@ EXERCISED = (
     # prefill's chunked send (chunks.py)
     "sglang.srt.disaggregation.prefill::SchedulerDisaggregationPrefillMixin.send_kv_chunk",
     f"{MOONCAKE}::MooncakeKVSender.init / send",
+    # decode's admission (admission.py)
+    f"{SCHED}::Scheduler._add_request_to_queue (decode) / retire_unadmitted_request",
+    f"{DECODE}::DecodePreallocQueue.add / _check_if_req_exceed_kv_capacity / "
+    "_create_receiver_and_enqueue / _resolve_prefill_dp_rank",
+    "sglang.srt.disaggregation.utils::is_unadmitted_reject",
+    "sglang.srt.managers.schedule_batch::Req.update_finish_state",
 )
 SIZES = {"Req": 2, "Page": 3}
 T = TypeVar("T")
