@@ -15,13 +15,9 @@ import argparse
 import json
 import os
 import platform
-import statistics
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conform_timing import time_conform  # this folder, on the path when run as a script
+
 CASES = (("sglang-0.5.19-pd", "0.5.19"), ("sglang-0.5.22-pd", "0.5.22"))
 
 
@@ -30,7 +26,6 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--traces", type=int, default=200)
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     out: dict[str, object] = {
         "benchmark": "conform",
         "command": f"python benchmarks/conform.py --trials {args.trials} --traces {args.traces}",
@@ -38,31 +33,16 @@ def main() -> int:
         "goal_s": 10,
     }
     for variant, release in CASES:
-        cmd = [sys.executable, "-m", "kvproof", "conform", variant, "--sglang", release]
-        cmd += ["--traces", str(args.traces), "--json", "--quiet"]
-        walls, inner, rc = [], [], None
-        steps = coverage = trivial = None
-        for _ in range(args.trials):
-            t = time.perf_counter()
-            done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-            walls.append(time.perf_counter() - t)
-            rc = done.returncode
-            if done.returncode in (0, 1):
-                result = json.loads(done.stdout)
-                inner.append(result["seconds"])
-                steps = result["steps"]
-                coverage = result.get("coverage")
-                trivial = result.get("trivial_walks")
+        timed = time_conform(
+            [variant, "--sglang", release, "--traces", str(args.traces)], args.trials
+        )
+        result = timed.pop("result")
         out[f"{variant} --sglang {release}"] = {
-            "exit_code": rc,
-            "steps": steps,
-            "coverage": coverage,
-            "trivial_walks": trivial,
-            "command_s": {
-                "median": round(statistics.median(walls), 3),
-                "max": round(max(walls), 3),
-            },
-            "conform_s": {"median": round(statistics.median(inner), 3)} if inner else None,
+            "exit_code": timed.pop("exit_code"),
+            "steps": result.get("steps"),
+            "coverage": result.get("coverage"),
+            "trivial_walks": result.get("trivial_walks"),
+            **timed,
         }
     print(json.dumps(out, indent=2))
     return 0

@@ -15,13 +15,9 @@ import argparse
 import json
 import os
 import platform
-import statistics
-import subprocess
-import sys
-import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from conform_timing import time_conform  # this folder, on the path when run as a script
+
 CASES = (("vllm-0.34-nixl-pull", "0.34.0"), ("vllm-0.34-nixl-push", "0.34.0"))
 
 
@@ -30,7 +26,6 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--traces", type=int, default=200)
     args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     out: dict[str, object] = {
         "benchmark": "conform_vllm",
         "command": f"python benchmarks/conform_vllm.py --trials {args.trials} "
@@ -39,27 +34,16 @@ def main() -> int:
         "goal_s": 60,
     }
     for variant, release in CASES:
-        cmd = [sys.executable, "-m", "kvproof", "conform", variant, "--vllm", release]
-        cmd += ["--traces", str(args.traces), "--json", "--quiet"]
-        walls, inner, rc, result = [], [], None, {}
-        for _ in range(args.trials):
-            t = time.perf_counter()
-            done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-            walls.append(time.perf_counter() - t)
-            rc = done.returncode
-            if done.returncode in (0, 1):
-                result = json.loads(done.stdout)
-                inner.append(result["seconds"])
+        timed = time_conform(
+            [variant, "--vllm", release, "--traces", str(args.traces)], args.trials
+        )
+        result = timed.pop("result")
         out[f"{variant} --vllm {release}"] = {
-            "exit_code": rc,
+            "exit_code": timed.pop("exit_code"),
             "walks": result.get("walks"),
             "steps": result.get("steps"),
             "coverage": result.get("coverage"),
-            "command_s": {
-                "median": round(statistics.median(walls), 3),
-                "max": round(max(walls), 3),
-            },
-            "conform_s": {"median": round(statistics.median(inner), 3)} if inner else None,
+            **timed,
         }
     print(json.dumps(out, indent=2))
     return 0

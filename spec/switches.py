@@ -21,6 +21,7 @@ TransferChecksum = Literal["off", "both", "prefill_only", "decode_only"]
 FailureStatus = Literal["failed", "success", "silent"]
 AbortAck = Literal["after_drain", "before_drain"]
 DecodeGivesUp = Literal["never", "free_at_once", "hold"]
+DecodeAdmission = Literal["retire_reject", "queue_reject"]
 # -- position and sharing (issue 12 item 3) --
 RemoteTrim = Literal["tail", "head"]
 RadixCache = Literal["off", "refcounted", "free_while_cached"]
@@ -109,6 +110,16 @@ class Switches:
     # frees an aborted request's pages only on its finished_recving, i.e. once prefill's
     # writes completed (v1/core/sched/scheduler.py::finish_requests, #32255).
     abort_notifies_prefill: bool = True
+    # What decode's admission queue does with a prompt over decode's own limit, whose
+    # reject is pending (``to_finish``, the 1-token stub): "retire_reject" retires it at the
+    # door with its 400, before any reservation (SGLang 0.5.21+:
+    # ``disaggregation/decode.py::DecodePreallocQueue.add`` -> ``is_unadmitted_reject`` ->
+    # ``Scheduler.retire_unadmitted_request``, #38935); "queue_reject" queues the stub like
+    # any request (0.5.15-0.5.20: ``DecodePreallocQueue.add`` reads only the KV capacity and
+    # ``pop_preallocated`` retires only a ``finished_reason`` abort), so decode reserves for
+    # it, takes its transfer and runs it until ``Req.update_finish_state`` moves the pending
+    # reject to ``finished_reason`` and the client gets the 400.
+    decode_admission: DecodeAdmission = "retire_reject"
     # Push with ABORT_ACKs: whether decode tells a late ACK of an earlier abort of the same
     # room (a room reused, the network late or duplicating) from its current abort's.
     # "checked" (SGLang 0.5.22+): each arming of a room is a new generation, the ABORT and

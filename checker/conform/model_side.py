@@ -55,6 +55,22 @@ def pages_sent_of_reserved(concrete: Concrete, state: State, r: int) -> str | No
     return "whole"
 
 
+def admission_of(concrete: Concrete, state: State, r: int) -> str | None:
+    """What decode's admission did with an arrived request: "retired" (a prompt over
+    decode's limit, under ``decode_admission = retire_reject``) or "queued". None before
+    arrival, and for a prompt only prefill rejects under ``honor_pending_reject``: the model
+    ends it on both sides at once, while decode's own check admits it (how prefill's 400
+    reaches decode is not modelled)."""
+    if concrete.value(state, "dphase", (r,)) == "idle":
+        return None
+    sw = concrete.protocol.switches
+    if concrete.value(state, "over_d", (r,)):
+        return "retired" if sw.decode_admission == "retire_reject" else "queued"
+    if concrete.value(state, "over_p", (r,)) and sw.honor_pending_reject:
+        return None
+    return "queued"
+
+
 def reported_status(concrete: Concrete, before: State, inst: ActionInstance) -> str | None:
     """The status prefill's sender reports at ``done``, from the state before the step
     (``model/handoff/rules/conclude.py::done``): Failed when a pending abort wins over Success
@@ -106,6 +122,7 @@ def project(
                 source=source_of(concrete, state, r),
                 source_freed_in_flight=r in (freed_in_flight or ()),
                 decode_status=decode_status(concrete, state, r),
+                admission=admission_of(concrete, state, r),
             )
         )
     stray = frozenset(p for p in range(pages) if concrete.value(state, "stray", (p,)))

@@ -29,6 +29,7 @@ OPTIONAL = (
     "source",
     "source_freed_in_flight",
     "intake",
+    "admission",
 )
 
 
@@ -54,6 +55,10 @@ class RequestView:
     # prefill's intake of an over-long prompt: "retired" (no sender, no queue entry),
     # "stub" (queued as set_finish_with_abort's 1-token placeholder) or "queued".
     intake: str | None = None
+    # decode's admission of the request (its own input check and admission queue):
+    # "retired" (rejected at the door: the client has its 400, nothing held) or "queued"
+    # (a receiver registered and a pre-allocation entry). Compared from arrival on.
+    admission: str | None = None
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,8 @@ MEANS = {
     ("placeholder_prompt", "false"): "queues an over-long prompt whole",
     ("success_overwrites_abort", "true"): "lets prefill's Success overwrite an abort",
     ("success_overwrites_abort", "false"): "keeps an abort over a later Success",
+    ("decode_admission", "retire_reject"): "retires a prompt over decode's limit at the door",
+    ("decode_admission", "queue_reject"): "queues a prompt over decode's limit as its stub",
     ("prefill_hold", "lease"): "frees prefill's source blocks when its lease expires",
     ("prefill_hold", "until_read"): "holds prefill's source blocks until the transfer ends",
     ("ack_generation", "checked"): "drops a late ABORT_ACK of an earlier abort of the room",
@@ -137,6 +139,8 @@ def _said(m: Mismatch) -> tuple[str, str]:
         return f"does not commit {r}'s transfer", "commits it (prefill reported Success)"
     if m.what == "intake":
         return _intake(code, f"{r}'s over-long prompt"), _intake(model, "it")
+    if m.what == "admission":
+        return _admitted(code, f"{r}'s prompt"), _admitted(model, "it")
     if m.what in ("source", "source_freed_in_flight"):
         return _source(m, r)
     if m.what == "stray":
@@ -164,3 +168,10 @@ def _intake(x: Any, what: str) -> str:
         "stub": f"queues {what} as the 1-token stub",
         "queued": f"queues {what} whole",
     }.get(x, f"has {what} {x}")
+
+
+def _admitted(x: Any, what: str) -> str:
+    return {
+        "retired": f"retires {what} at decode's admission",
+        "queued": f"queues {what} for decode's pre-allocation",
+    }.get(x, f"has {what} admission {x}")

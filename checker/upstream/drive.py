@@ -5,7 +5,7 @@ Per step (``ActionInstance`` of the handoff protocol):
 
 | model step | into the release's code |
 | --- | --- |
-| ``arrive`` | ``CommonKVReceiver.__init__`` (room registered, Bootstrapping) |
+| ``arrive`` | the scheduler's ``DecodePreallocQueue.add``: retired or queued (``admission.py``) |
 | ``alloc`` | the page recorder (``DecodePreallocQueue`` stands in) |
 | ``send`` | the receiver's metadata published (``init_time``); ``DecodeTransferQueue.add`` |
 | ``post``/``land`` | a write in flight / landed (stray if its writer lost the page) |
@@ -21,7 +21,9 @@ Per step (``ActionInstance`` of the handoff protocol):
 holds is ``update_status``'s own decision, compared with the model's as ``decode_status``.
 
 After each step the scheduler's loop runs once: ``pop_transferred`` then
-``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``).
+``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``); a
+committed request whose reject was pending (a queued stub) ends at its first step
+(``Req.update_finish_state``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 
 from kvproof.checker.conform.engine import Decided, RequestSpec, Step
 from kvproof.checker.conform.projection import Projection, RequestView
-from kvproof.checker.upstream import host, wire
+from kvproof.checker.upstream import admission, host, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
@@ -79,7 +81,6 @@ class Harness:
         self.mgr = wire.make_manager(
             backend, deferred=deferred, waiting_timeout=self.waiting_timeout
         )
-        self.receiver_cls = receiver
         patched: dict[str, Any] = dict(mods)  # the release's modules: foreign, patched
         for name in (DECODE, COMMON, "sglang.srt.disaggregation.mooncake.conn"):
             if name in patched:
@@ -111,6 +112,12 @@ class Harness:
         )
         self.queue._commit_transfer_to_req = self._commit  # metadata copy: not a decision
         object.__setattr__(self.sched_self, "disagg_decode_transfer_queue", self.queue)
+        recv = admission.receivers(receiver, mods[COMMON].CommonKVReceiver, self.peer)
+        self.prealloc = admission.prealloc_queue(
+            mods, self.sched_self, self.mgr, self.queue, recv, disagg or default_disagg()
+        )
+        object.__setattr__(self.sched_self, "disagg_decode_prealloc_queue", self.prealloc)
+        self.admitted: dict[int, str] = {}  # request -> what decode's admission did
         self.receivers: dict[int, Any] = {}
         self.dropped: set[int] = set()  # requests whose room the code's clear dropped
         self.entries: dict[int, Any] = {}  # request -> DecodeRequest
@@ -175,6 +182,7 @@ class Harness:
                     sent=counts.sent if counts else None,
                     intake=self.intake_of(r),
                     decode_status=self.status_of(r),
+                    admission=self.admitted.get(r),
                 )
             )
         return Projection(tuple(views), frozenset(self.pages.stray))
@@ -243,25 +251,23 @@ class Harness:
         return None
 
     def _arrive(self, r: int) -> None:
-        req = host.Req(r)
-        recv = wire.make_receiver(
-            self.receiver_cls,
-            self.mods[COMMON].CommonKVReceiver,
-            self.mgr,
-            req.bootstrap_room,
-            self.peer,
-        )
-        self.receivers[r] = recv
-        entry = self.decode.DecodeRequest(req=req, kv_receiver=recv, metadata_buffer_index=r)
+        over = r < len(self.requests) and self.requests[r].over_decode
+        req = admission.arrival_req(self.mods, r, over)
+        entry = admission.admit(self.mods, self.sched_self, req)
+        self.admitted[r] = admission.QUEUED if entry else admission.RETIRED
+        if entry is None:  # retired at the door: no receiver, nothing to reserve
+            return
+        entry.metadata_buffer_index = r
+        self.receivers[r] = entry.kv_receiver
         self.entries[r] = entry
-        self.sched_self.disagg_decode_prealloc_queue.queue.append(entry)
 
     def _alloc(self, r: int, p: int) -> None:
         self.pages.alloc(r, p)
 
     def _send(self, r: int) -> None:
         entry = self.entries[r]
-        self.sched_self.disagg_decode_prealloc_queue.queue.remove(entry)
+        self.prealloc.queue.remove(entry)
+        admission.give_row(entry.req, r)  # ``_pre_alloc``'s row: it holds KV now
         wire.publish(entry.kv_receiver, self.kvpoll.WaitingForInput, self.clock.time())
         self.queue.add(entry)
 
@@ -293,16 +299,9 @@ class Harness:
             return
         recv_req = SimpleNamespace(rid=f"req-{r}", abort_all=False)
         self.mods[SCHED].Scheduler.abort_request(self.sched_self, recv_req)
-        self._prealloc_aborts()
-
-    def _prealloc_aborts(self) -> None:
-        # DecodePreallocQueue stands in: a receiver its abort failed gives the pages back.
-        queue = self.sched_self.disagg_decode_prealloc_queue.queue
-        for entry in list(queue):
-            if entry.kv_receiver.poll() == self.kvpoll.Failed:
-                queue.remove(entry)
-                self.pages.release(entry.req.r)
-                self.outcome.aborted.setdefault(entry.req.r, "prealloc")
+        for q in admission.failed_in_prealloc(self.prealloc, self.kvpoll.Failed):
+            self.pages.release(q)
+            self.outcome.aborted.setdefault(q, "prealloc")
 
     def _ack(self, r: int) -> None:
         # One ABORT_ACK per prefill rank, one at a time: the model's ``ack`` is "every
@@ -364,6 +363,8 @@ class Harness:
     def tick(self) -> None:
         for req in self.queue.pop_transferred():
             self.running.add(req.r)
+            if admission.first_step_ends(req):  # its reject was pending: the 400, freed
+                self._finish(req.r)
         if not self.adapter.deferred_machinery:
             return
         self.queue.resolve_deferred_releases()
@@ -392,8 +393,9 @@ class Harness:
 
 def default_disagg() -> Any:
     # ServerArgs' disaggregation fields the queues read (``get_disagg()``), when the caller
-    # gives none: host-staged receive off (threshold 1.0 in 0.5.22, where ``< 1`` enables it).
+    # gives none: host-staged receive off (0.5.22: a threshold ``< 1`` enables it), early alloc.
     return SimpleNamespace(
+        disaggregation_decode_allocation_policy="early",
         disaggregation_decode_host_receive_threshold=1.0,
         disaggregation_decode_retraction_backup=False,
         disaggregation_decode_enable_radix_cache=False,

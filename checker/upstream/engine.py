@@ -62,6 +62,12 @@ EXERCISED = (
     "sglang.srt.managers.schedule_batch::Req.set_finish_with_abort",
     f"{SCHED}::Scheduler._add_request_to_queue",
     "sglang.srt.disaggregation.prefill::PrefillBootstrapQueue.add",
+    # decode's admission (admission.py)
+    f"{SCHED}::Scheduler._add_request_to_queue (decode) / retire_unadmitted_request",
+    f"{DECODE}::DecodePreallocQueue.add / _check_if_req_exceed_kv_capacity / "
+    "_create_receiver_and_enqueue / _resolve_prefill_dp_rank",
+    "sglang.srt.disaggregation.utils::is_unadmitted_reject",
+    "sglang.srt.managers.schedule_batch::Req.update_finish_state",
 )
 SIZES = {"Req": 2, "Page": 3}
 T = TypeVar("T")

@@ -25,13 +25,20 @@ def do_arrive(ctx: Context, f: Flight, ev: Event) -> None:
     # SGLang #38935/#38704: a pending reject is retired at the disaggregation admission
     # queue on both sides, before any allocation. #30233: the queues read finished(),
     # not to_finish, so without the fix the request went on.
-    if req.over_d or (req.over_p and sw.honor_pending_reject):
+    # decode_admission = queue_reject (0.5.15-0.5.20 DecodePreallocQueue.add): decode queues
+    # its own reject as the 1-token stub instead of retiring it at the door.
+    own = req.over_d and sw.decode_admission == "retire_reject"
+    if own or (req.over_p and sw.honor_pending_reject):
         d.phase, p.phase, req.resp = "done", "stopped", "rejected"
         side = "decode" if req.over_d else "prefill"
         limit = (ctx.decode if req.over_d else ctx.prefill).limits.max_req_input_len
         req.reason = f"input of {n} tokens exceeds {side}'s max_req_input_len {limit}"
         return
     d.phase, p.phase = "queued", "waiting"
+    if req.over_d:  # decode's copy is the stub: it reserves and reads one token's page
+        stub = ctx.decode.new_request(f.rid, 1)
+        d.prompt_len, d.reserve, d.read_len = stub.prompt_len, stub.reserve, stub.read_len
+        req.reason = f"pending reject: {n} tokens over decode's limit"
     p.src_ok = True
     if sw.decode_prefix_cache and ctx.decode.prefix_pages:  # issue 12 item 3
         ps = ctx.decode.page_size

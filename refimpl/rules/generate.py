@@ -47,9 +47,14 @@ def do_commit(ctx: Context, f: Flight, ev: Event) -> None:
         ctx.free_decode(f)
         return
     d.tokens = [d.aux.first_token]
-    if read(ctx, f):
-        req.resp = "ok"
-        d.phase = "running"
+    if not read(ctx, f):
+        return
+    if req.over_d:  # a stub decode queued (decode_admission): its first step ends it
+        req.resp = "rejected"  # Req.update_finish_state: the pending reject, the 400
+        ctx.free_decode(f)
+        return
+    req.resp = "ok"
+    d.phase = "running"
 
 
 def can_step(ctx: Context, f: Flight, ev: Event) -> bool:

@@ -6,37 +6,19 @@ of ``Scheduler.abort_request`` that reads more of the real ``Scheduler`` still r
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from release_copy import copy_release
 
 from kvproof.checker.cli import main
 from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
+from kvproof.checker.upstream.run import conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
-
-
-def copy_release(version: str, dest: Path) -> Path:
-    """The files conform loads real, copied from the cached wheel: a PATH tree."""
-    try:
-        src = fetch.cached(version)
-    except KvproofInputError as exc:
-        pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
-    for name in REAL:
-        rel = Path(*name.split("."))
-        for cand in (rel / "__init__.py", rel.with_suffix(".py")):
-            if (src / cand).is_file():
-                (dest / cand).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(src / cand, dest / cand)
-                break
-    for rel in ALSO_READ:
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src / rel, dest / rel)
-    return dest
 
 
 def plant(file: Path, anchor: str, line: str) -> int:
@@ -222,10 +204,14 @@ def test_0_5_19_shows_the_incident_s_page_counts(capsys: pytest.CaptureFixture[s
     out = capsys.readouterr().out
     assert "40000-token prompt (over-long): decode reserves 625, prefill sends 1" in out
     # 0.5.22's model on 0.5.19's code: with deferred release on and client aborts only, the
-    # abort paths agree and the first difference is at the over-long prompt's arrival.
+    # abort paths agree, and with decode's door as 0.5.19's (it queues a prompt over its
+    # limit) the first difference is at the over-long prompt's arrival.
     deferred = {"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": True}
-    run = conform(load_variant("sglang-0.5.22-pd"), "0.5.19", traces=20, faults=False,
-                  env=deferred)  # fmt: skip
+    v = load_variant("sglang-0.5.22-pd")
+    v = dataclasses.replace(
+        v, switches=dataclasses.replace(v.switches, decode_admission="queue_reject")
+    )
+    run = conform(v, "0.5.19", traces=20, faults=False, env=deferred)
     got = run.to_json()
     assert run.exit_code == 1 and got["pages"]["over_long"]["prefill_sent_pages"] == 1
     assert got["detail"][0].startswith("r") and "code short (1 of 625 reserved" in got["detail"][0]

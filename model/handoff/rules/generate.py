@@ -3,7 +3,7 @@ then reads it, step by step, until generation ends and frees the pages."""
 
 from __future__ import annotations
 
-from kvproof.model.handoff.rules.guards import bad, foreign, free_pages_of, short
+from kvproof.model.handoff.rules.guards import bad, decode_stub, foreign, free_pages_of, short
 from kvproof.model.lang.context import Ctx, Term
 from kvproof.spec.variant import Switches
 
@@ -20,10 +20,14 @@ def commit(sw: Switches, s: Ctx, r: Term) -> None:
         f if sw.transfer_checksum == "both" else False,
         f if sw.page_tags else False,  # owner tags checked before the first read
     )
-    s.set("dphase", (r,), s.ite(reject, "done", "running"))
-    s.set("resp", (r,), s.ite(reject, "error", "ok"))
+    # A queued stub (decode_admission) ends at its first step with its 400, its pages
+    # freed (Req.update_finish_state moves the pending reject): folded into the commit.
+    stub = decode_stub(sw, s, r)
+    ends = s.or_(reject, stub) if sw.decode_admission == "queue_reject" else reject
+    s.set("dphase", (r,), s.ite(ends, "done", "running"))
+    s.set("resp", (r,), s.ite(reject, "error", s.ite(stub, "rejected", "ok")))
     s.set("leaked", (r,), s.or_(s.leaked(r), s.and_(s.not_(reject), b)))
-    free_pages_of(sw, s, r, reject)
+    free_pages_of(sw, s, r, ends)
 
 
 def step(sw: Switches, s: Ctx, r: Term) -> None:

@@ -25,10 +25,18 @@ def free_pages_of(sw: Switches, s: Ctx, r: Term, when: Term = True) -> None:
         radix.release(s, r, when)
 
 
+def decode_stub(sw: Switches, s: Ctx, r: Term) -> Term:
+    """Decode queued its own reject's 1-token stub (``decode_admission = queue_reject``):
+    it reserves, receives and commits it; prefill's 1 token is all the stub reads."""
+    return s.over_d(r) if sw.decode_admission == "queue_reject" else False
+
+
 def placeholder(sw: Switches, s: Ctx, r: Term) -> Term:
     # #30233: the pending reject is not honoured and the prompt becomes 1 token.
     if sw.honor_pending_reject or not sw.placeholder_prompt:
         return False
+    if sw.decode_admission == "queue_reject":  # decode's own stub reads just that token
+        return s.and_(s.over_p(r), s.not_(decode_stub(sw, s, r)))
     return s.over_p(r)
 
 
