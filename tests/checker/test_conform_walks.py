@@ -35,8 +35,8 @@ def test_default_walks_commit_and_go_on_after_the_commit() -> None:
     run = conform(load_variant("sglang-0.5.22-pd"), "0.5.22", traces=200, seed=0)
     assert run.exit_code == 0 and run.faults
     ev = run.events
-    assert ev.get("commit", 0) >= run.walks // 10, ev  # measured 40
-    assert ev.get("step", 0) >= 5 and ev.get("finish", 0) >= 5, ev  # measured 18, 19
+    assert ev.get("commit", 0) >= run.walks // 10, ev  # measured 37
+    assert ev.get("step", 0) >= 5 and ev.get("finish", 0) >= 5, ev  # measured 17, 19
     assert run.decisions["committed"] == ev["commit"]
     assert run.trivial <= run.walks // 10
     assert run.coverage is not None and run.coverage.ratio >= 0.9, run.coverage.missing
