@@ -11,59 +11,9 @@ job sees it. ``conform_s`` is the run's own clock (from the model's compilation 
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-import statistics
-import subprocess
-import sys
-import time
-from pathlib import Path
+from conform_timing import bench  # this folder, on the path when run as a script
 
-ROOT = Path(__file__).resolve().parent.parent
 CASES = (("vllm-0.34-nixl-pull", "0.34.0"), ("vllm-0.34-nixl-push", "0.34.0"))
 
-
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--trials", type=int, default=3)
-    ap.add_argument("--traces", type=int, default=200)
-    args = ap.parse_args()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    out: dict[str, object] = {
-        "benchmark": "conform_vllm",
-        "command": f"python benchmarks/conform_vllm.py --trials {args.trials} "
-        f"--traces {args.traces}",
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "goal_s": 60,
-    }
-    for variant, release in CASES:
-        cmd = [sys.executable, "-m", "kvproof", "conform", variant, "--vllm", release]
-        cmd += ["--traces", str(args.traces), "--json", "--quiet"]
-        walls, inner, rc, result = [], [], None, {}
-        for _ in range(args.trials):
-            t = time.perf_counter()
-            done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
-            walls.append(time.perf_counter() - t)
-            rc = done.returncode
-            if done.returncode in (0, 1):
-                result = json.loads(done.stdout)
-                inner.append(result["seconds"])
-        out[f"{variant} --vllm {release}"] = {
-            "exit_code": rc,
-            "walks": result.get("walks"),
-            "steps": result.get("steps"),
-            "coverage": result.get("coverage"),
-            "command_s": {
-                "median": round(statistics.median(walls), 3),
-                "max": round(max(walls), 3),
-            },
-            "conform_s": {"median": round(statistics.median(inner), 3)} if inner else None,
-        }
-    print(json.dumps(out, indent=2))
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(bench("conform_vllm", 60, "--vllm", CASES, ("walks", "steps", "coverage")))

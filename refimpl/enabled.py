@@ -9,7 +9,8 @@ events (every free page in the free list's order, or only the page the allocator
 hand out next), then its ``post`` events in sender order, then its ``insert``/``share``
 events (radix cache); last, every in-flight write's ``land`` in posting order. Each
 request is offered only the events its phases allow (every guard of ``can`` requires one
-of them), then ``can`` decides.
+of them), then ``can`` decides. ``crash`` and ``stale_ack`` are never offered: a dying
+peer and a late message from outside the run come only from a replay that forces them.
 """
 
 from __future__ import annotations

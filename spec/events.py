@@ -30,7 +30,7 @@ class EventSpec:
 
 _R, _RP = ("Req",), ("Req", "Page")
 
-# E1..E20 of spec/handoff.md, in table order.
+# E1..E21 of spec/handoff.md, in table order.
 EVENTS: tuple[EventSpec, ...] = (
     EventSpec("arrive", _R, ENGINE, "router, P, D", "dispatch and admission: the input, no fault"),
     EventSpec("alloc", _RP, ENGINE, "D", "decode's allocator"),
@@ -55,6 +55,8 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("share", _RP, ENGINE, "D", "decode's radix cache"),
     # Liveness only (issue #29): a dead peer writes nothing more, so it adds no safety run.
     EventSpec("crash", _R, FAULT, "P", "a peer dies mid-transfer and never reports"),
+    # A room reused while an earlier abort's ACK is still on the wire, or a duplicate.
+    EventSpec("stale_ack", _R, FAULT, "P -> D", "the network delivers a late ABORT_ACK"),
 )
 BY_NAME: dict[str, EventSpec] = {e.name: e for e in EVENTS}
 EVENT_NAMES: tuple[str, ...] = tuple(e.name for e in EVENTS)

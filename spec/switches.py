@@ -25,6 +25,7 @@ DecodeAdmission = Literal["retire_reject", "queue_reject"]
 # -- position and sharing (issue 12 item 3) --
 RemoteTrim = Literal["tail", "head"]
 RadixCache = Literal["off", "refcounted", "free_while_cached"]
+AckGeneration = Literal["checked", "unchecked"]
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,15 @@ class Switches:
     # it, takes its transfer and runs it until ``Req.update_finish_state`` moves the pending
     # reject to ``finished_reason`` and the client gets the 400.
     decode_admission: DecodeAdmission = "retire_reject"
+    # Push with ABORT_ACKs: whether decode tells a late ACK of an earlier abort of the same
+    # room (a room reused, the network late or duplicating) from its current abort's.
+    # "checked" (SGLang 0.5.22+): each arming of a room is a new generation, the ABORT and
+    # its ACK carry it, and an ACK of another is dropped
+    # (common/conn.py::CommonKVManager.register_deferred_abort_room, note_abort_ack: "The
+    # generation rejects an old request's late ACK after room reuse"). "unchecked" (0.5.19-
+    # 0.5.21): the ACK names only the room and the rank, and any ACK while the room is held
+    # counts (common/conn.py::CommonKVManager.note_abort_ack(bootstrap_room, prefill_rank)).
+    ack_generation: AckGeneration = "checked"
 
     @property
     def prefill_checksums(self) -> bool:

@@ -38,6 +38,7 @@ ALLOWED: dict[str, set[str]] = {
         "checker.traces",
         "checker.report",
         "checker.conformance",
+        "checker.conform",  # conform's run and its --all matrix (render/conform.py)
         "checker.runs",
     },
     "checker.conformance": {
@@ -61,6 +62,20 @@ ALLOWED: dict[str, set[str]] = {
     "ops.audit": {"spec"},
     "ops.probe": {"spec"},
     "ops.serve": {"spec", "kernels", "refimpl"},
+    # advise (issue 41), the operator's answer: a release's code (upstream) matched, then
+    # its variant checked (runs). It reads verdicts; nothing in checker/ reads it.
+    "ops.advise": {
+        "spec",
+        "model",
+        "checker.traces",
+        "checker.verify",
+        "checker.report",
+        "checker.upstream",
+        "checker.conform",  # vLLM's adapter (advise vllm==VERSION)
+        "ops.audit",
+        "checker.runs",
+        "checker.render",  # a counterexample's rows and explanation (render/check_json.py)
+    },
     # One run object per command (issue #26): strings the rooms' phases into one library call.
     "checker.runs": {
         "spec",
@@ -75,19 +90,6 @@ ALLOWED: dict[str, set[str]] = {
         "checker.distrib",
         "checker.upstream",  # conform's run (issue 39)
         "checker.conform",
-    },
-    # advise (issue 41): a release's code (upstream) matched, then its variant checked (runs).
-    "checker.advise": {
-        "spec",
-        "model",
-        "checker.traces",
-        "checker.verify",
-        "checker.report",
-        "checker.upstream",
-        "checker.conform",  # vLLM's adapter (advise vllm==VERSION)
-        "ops.audit",
-        "checker.runs",
-        "checker.render",  # a counterexample's rows and explanation (render/check_json.py)
     },
     "checker.cli": {"*"},
 }

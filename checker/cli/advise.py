@@ -33,9 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.advise.render import lines
-    from kvproof.checker.advise.request import deployment
-    from kvproof.checker.advise.run import advise
+    from kvproof.ops.advise.render import lines
+    from kvproof.ops.advise.request import deployment
+    from kvproof.ops.advise.run import advise
 
     if args.html is not None:
         from kvproof.checker.cli.paths import check_output_file
@@ -47,8 +47,8 @@ def run(args: argparse.Namespace) -> int:
     done = advise(dep, traces=args.traces, stage=lambda s: print(f"advise: {s}", file=sys.stderr))
     doc = done.to_json()
     if args.html is not None:
-        from kvproof.checker.report.advise_html import advise_page
         from kvproof.checker.report.html_page import write
+        from kvproof.ops.advise.html import advise_page
 
         write(args.html, advise_page(doc))
         print(f"wrote {args.html}", file=sys.stderr)

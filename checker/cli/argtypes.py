@@ -45,7 +45,6 @@ def float_above(low: float, *, inclusive: bool = False) -> Callable[[str], float
 
 
 positive_int = int_at_least(1)
-nonnegative_int = int_at_least(0)
 positive_float = float_above(0.0)
 nonnegative_float = float_above(0.0, inclusive=True)
 port = int_at_least(1, 65535)

@@ -63,7 +63,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.paths import check_output_dir
-    from kvproof.checker.runs.render_conform import render, render_json
+    from kvproof.checker.render.conform import render, render_json
     from kvproof.spec.errors import KvproofInputError
 
     if args.all:
@@ -128,7 +128,7 @@ def _run_all(args: argparse.Namespace) -> int:
 
     from kvproof.checker.distrib.executor import make_executor
     from kvproof.checker.distrib.options import executor_for
-    from kvproof.checker.runs.render_conform import render_json, render_matrix
+    from kvproof.checker.render.conform import render_json, render_matrix
     from kvproof.checker.upstream.matrix import Cell, conform_all
 
     workers = args.workers or min(4, __import__("os").cpu_count() or 1)

@@ -32,6 +32,7 @@ DECIDED = (
     "release",
     "failed_means_drained",
     "abort_ack",
+    "ack_generation",
     "decode_gives_up",
     "honor_pending_reject",
     "placeholder_prompt",

@@ -37,7 +37,7 @@ def _key(variant: Variant, concrete: Concrete, faults: bool) -> str:
     h.update(repr((variant.switches, sorted(variant.assume))).encode())
     h.update(json.dumps(sorted(concrete.inst.sizes.items())).encode())
     h.update(b"faults" if faults else b"no-faults")
-    for src in sorted([*_MODEL.rglob("*.py"), _HERE / "coverage.py"]):
+    for src in sorted([*_MODEL.rglob("*.py"), _HERE / "coverage.py", _HERE / "steer.py"]):
         h.update(src.read_bytes())
     return h.hexdigest()[:24]
 
@@ -52,6 +52,7 @@ def reachable_cached(
             frozenset((a, tuple(p)) for a, p in raw["transitions"]),
             frozenset((tuple(a), tuple(b)) for a, b in raw["edges"]),
             int(raw["states"]),
+            tuple(((a, tuple(p)), frozenset(map(tuple, at))) for a, p, at in raw["goals"]),
         )
     except (OSError, ValueError, KeyError, TypeError):
         pass
@@ -60,6 +61,7 @@ def reachable_cached(
         "transitions": sorted([a, list(p)] for a, p in reach.transitions),
         "edges": sorted([list(a), list(b)] for a, b in reach.edges),
         "states": reach.states,
+        "goals": [[a, list(p), sorted(map(list, at))] for (a, p), at in reach.goals],
     }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -35,6 +35,10 @@ class Chooser(Protocol):
         stalls: list[float | Beat],
     ) -> Move | None: ...  # fmt: skip
 
+    def taken(self, transition: Transition) -> None:
+        """The walk took ``transition`` (the chooser's pick, or what the code decided)."""
+        ...
+
 
 @dataclass
 class WalkResult:
@@ -105,7 +109,7 @@ def walk(
                 if nxt is None:
                     res.refused = True
                     return res
-                res.covered.add(_transition(concrete, state, move))
+                _took(res, chooser, _transition(concrete, state, move))
                 reported = model_side.reported_status(concrete, state, move)
                 state = nxt
                 res.steps.append(move)
@@ -121,7 +125,7 @@ def walk(
                     pages = model_side.pages_sent_of_reserved(concrete, state, r)
                     if pages is not None:
                         sent[r] = pages
-            state = _close(concrete, state, harness, res, committed, freed_in_flight)
+            state = _close(concrete, state, harness, res, committed, freed_in_flight, chooser)
             model = model_side.project(concrete, state, committed, intake, sent, freed_in_flight)
             code = res.code = harness.project()
             mismatches = compare(model, code)
@@ -136,6 +140,11 @@ def walk(
             res.mismatches, res.step_index, res.code = mismatches, len(res.steps), code
             return res
     return res
+
+
+def _took(res: WalkResult, chooser: Chooser, t: Transition) -> None:
+    res.covered.add(t)
+    chooser.taken(t)
 
 
 def _transition(concrete: Concrete, state: State, inst: ActionInstance) -> Transition:
@@ -170,6 +179,7 @@ def _close(
     res: WalkResult,
     committed: set[int],
     freed_in_flight: set[int],
+    chooser: Chooser,
 ) -> State:
     """The model's own actions for what the code decided in the same pass."""
     for r in range(concrete.inst.sizes["Req"]):
@@ -196,7 +206,7 @@ def _close(
             nxt = concrete.step(state, inst) if known else None
             if nxt is None:
                 continue  # the model cannot follow: the comparison will say so
-            res.covered.add(_transition(concrete, state, inst))
+            _took(res, chooser, _transition(concrete, state, inst))
             state = nxt
             res.steps.append(inst)
             if action == "commit":
@@ -221,3 +231,6 @@ class Script:
             return None
         self.at += 1
         return self.moves[self.at - 1]
+
+    def taken(self, transition: Transition) -> None:
+        return None

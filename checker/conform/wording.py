@@ -32,6 +32,7 @@ WHEN = {
     "ack": "when prefill ACKs the abort",
     "timeout": "when the release deadline passes",
     "give_up": "when decode's waiting deadline passes",
+    "stale_ack": "after a late ABORT_ACK of an earlier abort of its room",
     "finish": "when generation ends",
 }
 
@@ -57,6 +58,8 @@ MEANS = {
     ("decode_admission", "queue_reject"): "queues a prompt over decode's limit, not retiring it",
     ("prefill_hold", "lease"): "frees prefill's source blocks when its lease expires",
     ("prefill_hold", "until_read"): "holds prefill's source blocks until the transfer ends",
+    ("ack_generation", "checked"): "drops a late ABORT_ACK of an earlier abort of the room",
+    ("ack_generation", "unchecked"): "counts any ABORT_ACK while it holds the room",
 }
 
 

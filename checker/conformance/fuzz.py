@@ -1,17 +1,10 @@
 """Model-guided fuzzing: random walks of model and engine in lockstep, shrunk by Hypothesis.
 
-A walk draws each request's admission verdicts (``over_p``, ``over_d``) and decode
-reservation, then a list of choices; at each step the next event is picked among those the
-engine can perform now (each of which the model must also enable: ``Lockstep`` checks it),
-so every walk is a run of the model forced on the engine. With ``faults`` the environment's
-events join in: transfer failures, client disconnects, prefill aborts, drain timeouts,
-lease expiries, writes landing out of order, duplicated status messages. Every step is
-checked (model state = abstraction of the engine state). A finding is a divergence, an
-engine crash, or an invariant broken (on the engine's state or the model's) or a wrong
-answer, after which the engine drains to every client's answer as replay does; it is then
-named by what the clients saw, in replay's words (``walk.py``): a **leak** only when a
-response carries another tenant's canary, a **wrong_answer** when a 200's tokens differ
-from the single node's, else a **violation** (the state shows it, no response does).
+Each walk (``walk.py``) is a run of the model forced on the engine, every step checked
+(model state = abstraction of the engine state); with ``faults`` the environment's events
+join in. A finding is a divergence, an engine crash, an invariant broken or a wrong answer,
+named by what the clients saw once the engine drained (a leak, a wrong answer or a
+violation).
 Hypothesis (``hypothesis.find``) shrinks a failing walk to a minimal one, which is saved as
 a trace for ``kvproof replay``.
 
@@ -131,6 +124,8 @@ def search_batch(
         engine = functools.partial(engine, device=device)
     stats = FuzzStats()
     side = ModelSide.of(variant, sizes)  # compiled once for the batch's walks
+    kw: dict[str, Any] = {"sizes": sizes, "faults": faults, "engine": engine, "model": model}
+    kw.update(reference=reference, side=side)
 
     seen: dict[Walk, bool] = {}
 
@@ -146,9 +141,8 @@ def search_batch(
         return verdict
 
     def _fails(walk: Walk) -> bool:
-        kw = {"sizes": sizes, "faults": faults, "engine": engine, "model": model, "side": side}
         # Whether it fails is all Hypothesis needs: no drain to the clients' answers here.
-        res = run_walk(variant, walk, reference=reference, answers=False, **kw)  # type: ignore[arg-type]
+        res = run_walk(variant, walk, answers=False, **kw)
         if stats.first_finding_s is None or not res.failed:
             stats.traces += 1
             stats.steps += len(res.trace.steps)
@@ -156,7 +150,7 @@ def search_batch(
             if res.failed:
                 stats.first_finding_s = time.perf_counter() - start
                 # The first finding is counted under what the clients saw (a drain).
-                res = run_walk(variant, walk, reference=reference, **kw)  # type: ignore[arg-type]
+                res = run_walk(variant, walk, **kw)
                 stats.count(res.kind)  # type: ignore[arg-type]
         return res.failed
 
@@ -174,15 +168,7 @@ def search_batch(
     except NoSuchExample:
         stats.seconds = time.perf_counter() - start
         return stats, None
-    kw = {
-        "sizes": sizes,
-        "faults": faults,
-        "engine": engine,
-        "model": model,
-        "reference": reference,
-        "side": side,
-    }
-    res = run_walk(variant, walk, **kw)  # type: ignore[arg-type]
+    res = run_walk(variant, walk, **kw)
     if shrink:
         res = trim(variant, walk, res, **kw)
     res.trace.meta["seed"] = seed
@@ -220,22 +206,17 @@ def _batches(traces: int) -> Iterator[int]:
     """The walks of each batch, made as they are asked for: a budget of a billion walks is
     ten million batches, which as a list (and a unit each) grew to 3.8 GB before the first
     walk (issue 41)."""
-    size = _batch_size(traces)
-    for _ in range(traces // size):
-        yield size
-    if traces % size:
-        yield traces % size
-
-
-def _batch_size(traces: int) -> int:
-    # The plan depends on the budget only, never on the number of workers (nor on Ray):
-    # the same seeds give the same batches, so the same result, on any executor.
-    return max(10, min(100, traces // 4))
+    i = 0
+    while (n := _nth_batch(traces, i)) is not None:
+        yield n
+        i += 1
 
 
 def _nth_batch(traces: int, i: int) -> int | None:
     """The walks of batch ``i`` of ``_batches(traces)``, or None past its end."""
-    size = _batch_size(traces)
+    # The plan depends on the budget only, never on the number of workers (nor on Ray):
+    # the same seeds give the same batches, so the same result, on any executor.
+    size = max(10, min(100, traces // 4))
     full, rest = divmod(traces, size)
     if 0 <= i < full:
         return size

@@ -202,9 +202,6 @@ class Lockstep:
             return False
         return self.unassumed.step(self.state, inst) is not None
 
-    def engine_can(self, inst: ActionInstance) -> bool:
-        return self.cluster.can(self.rids.event(inst))
-
     def check_initial(self) -> Divergence | None:
         return self._compare(0, "init")
 

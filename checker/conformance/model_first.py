@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -65,14 +66,14 @@ def model_search(
             break
         state = rng.choice(inits)
         steps: list[ActionInstance] = []
-        for _ in range(max_steps):
+        for k in range(max_steps + 1):
             bad = concrete.violated(state)
             if bad:
                 trace = _shorten(concrete, variant, state0(inits, state, concrete), steps, bad[0])
                 return ModelFinding(trace, bad[0], n, time.perf_counter() - start)
             succ = [
                 (inst, data)
-                for inst, data in concrete.successor_data(state.data)
+                for inst, data in (concrete.successor_data(state.data) if k < max_steps else ())
                 if inst.action not in skip
             ]
             if not succ:
@@ -80,12 +81,10 @@ def model_search(
             inst, data = rng.choice(succ)
             steps.append(inst)
             state = State(data)
-        else:
-            bad = concrete.violated(state)
-            if bad:
-                trace = _shorten(concrete, variant, state0(inits, state, concrete), steps, bad[0])
-                return ModelFinding(trace, bad[0], n, time.perf_counter() - start)
     return None
+
+
+Steps = tuple[ActionInstance, ...]
 
 
 def state0(inits: list[State], last: State, concrete: Concrete) -> State:
@@ -97,7 +96,7 @@ def state0(inits: list[State], last: State, concrete: Concrete) -> State:
     raise AssertionError("a walk left its rigid values")  # rigid variables never change
 
 
-def _violates(concrete: Concrete, init: State, steps: list[ActionInstance], inv: str) -> bool:
+def _violates(concrete: Concrete, init: State, steps: Steps, inv: str) -> bool:
     state: State | None = init
     for inst in steps:
         state = concrete.step(state, inst)  # type: ignore[arg-type]
@@ -106,23 +105,37 @@ def _violates(concrete: Concrete, init: State, steps: list[ActionInstance], inv:
     return inv in concrete.violated(state)  # type: ignore[arg-type]
 
 
+def shrink_steps(
+    steps: Steps, requests: Iterable[int], keeps: Callable[[Steps], Steps | None]
+) -> Steps:
+    """Drop a whole request's steps at a time, then one step at a time, while ``keeps``
+    accepts the shorter run (it returns the steps the run kept, or None): delta debugging
+    one element at a time, as walks are short. The model's walks and the engine's
+    (``walk.trim``) are shortened alike."""
+    best = steps
+    for r in requests:
+        got = keeps(tuple(s for s in best if s.args[0] != r))
+        best = best if got is None else got
+    i = 0
+    while i < len(best):
+        got = keeps(best[:i] + best[i + 1 :])
+        if got is None:
+            i += 1
+        else:
+            best = got
+    return best
+
+
 def _shorten(
     concrete: Concrete, variant: Variant, init: State, steps: list[ActionInstance], inv: str
 ) -> Trace:
-    """Drop steps one at a time while the rest still ends in the violation (delta debugging,
-    one element at a time: walks are short, and each check is a few compiled steps)."""
-    best = list(steps)
-    for r in sorted({s.args[0] for s in steps}):  # first a whole request at a time
-        cand = [s for s in best if s.args[0] != r]
-        if _violates(concrete, init, cand, inv):
-            best = cand
-    i = 0
-    while i < len(best):
-        cand = best[:i] + best[i + 1 :]
-        if _violates(concrete, init, cand, inv):
-            best = cand
-        else:
-            i += 1
+    """The walk without every step the violation does not need (each check is a few
+    compiled steps), cut after its first violating state."""
+
+    def keeps(cand: Steps) -> Steps | None:
+        return cand if _violates(concrete, init, cand, inv) else None
+
+    best = list(shrink_steps(tuple(steps), sorted({s.args[0] for s in steps}), keeps))
     # Cut the tail after the first state that violates ``inv``.
     state = init
     for k, inst in enumerate(best, start=1):

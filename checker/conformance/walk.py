@@ -21,6 +21,7 @@ from typing import Any
 
 from kvproof.checker.conformance.drain import drain
 from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep
+from kvproof.checker.conformance.model_first import shrink_steps
 from kvproof.checker.conformance.model_side import ModelSide
 from kvproof.checker.conformance.responses import ClientResponse, client_responses
 from kvproof.checker.conformance.verdict import (
@@ -268,19 +269,15 @@ def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResu
             return SHOWN.index(res.kind) <= SHOWN.index(found.kind)
         return res.kind == found.kind
 
-    for r in range(len(walk.reserve)):  # first a whole request at a time
-        steps = tuple(s for s in best.trace.steps if s.args[0] != r)
+    def keeps(steps: tuple[ActionInstance, ...]) -> tuple[ActionInstance, ...] | None:
+        nonlocal best
         res = run_walk(variant, walk, forced=steps, **kw)
-        if better(res):
-            best = res
-    i = 0
-    while i < len(best.trace.steps):
-        steps = best.trace.steps[:i] + best.trace.steps[i + 1 :]
-        res = run_walk(variant, walk, forced=steps, **kw)
-        if better(res):
-            best = res
-        else:
-            i += 1
+        if not better(res):
+            return None
+        best = res
+        return res.trace.steps
+
+    shrink_steps(found.trace.steps, range(len(walk.reserve)), keeps)
     return best
 
 
@@ -298,10 +295,7 @@ def _pick(ls: Lockstep, cands: list[ActionInstance], choice: int) -> ActionInsta
 def _lands_out_of_order(ls: Lockstep, inst: ActionInstance) -> bool:
     """A reordering network: a write lands before an older one still in flight."""
     writes = ls.cluster.in_flight()
-    return bool(writes) and writes[0] != (
-        inst.args[0] + ls.rids.offset,
-        inst.args[1],
-    )
+    return bool(writes) and writes[0] != (inst.args[0] + ls.rids.offset, inst.args[1])
 
 
 # The faults are the protocol's (``Protocol.faults``, from spec/events.py); these engine

@@ -16,7 +16,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,20 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-class SerialExecutor:
+class Closing:
+    """``with executor:`` closes it at the end of the block."""
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SerialExecutor(Closing):
     """Every unit in this process, in order (``--workers 1``), with one intra-op thread as
     in a pool's workers, the caller's torch setting restored after each unit. Run as the
     caller had torch (its default: a thread per core), a fuzz campaign in one process did
@@ -60,19 +75,37 @@ class SerialExecutor:
                 out = unit()
             yield unit.index, out
 
-    def close(self) -> None:
-        pass
 
-    def __enter__(self) -> SerialExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-def _call(unit: Unit) -> Any:
+def run_unit(unit: Unit) -> Any:
+    """A unit in a worker process (a pool's, a Ray task's): one thread, then the call."""
     one_thread()
     return unit()
+
+
+def in_slots(
+    units: Iterable[Unit],
+    slots: int,
+    start: Callable[[Unit], Any],
+    ready: Callable[[list[Any]], Iterable[Any]],
+    result: Callable[[Any], Any],
+    cancel: Callable[[Any], Any],
+) -> Iterator[tuple[int, Any]]:
+    """Every executor's loop: up to ``slots`` units started (``start`` returns a handle),
+    results yielded as ``ready`` handles come in; the handles still running when the
+    caller stops are cancelled."""
+    todo = iter(units)
+    running: dict[Any, int] = {}  # handle -> unit index
+    try:
+        while True:
+            while len(running) < slots and (unit := next(todo, None)) is not None:
+                running[start(unit)] = unit.index
+            if not running:
+                return
+            for handle in ready(list(running)):
+                yield running.pop(handle), result(handle)
+    finally:
+        for handle in running:
+            cancel(handle)
 
 
 def one_thread() -> None:
@@ -101,7 +134,7 @@ def single_thread() -> Iterator[None]:
             torch.set_num_threads(before)
 
 
-class PoolExecutor:
+class PoolExecutor(Closing):
     """A local process pool. Forked where the platform can (the workers inherit the
     imported modules: spawn would re-import torch in each)."""
 
@@ -117,32 +150,16 @@ class PoolExecutor:
         )
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
-        todo = iter(units)
-        pending: dict[Future[Any], int] = {}
-        try:
-            while True:
-                while len(pending) < self.slots:
-                    unit = next(todo, None)
-                    if unit is None:
-                        break
-                    pending[self._pool.submit(_call, unit)] = unit.index
-                if not pending:
-                    return
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    yield pending.pop(fut), fut.result()
-        finally:
-            for fut in pending:
-                fut.cancel()
+        def first(futures: list[Future[Any]]) -> Iterable[Future[Any]]:
+            return wait(futures, return_when=FIRST_COMPLETED)[0]
+
+        def start(unit: Unit) -> Future[Any]:
+            return self._pool.submit(run_unit, unit)
+
+        return in_slots(units, self.slots, start, first, Future.result, Future.cancel)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
-
-    def __enter__(self) -> PoolExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def ordered(

@@ -1,7 +1,7 @@
 """One call in a forked child, its result pickled back through a pipe.
 
 Two callers: ``ForkExecutor`` runs each variant's check in a fresh fork (``check --all``'s
-local pool, ``verify/check_pool.py``), and ``verify/portfolio.py`` proves in a child while
+local pool, ``verify/check_pool.py``), and ``verify/driver.py`` proves in a child while
 the BMC goes on in this process. The child is a copy, so its Z3 work leaves this process's
 context as it was.
 """
@@ -16,8 +16,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.distrib.executor import Closing, Unit, in_slots
 
-@dataclass
+
+@dataclass(eq=False)  # a handle: hashed by identity
 class Child:
     pid: int
     fd: int | None  # the pipe's read end (None once read or killed)
@@ -72,7 +74,7 @@ def fork_call(fn: Callable[..., Any], *args: Any) -> Child:
     return Child(pid, read)
 
 
-class ForkExecutor:
+class ForkExecutor(Closing):
     """Each unit in a fresh fork of this process, ``slots`` at a time (an ``Executor``).
 
     Nothing of a unit is pickled but its result: the child inherits the function and its
@@ -88,27 +90,19 @@ class ForkExecutor:
     def __init__(self, slots: int) -> None:
         self.slots = slots
 
-    def imap(self, units: Iterable[Any]) -> Iterator[tuple[int, Any]]:
-        todo = iter(units)
-        running: dict[int, tuple[Child, int]] = {}  # the pipe's fd -> child, unit index
-        try:
-            while True:
-                while len(running) < self.slots:
-                    unit = next(todo, None)
-                    if unit is None:
-                        break
-                    child = fork_call(unit)
-                    assert child.fd is not None
-                    running[child.fd] = (child, unit.index)
-                if not running:
-                    return
-                ready, _, _ = select.select(list(running), [], [])
-                for fd in ready:
-                    child, index = running.pop(fd)
-                    yield index, child.result(f"work unit {index}")
-        finally:
-            for child, _ in running.values():
-                child.kill()
+    def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
+        index: dict[Child, int] = {}
 
-    def close(self) -> None:
-        pass
+        def start(unit: Unit) -> Child:
+            child = fork_call(unit)
+            index[child] = unit.index
+            return child
+
+        def ready(children: list[Child]) -> list[Child]:
+            fds = select.select([c.fd for c in children if c.fd is not None], [], [])[0]
+            return [c for c in children if c.fd in fds]
+
+        def result(child: Child) -> Any:
+            return child.result(f"work unit {index.pop(child)}")
+
+        return in_slots(units, self.slots, start, ready, result, Child.kill)

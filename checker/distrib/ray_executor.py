@@ -14,7 +14,7 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from kvproof.checker.distrib.executor import Unit, one_thread
+from kvproof.checker.distrib.executor import Closing, Unit, in_slots, run_unit
 from kvproof.spec.errors import KvproofInputError
 
 MAX_RETRIES = 3
@@ -29,12 +29,7 @@ def import_ray() -> Any:
     return ray
 
 
-def _call(unit: Unit) -> Any:
-    one_thread()
-    return unit()
-
-
-class RayExecutor:
+class RayExecutor(Closing):
     """``address``: None starts a local Ray with ``num_cpus`` (and ``num_gpus`` /
     ``resources``, which tests use to declare a fake GPU on a CPU machine); ``auto`` or
     ``host:port`` joins a running cluster. A Ray already initialised in this process (a
@@ -64,45 +59,29 @@ class RayExecutor:
                 )
             else:
                 ray.init(address=address, logging_level=logging.WARNING)
-        self._task = ray.remote(max_retries=max_retries)(_call)
+        self._task = ray.remote(max_retries=max_retries)(run_unit)
         cluster = ray.cluster_resources()
         self.slots = max(1, int(cluster.get("CPU", 1)))
         self.gpus = int(cluster.get("GPU", 0))
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         ray = self._ray
-        todo = iter(units)
-        pending: dict[Any, int] = {}
-        try:
-            while True:
-                # One unit per slot in flight (and one queued), so a stop stops early.
-                while len(pending) < self.slots + 1:
-                    unit = next(todo, None)
-                    if unit is None:
-                        break
-                    if unit.gpus and unit.gpus > self.gpus:
-                        raise KvproofInputError(
-                            f"a unit asks for {unit.gpus} GPU(s); the Ray cluster has {self.gpus}",
-                            "--device",
-                        )
-                    ref = self._task.options(num_cpus=1, num_gpus=unit.gpus).remote(unit)
-                    pending[ref] = unit.index
-                if not pending:
-                    return
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                for ref in ready:
-                    yield pending.pop(ref), ray.get(ref)
-        finally:
-            for ref in pending:
-                ray.cancel(ref)
+
+        def start(unit: Unit) -> Any:
+            if unit.gpus and unit.gpus > self.gpus:
+                raise KvproofInputError(
+                    f"a unit asks for {unit.gpus} GPU(s); the Ray cluster has {self.gpus}",
+                    "--device",
+                )
+            return self._task.options(num_cpus=1, num_gpus=unit.gpus).remote(unit)
+
+        def first(refs: list[Any]) -> list[Any]:
+            return ray.wait(refs, num_returns=1)[0]
+
+        # One unit per slot in flight (and one queued), so a stop stops early.
+        return in_slots(units, self.slots + 1, start, first, ray.get, ray.cancel)
 
     def close(self) -> None:
         if self._owned and self._ray.is_initialized():
             self._ray.shutdown()
         self._owned = False
-
-    def __enter__(self) -> RayExecutor:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -25,6 +25,7 @@ from typing import Any
 from kvproof import __version__
 from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.loop_marks import marked_lines
+from kvproof.checker.report.trace_view import cells_text
 from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
 from kvproof.spec.invariants import INVARIANTS
@@ -45,7 +46,7 @@ def trace_text(entry: dict[str, Any], voice: Voice | None = None) -> str:
     rows = entry.get("trace", [])
     # CI shows this to people: the steps in engine words (the cells stay in --json); a
     # user protocol (no voice) keeps its cells.
-    said = step_words(rows, voice) if voice is not None else [_cells(r) for r in rows]
+    said = step_words(rows, voice) if voice is not None else [cells_text(r) for r in rows]
     steps = [
         f"{row['step']:>3}. {row['label']:<18} {words}"
         for row, words in zip(rows, said, strict=True)
@@ -54,12 +55,6 @@ def trace_text(entry: dict[str, Any], voice: Voice | None = None) -> str:
     if entry.get("explanation"):
         lines.append(f"why: {entry['explanation']}")
     return "\n".join(lines)
-
-
-def _cells(row: dict[str, Any]) -> str:
-    from kvproof.model.lang.explain import change_text
-
-    return "; ".join(change_text(c) for c in row["changes"] if c["var"] != "posted")
 
 
 def trace_short(entry: dict[str, Any]) -> str:
@@ -126,71 +121,61 @@ def write_junit(checks: Checked, path: Path, *, gate: bool = True) -> None:
     violated invariant is a failure too.
     """
     root = ET.Element("testsuites", name="kvproof check")
-    total = failed = 0
     seconds = 0.0
     for check, data in checks:
-        suite = ET.SubElement(root, "testsuite", name=check.variant.name)
+        name = check.variant.name
+        suite = ET.SubElement(root, "testsuite", name=name)
         uri, base = _relative(check.variant.path)
         file = uri if base is not None else str(check.variant.path)
-        cases = failures = 0
+        handoff = check.protocol is not None and check.protocol.name == "handoff"
+        mode = getattr(check.variant.switches, "transfer_mode", "")
+        voice = voice_of(check.variant.engine, mode) if handoff else None
         # Per-invariant times overlap (one incremental solver): the suite's is the run's.
         suite_seconds = check.bmc.seconds
         for entry in data["invariants"]:
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=f"kvproof.{check.variant.name}",
-                name=entry["name"],
-                time=f"{entry['seconds']:.3f}",
-                file=file,
-            )
-            cases += 1
-            text = _verdict_line(data, entry)
+            tc = _case(suite, name, entry["name"], entry["seconds"], file)
+            text = message = _verdict_line(data, entry)
             if entry["verdict"] == "violated":
-                mode = getattr(check.variant.switches, "transfer_mode", "")
-                handoff = check.protocol is not None and check.protocol.name == "handoff"
-                voice = voice_of(check.variant.engine, mode) if handoff else None
                 text += "\n" + trace_text(entry, voice)
             if not entry["matches"] or (not gate and entry["verdict"] == "violated"):
-                failures += 1
                 kind = "mismatch" if not entry["matches"] else "violation"
-                message = _verdict_line(data, entry)
-                failure = ET.SubElement(case, "failure", message=message, type=kind)
-                failure.text = text
+                ET.SubElement(tc, "failure", message=message, type=kind).text = text
             elif entry["verdict"] == "violated":
-                ET.SubElement(case, "system-out").text = text
+                ET.SubElement(tc, "system-out").text = text
         proof = data.get("proof")
         if proof is not None and (not check.variant.buggy or not gate):
-            case = ET.SubElement(
-                suite,
-                "testcase",
-                classname=f"kvproof.{check.variant.name}",
-                name="proof (all sizes)",
-                time=f"{proof['seconds']:.3f}",
-                file=file,
-            )
-            cases += 1
+            tc = _case(suite, name, "proof (all sizes)", proof["seconds"], file)
             suite_seconds += proof["seconds"]
             if not proof["proved"]:
-                failures += 1
-                failure = ET.SubElement(
-                    case, "failure", message=f"not proved: {proof['summary']}", type="proof"
+                message = f"not proved: {proof['summary']}"
+                ET.SubElement(tc, "failure", message=message, type="proof").text = _proof_text(
+                    proof
                 )
-                failure.text = _proof_text(proof)
-        suite.set("tests", str(cases))
-        suite.set("failures", str(failures))
-        suite.set("errors", "0")
-        suite.set("time", f"{suite_seconds:.3f}")
-        total += cases
-        failed += failures
+        _tally(suite, suite_seconds)
         seconds += suite_seconds
-    root.set("tests", str(total))
-    root.set("failures", str(failed))
-    root.set("errors", "0")
-    root.set("time", f"{seconds:.3f}")
+    _tally(root, seconds)
     ET.indent(root)
     xml = ET.tostring(root, encoding="utf-8", xml_declaration=True)
     write_bytes_atomic(path, xml + b"\n")
+
+
+def _case(suite: ET.Element, variant: str, name: str, seconds: float, file: str) -> ET.Element:
+    return ET.SubElement(
+        suite,
+        "testcase",
+        classname=f"kvproof.{variant}",
+        name=name,
+        time=f"{seconds:.3f}",
+        file=file,
+    )
+
+
+def _tally(element: ET.Element, seconds: float) -> None:
+    """The counts a suite (or all of them) reports: its test cases and their failures."""
+    element.set("tests", str(len(element.findall(".//testcase"))))
+    element.set("failures", str(len(element.findall(".//failure"))))
+    element.set("errors", "0")
+    element.set("time", f"{seconds:.3f}")
 
 
 # -- SARIF --------------------------------------------------------------------------------

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kvproof import __version__
+from kvproof.checker.report.trace_view import trace_rows
 from kvproof.checker.verify.forever import lasso_explanation
 from kvproof.checker.verify.liveness import LivenessCheck
 from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
-from kvproof.model.lang.explain import args_dict, changes, explain, step_label
+from kvproof.model.lang.explain import explain
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import Trace, replay
 from kvproof.spec.assumptions import ASSUMPTIONS, FAIRNESS, GUARD, of_kind
@@ -157,29 +158,6 @@ def assumptions_json(variant: Variant, without: tuple[str, ...], found: Sequence
             entry.update(by_name[name].to_json())
         out.append(entry)
     return out
-
-
-def trace_rows(
-    protocol: Protocol, trace: Trace, states: Sequence[State] = ()
-) -> list[dict[str, Any]]:
-    """Each step: its action, arguments, label and what it changed (``states``: the
-    trace's, as the search derived them; replayed only for a trace that has none)."""
-    concrete = Concrete(Instance(protocol, trace.sizes))
-    states = list(states) or replay(trace, concrete)
-    rows = []
-    for i, inst in enumerate(trace.steps):
-        rows.append(
-            {
-                "step": i + 1,
-                "action": inst.action,
-                "args": args_dict(concrete, inst),
-                "label": step_label(concrete, inst),
-                "changes": changes(concrete, states[i], states[i + 1]),
-            }
-        )
-        if trace.loop is not None and i >= trace.loop:
-            rows[-1]["in_loop"] = True  # a lasso's loop (issue #29): these steps repeat
-    return rows
 
 
 def trace_explanation(protocol: Protocol, trace: Trace, states: Sequence[State] = ()) -> str:

@@ -10,8 +10,8 @@ from rich.table import Table
 from kvproof.checker.report.engine_words import Voice, step_words, voice_of
 from kvproof.checker.report.loop_marks import LOOP_START, back_to
 from kvproof.checker.report.tables import print_table
+from kvproof.checker.report.trace_view import cells_text
 from kvproof.checker.verify.verdict import VariantVerdict
-from kvproof.model.lang.explain import change_text
 
 
 def render_check(
@@ -45,7 +45,7 @@ def render_check(
             + ")"
         )
         rows, loop = inv["trace"], inv.get("loop")
-        table = trace_table(title, rows, loop) if raw else words_table(title, rows, voice, loop)
+        table = trace_table(title, rows, None if raw else voice, loop)
         print_table(console, table)
         if inv.get("initial"):
             console.print("  initially: " + "; ".join(inv["initial"]))
@@ -56,34 +56,20 @@ def render_check(
         render_proof_summary(console, proof)
 
 
-def trace_table(title: str, rows: list[dict[str, Any]], loop: int | None = None) -> Table:
-    """A trace's steps (``trace_rows``), a lasso's loop between its two marks."""
-    table = Table(title=title, title_justify="left", show_lines=False)
-    table.add_column("#", justify="right")
-    table.add_column("action")
-    table.add_column("what changed")
-    for i, row in enumerate(rows):
-        if i == loop:
-            table.add_row("", f"[bold]{LOOP_START}[/]", "")
-        shown = [c for c in row["changes"] if c["var"] not in ("posted",)]
-        table.add_row(str(row["step"]), row["label"], "; ".join(map(change_text, shown)))
-    if loop is not None:
-        table.add_row("", f"[bold]{back_to(loop)}[/]", "")
-    return table
-
-
-def words_table(
-    title: str, rows: list[dict[str, Any]], voice: Voice, loop: int | None = None
+def trace_table(
+    title: str, rows: list[dict[str, Any]], voice: Voice | None = None, loop: int | None = None
 ) -> Table:
-    """A trace's steps as what the engines did (``engine_words``); ``--raw``: ``trace_table``."""
+    """A trace's steps (``trace_rows``), a lasso's loop between its two marks: as what the
+    engines did (``engine_words``), or, without a ``voice`` (``--raw``), the model's cells."""
     table = Table(title=title, title_justify="left", show_lines=False)
     table.add_column("#", justify="right")
-    table.add_column("event")
-    table.add_column("what the engines did")
-    for i, text in enumerate(step_words(rows, voice)):
+    table.add_column("action" if voice is None else "event")
+    table.add_column("what changed" if voice is None else "what the engines did")
+    said = [cells_text(r) for r in rows] if voice is None else step_words(rows, voice)
+    for i, (row, text) in enumerate(zip(rows, said, strict=True)):
         if i == loop:
             table.add_row("", f"[bold]{LOOP_START}[/]", "")
-        table.add_row(str(rows[i]["step"]), rows[i]["label"], text)
+        table.add_row(str(row["step"]), row["label"], text)
     if loop is not None:
         table.add_row("", f"[bold]{back_to(loop)}[/]", "")
     return table

@@ -1,4 +1,4 @@
-"""``kvproof demo``'s run for people (``demo_run.py`` holds the run)."""
+"""``kvproof demo``'s run for people, and its ``--json`` object (``demo_run.py`` holds the run)."""
 
 from __future__ import annotations
 
@@ -89,3 +89,52 @@ def _runs(pages: Any) -> list[tuple[Any, Any, str]]:
         else:
             out.append((sp, sp, what))
     return out
+
+
+def demo_json(report: Any) -> dict[str, Any]:
+    """The incident's ``--json`` object: sizes, limits, every response and its oracle verdict."""
+
+    def finding(f: Any) -> dict[str, Any] | None:
+        if f is None:
+            return None
+        return {
+            "leak": f.leak,
+            "wrong": f.wrong,
+            "foreign_canaries": list(f.foreign_canaries),
+            "tokens_match_single_node": f.tokens_match,
+            "stale_pages": [
+                {
+                    "index": s.index,
+                    "page": s.page,
+                    "writer_rid": s.writer,
+                    "writer_tenant": s.writer_tenant,
+                    "filled": s.filled,
+                    "valid_slots": s.valid,
+                    "read_slots": s.read,
+                }
+                for s in f.stale_pages
+            ],
+        }
+
+    return {
+        "variant": report.variant,
+        "deployment_from": report.deployment_from,
+        "sizes": vars(report.sizes),
+        "prefill_max_input": report.prefill_max_input,
+        "decode_max_input": report.decode_max_input,
+        "danger_window": list(report.danger_window) if report.danger_window else None,
+        "responses": [
+            {
+                "rid": r.rid,
+                "tenant": r.tenant,
+                "prompt_tokens": r.prompt_tokens,
+                "status": r.status,
+                "text": r.text,
+                "reason": r.reason,
+                "oracle": finding(r.finding),
+            }
+            for r in report.rows
+        ],
+        "leak": bool(report.leaks),
+        "wrong_answers": len(report.wrong) - len(report.leaks),
+    }

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvproof.checker.render.explore_json import initial, steps
+from kvproof.checker.render.explore_json import steps
 from kvproof.checker.report.tables import print_table
+from kvproof.checker.report.trace_view import initial_choices
 
 
 def render(console: Any, result: Any, protocol: Any) -> None:
@@ -61,7 +62,7 @@ def _print_trace(console: Any, title: str, trace: Any, protocol: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    start = ", ".join(initial(trace, protocol)) or "defaults only"
+    start = ", ".join(initial_choices(protocol, trace)) or "defaults only"
     table = Table(title=title, caption=f"initial: {start}")
     for col in ("#", "action", "args", "changes"):
         table.add_column(col)

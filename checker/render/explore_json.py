@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvproof.checker.report.trace_view import initial_choices
+
 
 def _describe(concrete: Any, var: str, args: tuple[int, ...]) -> str:
     return str(concrete.inst.describe(var, args))
@@ -36,24 +38,15 @@ def steps(trace: Any, protocol: Any) -> list[dict[str, Any]]:
     return rows
 
 
-def initial(trace: Any, protocol: Any) -> list[str]:
-    """The initial state's free choices that are not defaults (e.g. over_p(r0))."""
-    from kvproof.model.lang.instance import Instance
-
-    inst = Instance(protocol, trace.sizes)
-    return [
-        inst.describe(var, args)
-        for var, cells in trace.init.items()
-        for args, value in cells.items()
-        if value != protocol.var(var).default
-    ]
-
-
 def as_json(result: Any, protocol: Any) -> dict[str, Any]:
     def trace(t: Any) -> dict[str, Any] | None:
         if t is None:
             return None
-        return {"length": len(t), "initial": initial(t, protocol), "steps": steps(t, protocol)}
+        return {
+            "length": len(t),
+            "initial": initial_choices(protocol, t),
+            "steps": steps(t, protocol),
+        }
 
     return {
         "variant": result.variant,

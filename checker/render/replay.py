@@ -1,4 +1,5 @@
-"""``kvproof replay``'s report for people (``replay_run.py`` holds the run)."""
+"""``kvproof replay``'s report for people, and its ``--json`` object (``replay_run.py`` holds
+the run)."""
 
 from __future__ import annotations
 
@@ -105,8 +106,8 @@ def _sizes(sizes: dict[str, int]) -> str:
 
 def _words(trace: Any) -> list[str]:
     """The trace's steps as what the engines did (``engine_words``)."""
-    from kvproof.checker.render.check_json import trace_rows
     from kvproof.checker.report.engine_words import step_words, voice_of
+    from kvproof.checker.report.trace_view import trace_rows
     from kvproof.model.handoff import protocol_of
     from kvproof.model.lang.trace import ReplayError
     from kvproof.spec.errors import KvproofInputError
@@ -130,3 +131,43 @@ def _in_loop(report: Any, step: int) -> str:
     size = n - lr.loop
     round_no = (step - lr.loop - 1) // size + 1
     return f" (loop round {round_no}, trace step {loop_step(lr.loop, size, step)})"
+
+
+def replay_json(report: Any) -> dict[str, Any]:
+    """``kvproof replay --json``: the steps applied, a divergence cell by cell, the answers."""
+    d = report.divergence
+    return {
+        "variant": report.variant,
+        "trace_variant": report.trace.variant,
+        "steps": len(report.trace.steps),
+        "steps_applied": report.steps_applied,
+        "not_enabled": report.not_enabled,
+        "divergence": None
+        if d is None
+        else {
+            "step": d.step,
+            "action": d.action,
+            "reason": d.reason,
+            "cells": [{"cell": c, "model": m, "engine": e, "differs": x} for c, m, e, x in d.rows],
+        },
+        "model_violations": [{"step": s, "invariant": n} for s, n in report.model_violations],
+        "engine_violations": [{"step": s, "invariant": n} for s, n in report.engine_violations],
+        "responses_200": [
+            {
+                "request": f.rid - report.offset,
+                "tenant": f.tenant,
+                "text": f.text,
+                "leak": bool(f.foreign_canaries),
+                "foreign_canaries": list(f.foreign_canaries),
+                "tokens_match_single_node": f.tokens_match,
+            }
+            for f in report.findings
+        ],
+        "responses": [r.to_json() for r in report.responses],
+        "drained_steps": list(report.drained),
+        "leak": report.leak,
+        "shows": report.shows,
+        "crash": report.crash,
+        "lasso": None if report.lasso is None else report.lasso.to_json(),
+        "exit_code": report.exit_code,
+    }

@@ -1,10 +1,12 @@
-"""``kvproof validate``'s run for people (``validate_run.py`` holds the run)."""
+"""``kvproof validate``'s run for people, and its ``--json`` object (``validate_run.py``
+holds the run)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kvproof.checker.runs.validate_run import ValidateRun
+if TYPE_CHECKING:
+    from kvproof.checker.runs.validate_run import ValidateRun
 
 
 def render(console: Any, run: ValidateRun) -> None:
@@ -25,3 +27,18 @@ def render(console: Any, run: ValidateRun) -> None:
             console.print(f"  model: {line}")
     elif not report.violations:
         console.print("[green]the log is a run of the model[/]")
+
+
+def validate_json(report: Any) -> dict[str, Any]:
+    """``kvproof validate --json``: the counts, the first event not enabled, the violations."""
+    bad = report.first_bad
+    return {
+        "variant": report.variant,
+        "events": report.events,
+        "checked": report.checked,
+        "first_not_enabled": None
+        if bad is None
+        else {"line": bad.line, "event": str(bad.action), "model": report.context},
+        "violations": [{"line": n, "invariant": i} for n, i in report.violations],
+        "exit_code": report.exit_code,
+    }

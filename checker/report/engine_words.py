@@ -3,7 +3,7 @@
 ``check``, ``conform``, ``replay``, ``advise`` and the HTML report print these sentences; the
 model's own names (``dphase``, ``owns(r0, p1): F->T``, ``3 Req / 6 Page``) are kept for
 ``--json`` and ``--raw``. The input is the plain row every trace view already has (an
-action, its arguments, the cells it changed: ``checking.trace_rows``), so this module reads
+action, its arguments, the cells it changed: ``trace_view.trace_rows``), so this module reads
 no model state and imports nothing of the model: a renderer hands it rows and a ``Voice``.
 
 The sentences follow the events' meaning in ``spec/events.py`` and the protocol's rules
@@ -205,6 +205,11 @@ class Story:
     def _crash(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
         return f"the prefill serving {req} died and will never report"
 
+    def _stale_ack(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
+        freed = _freed(row)
+        did = f"decode counted it and freed {_pages(freed)}" if freed else "decode ignored it"
+        return f"a late ABORT_ACK of an earlier abort of {req}'s room arrived; {did}"
+
 
 def _same(row: Mapping[str, Any], action: str, r: Any, p: Any = None) -> bool:
     args = row.get("args", {})
@@ -249,7 +254,7 @@ def brief_words(rows: Iterable[Mapping[str, Any]], voice: Voice | None = None) -
 
 
 def step_words(rows: Iterable[Mapping[str, Any]], voice: Voice | None = None) -> list[str]:
-    """One sentence per row (``checking.trace_rows`` rows), in order."""
+    """One sentence per row (``trace_view.trace_rows`` rows), in order."""
     story = Story(voice)
     return [story.tell(row) for row in rows]
 
@@ -309,24 +314,3 @@ def page_word(extra: str) -> str:
     if name == "shares":
         return f"{rest.rstrip(')')} reads it as its prompt head"
     return _PAGE_WORDS.get(name, extra)
-
-
-def view_rows(steps: Iterable[Any], states: list[Mapping[str, Mapping[Any, Any]]]) -> list[dict]:
-    """``checking.trace_rows``-shaped rows from a drawn trace (``trace_view.TraceView``: its
-    steps and re-derived states), so the HTML report tells the same story as ``check``."""
-    rows = []
-    for step in steps:
-        k = step.number
-        letters = {"Req": "r", "Page": "p"}
-        args = {
-            letters.get(s, s[:1].lower()): a for s, a in zip(step.params, step.args, strict=True)
-        }
-        before, after = states[k - 1], states[k]
-        changes = [
-            {"var": var, "args": list(key), "from": before.get(var, {}).get(key), "to": value}
-            for var, cells in after.items()
-            for key, value in cells.items()
-            if before.get(var, {}).get(key) != value
-        ]
-        rows.append({"step": k, "action": step.action, "args": args, "changes": changes})
-    return rows

@@ -25,6 +25,7 @@ from kvproof.checker.report.conform_finding import conform_finding
 from kvproof.checker.report.trace_view import TraceView, build
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.trace import Trace
+from kvproof.spec.variant import Variant
 
 PAGE_CSS = """
 :root { color-scheme: light dark; }
@@ -72,7 +73,7 @@ def trace_body(
         what = "lasso" + never
     head = (
         f"<h1>{escape(view.variant)}: {len(view.steps)}-step {what}</h1>"
-        f'<p class="subtitle">{_sizes(view.sizes)}; kvproof {escape(__version__)}</p>'
+        f'<p class="subtitle">{sizes_text(view.sizes)}; kvproof {escape(__version__)}</p>'
     )
     if view.loop is not None:
         head += lasso_head(view)
@@ -162,59 +163,16 @@ def inline(
 # -- proofs and state graphs -------------------------------------------------------------------
 
 
-def proof_page(proofs: Sequence[tuple[Any, Protocol, Any]]) -> str:
-    """``kvproof prove --html``: per (variant, protocol, result), the inductive invariant's
-    clauses and, when induction failed, the CTI's two states."""
-    from kvproof.checker.report import proof_html
-
-    body = []
-    for variant, protocol, result in proofs:
-        body.append(
-            f"<h1>{escape(variant.name)}: proof for all numbers of requests and pages</h1>"
-            f'<p class="subtitle">kvproof {escape(__version__)}</p>'
-            + section("Inductive invariant", proof_html.render(protocol, result), "proof-section")
-            + section(f"Variant {variant.name}", variant_box(variant), "variant-section")
-        )
-    names = ", ".join(v.name for v, _, _ in proofs)
-    return document(f"kvproof prove: {names}", f'<div class="kvproof-report">{"".join(body)}</div>')
-
-
-def graph_page(result: Any, protocol: Any, variant: Any = None) -> str:
-    """``kvproof explore --html``: counts, verdicts and the state graph (``protocol``, the
-    one explored, names the states' cells)."""
-    from kvproof.checker.report import graph_svg
-
-    name = result.variant or "explore"
-    sizes = _sizes(result.sizes)
-    legend_text = (
-        "<p class='note'>Rows are BFS depths from the initial states (double ring). "
-        "✖ a state violating an invariant (thick ring), ⏸ a deadlock (dashed ring); hover a "
-        "state for its cells, an edge for its actions.</p>"
-    )
-    body = (
-        f"<h1>{escape(name)}: state graph</h1><p class='subtitle'>{sizes}</p>"
-        + graph_svg.summary(result)
-        + section(
-            "State graph",
-            legend_text + f'<div class="chart-scroll">{graph_svg.render(result, protocol)}</div>',
-            "graph-section",
-        )
-    )
-    if variant is not None:
-        body += section(f"Variant {variant.name}", variant_box(variant), "variant-section")
-    return document(f"kvproof explore: {name}", f'<div class="kvproof-report">{body}</div>')
-
-
 # -- shared pieces -------------------------------------------------------------------------------
 
 
 def steps_list(view: TraceView, variant: Any = None) -> str:
     """The trace's steps as what the engines did (``engine_words``), numbered like the chart."""
-    from kvproof.checker.report.engine_words import step_words, view_rows, voice_of
+    from kvproof.checker.report.engine_words import step_words, voice_of
 
     engine = getattr(variant, "engine", "sglang")
     voice = voice_of(engine, "push" if view.push else "pull")
-    said = step_words(view_rows(view.steps, list(view.states)), voice)
+    said = step_words(view.rows, voice)
     items = "".join(f'<li value="{i}">{escape(t)}</li>' for i, t in enumerate(said, start=1))
     return f'<ol class="engine-steps">{items}</ol>'
 
@@ -234,7 +192,7 @@ def initial_words(initial: Sequence[str]) -> list[str]:
     return out
 
 
-def _sizes(sizes: Mapping[str, int]) -> str:
+def sizes_text(sizes: Mapping[str, int]) -> str:
     names = {"Req": "requests", "Page": "decode pages"}
     return ", ".join(f"{n} {names.get(s, s)}" for s, n in sizes.items())
 
@@ -303,44 +261,26 @@ def _link(source: str) -> str:
     return escape(source)
 
 
-def variant_box(variant: Any) -> str:
+def variant_box(variant: Variant) -> str:
     """Summary, switches, assumptions (when the variant has them) and sources."""
-    out = [f"<p>{escape(str(getattr(variant, 'summary', '')))}</p>"]
-    sw = getattr(variant, "switches", None)
-    if sw is not None:
-        rows = "".join(
-            f"<tr><th scope='row'><code>{escape(f.name)}</code></th>"
-            f"<td><code>{escape(str(getattr(sw, f.name)))}</code></td></tr>"
-            for f in fields(sw)
-        )
-        out.append(f'<table class="switches"><tbody>{rows}</tbody></table>')
-    assumptions = getattr(variant, "assumptions", None) or getattr(variant, "assume", None)
-    if assumptions:
-        items = assumptions.items() if isinstance(assumptions, Mapping) else assumptions
-        out.append(
-            "<h3>Assumptions</h3><ul class='assumptions'>"
-            + "".join(f"<li>{escape(_assumption_text(a))}</li>" for a in items)
-            + "</ul>"
-        )
-    sources = getattr(variant, "sources", ())
-    if sources:
-        out.append(
-            "<h3>Sources</h3><ul class='sources'>"
-            + "".join(f"<li>{_link(str(s))}</li>" for s in sources)
-            + "</ul>"
-        )
+    sw = variant.switches
+    rows = "".join(
+        f"<tr><th scope='row'><code>{escape(f.name)}</code></th>"
+        f"<td><code>{escape(str(getattr(sw, f.name)))}</code></td></tr>"
+        for f in fields(sw)
+    )
+    out = [
+        f"<p>{escape(variant.summary)}</p>",
+        f'<table class="switches"><tbody>{rows}</tbody></table>',
+    ]
+    for title, items in (
+        ("Assumptions", [escape(f"{name}: {why}") for name, why in variant.assume.items()]),
+        ("Sources", [_link(str(s)) for s in variant.sources]),
+    ):
+        if items:
+            li = "".join(f"<li>{item}</li>" for item in items)
+            out.append(f"<h3>{title}</h3><ul class='{title.lower()}'>{li}</ul>")
     return "".join(out)
-
-
-def _assumption_text(a: Any) -> str:
-    # The [assume] table is being added in parallel (variants); render any shape of it.
-    if isinstance(a, tuple) and len(a) == 2:
-        return f"{a[0]}: {a[1]}"
-    name = getattr(a, "name", None)
-    doc = getattr(a, "doc", None) or getattr(a, "statement", None) or getattr(a, "text", None)
-    if name and doc:
-        return f"{name}: {doc}"
-    return str(name or a)
 
 
 def write(path: Path, html: str) -> None:

@@ -9,7 +9,6 @@ check table, the JUnit/SARIF text and any other printer, so a reader learns it o
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 LOOP_START = "-- loop: the following steps repeat forever --"
 
@@ -24,11 +23,3 @@ def marked_lines(lines: Sequence[str], loop: int | None) -> list[str]:
     if loop is None:
         return list(lines)
     return [*lines[:loop], LOOP_START, *lines[loop:], back_to(loop)]
-
-
-def loop_of(rows: Sequence[dict[str, Any]]) -> int | None:
-    """The loop index of ``trace_rows`` output (its rows carry ``in_loop``), else None."""
-    for i, row in enumerate(rows):
-        if row.get("in_loop"):
-            return i
-    return None

@@ -61,6 +61,7 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
         "ack": ("prefill", "decode", "drained"),
         "timeout": ("decode", "decode", "frees without ACK"),
         "expire": ("prefill", "prefill", "lease expires: blocks freed (#52234)"),
+        "stale_ack": ("prefill", "decode", "late ABORT_ACK"),
     }
     return table.get(a, ("router", "router", ""))
 
@@ -193,48 +194,33 @@ def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
 def _loop(view: TraceView, rows: list[int | None], width: int) -> str:
     """A lasso's loop, drawn as one: a bracket right of the loop's rows with an arrow from
     its last step back up to its first, and, below the last step, where the run goes back
-    to and what stays unresolved forever (TLC's "Back to state N", SPIN's cycle mark)."""
+    to and what stays unresolved forever (TLC's "Back to state N", SPIN's cycle mark). An
+    empty loop (the liveness search's stutter: its last state repeats, no fair step being
+    enabled there) has the mark below the last step and no bracket."""
     loop, n = view.loop or 0, len(view.steps)
     inside = [i for i, number in enumerate(rows) if number is not None and number > loop]
-    if not inside:  # loop == n: the run stays in its last state (no fair step is enabled)
-        return _stutter(view, rows)
-    first, last = inside[0], inside[-1]
-    y1 = TOP + ROW_H * first + ROW_H // 2 - 6
-    y2 = TOP + ROW_H * last + ROW_H // 2 + 6
-    x = LEFT + LANE_W * len(LANES) + LOOP_GAP
-    tip = f"steps {loop + 1}–{n} repeat forever: after step {n}, back to step {loop + 1}"
-    out = [
-        f'<g class="loop" data-loop-from="{n}" data-loop-to="{loop + 1}">',
-        f"<title>{escape(tip)}</title>",
-        f'<rect class="loop-band" x="4" y="{y1 - ROW_H // 2 + 8}" width="{x - 8}" '
-        f'height="{y2 - y1 + ROW_H - 16}" rx="4"/>',
-        f'<path class="loop-arrow" d="M{x - 14},{y2} h26 V{y1} h-24" '
-        'marker-end="url(#arrow)" fill="none"/>',
-        f'<text class="loop-mark" x="{x + 18}" y="{(y1 + y2) // 2 + 4}">↺ repeats</text>',
-    ]
+    if inside:
+        first, last = inside[0], inside[-1]
+        y1 = TOP + ROW_H * first + ROW_H // 2 - 6
+        y2 = TOP + ROW_H * last + ROW_H // 2 + 6
+        x = LEFT + LANE_W * len(LANES) + LOOP_GAP
+        tip = f"steps {loop + 1}–{n} repeat forever: after step {n}, back to step {loop + 1}"
+        out = [
+            f'<g class="loop" data-loop-from="{n}" data-loop-to="{loop + 1}">',
+            f"<title>{escape(tip)}</title>",
+            f'<rect class="loop-band" x="4" y="{y1 - ROW_H // 2 + 8}" width="{x - 8}" '
+            f'height="{y2 - y1 + ROW_H - 16}" rx="4"/>',
+            f'<path class="loop-arrow" d="M{x - 14},{y2} h26 V{y1} h-24" '
+            'marker-end="url(#arrow)" fill="none"/>',
+            f'<text class="loop-mark" x="{x + 18}" y="{(y1 + y2) // 2 + 4}">↺ repeats</text>',
+        ]
+        back = f"↺ after step {n}, back to step {loop + 1}: the loop repeats forever"
+    else:  # loop == n: the run stays in its last state
+        out = [f'<g class="loop" data-loop-from="{n}" data-loop-to="{n}">']
+        back = f"↺ after step {n}, the run stays here forever: no fair step is enabled"
     y = TOP + ROW_H * len(rows) + ROW_H // 2
-    said = "; ".join(text for _, text in view.forever)
-    back = f"↺ after step {n}, back to step {loop + 1}: the loop repeats forever"
     out.append(f'<text class="loop-back" x="{LEFT}" y="{y - 4}">{escape(back)}</text>')
-    if said:
-        out.append(
-            f'<text class="forever-mark" x="{LEFT}" y="{y + 14}">∞ forever: {escape(said)}</text>'
-        )
-    out.append("</g>")
-    return "".join(out)
-
-
-def _stutter(view: TraceView, rows: list[int | None]) -> str:
-    """A lasso whose loop is empty (the liveness search's stutter: its last state repeats,
-    no fair step being enabled there): a mark below the last step, no bracket."""
-    n = len(view.steps)
-    y = TOP + ROW_H * len(rows) + ROW_H // 2
     said = "; ".join(text for _, text in view.forever)
-    stay = f"↺ after step {n}, the run stays here forever: no fair step is enabled"
-    out = [
-        f'<g class="loop" data-loop-from="{n}" data-loop-to="{n}">',
-        f'<text class="loop-back" x="{LEFT}" y="{y - 4}">{escape(stay)}</text>',
-    ]
     if said:
         out.append(
             f'<text class="forever-mark" x="{LEFT}" y="{y + 14}">∞ forever: {escape(said)}</text>'

@@ -15,8 +15,8 @@ silent for 9 minutes and a CI job looked hung. Now progress always goes to stder
 
 The library reports stages through a plain callback, ``progress(variant, stage, detail)``
 (a ``ProgressFn``); worker processes and Ray tasks forward theirs to this process while they
-run (``checker/distrib/events.py``). ``rich.progress`` is imported only for a terminal: it
-costs more start-up time than some whole runs.
+run (``checker/distrib/events.py``, where the type is). ``rich.progress`` is imported only
+for a terminal: it costs more start-up time than some whole runs.
 """
 
 from __future__ import annotations
@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from kvproof.spec.errors import KvproofInputError
-
-ProgressFn = Callable[[str, str, str], None]  # (variant, stage, detail)
 
 HEARTBEAT_ENV = "KVPROOF_HEARTBEAT_S"  # tests shorten it; a CI log may lengthen it
 # Under the issue's "at least every 30 s", with the heartbeat thread's 1 s wake-ups.
@@ -92,10 +90,8 @@ class LogLines(Display):
         total: int | None,
         heartbeat_s: float = HEARTBEAT_S,
         clock: Callable[[], float] = time.monotonic,
-        label: str = "",
     ) -> None:
         self.stream, self.total, self.heartbeat_s, self.clock = stream, total, heartbeat_s, clock
-        self.label = label  # a later pass over the same variants: ``[liveness 1/23]``
         self.count = 0
         self.began = clock()
         self._tasks: dict[str, _Task] = {}
@@ -123,8 +119,7 @@ class LogLines(Display):
             task = self._tasks.pop(variant, None)
             self._finished.add(variant)
             started = task.started if task else self.began
-            said = f"{self.label} " if self.label else ""
-            where = f"[{said}{self.count}/{self.total}] " if self.total else ""
+            where = f"[{self.count}/{self.total}] " if self.total else ""
             self._write(f"{where}{variant}: {outcome} ({self.clock() - started:.1f} s)")
 
     def beat(self) -> None:
@@ -196,11 +191,6 @@ class Live(Display):
         self.advance(advance)
 
 
-# Passes that count the same variants again after the first (``check --all``'s liveness
-# expectations): their lines say which pass, not a second ``[1/23]`` (issue 41).
-LABELLED = {"liveness expectations": "liveness"}
-
-
 def heartbeat_s() -> float:
     raw = os.environ.get(HEARTBEAT_ENV)
     if raw is None:
@@ -237,7 +227,7 @@ def progress_for(
         with live._bar:
             yield live
         return
-    lines = LogLines(stream, total, every, label=LABELLED.get(description, ""))
+    lines = LogLines(stream, total, every)
     stop = threading.Event()
 
     def beating() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from kvproof.checker.verify.forever import forever, lasso_explanation
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
-from kvproof.model.lang.explain import change_text, changes, explain, step_label
+from kvproof.model.lang.explain import args_dict, change_text, changes, explain, step_label
 from kvproof.model.lang.instance import Instance, element_name
 from kvproof.model.lang.trace import Trace, replay
 from kvproof.spec.invariants import INVARIANTS
@@ -34,8 +34,6 @@ class StepView:
     args: tuple[int, ...]
     params: tuple[str, ...]  # the sorts of ``args``
     label: str  # "alloc(r0, p1)"
-    changes: tuple[str, ...]  # "owns(r0, p1): F->T"
-    violates: tuple[str, ...]  # invariants false after this step and not before
 
     def arg(self, sort: str) -> int | None:
         for s, a in zip(self.params, self.args, strict=True):
@@ -63,6 +61,7 @@ class TraceView:
     # loop never resolves, as (target, text): ("p0", "page p0 is never returned ...").
     loop: int | None = None
     forever: tuple[tuple[str, str], ...] = ()
+    rows: tuple[dict[str, Any], ...] = ()  # ``trace_rows``: what engine words tell
 
     def in_loop(self, number: int) -> bool:
         """Step ``number`` (1-based) is one of the loop's."""
@@ -84,28 +83,14 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
     counterexample carries its own), else replayed in the model (ReplayError if no run)."""
     concrete = Concrete(Instance(protocol, trace.sizes))
     states = list(states) or replay(trace, concrete)
-    broken_before: set[str] = set(concrete.violated(states[0]))
-    steps = []
-    violated_step = None
-    for i, inst in enumerate(trace.steps, start=1):
-        now = concrete.violated(states[i])
-        fresh = tuple(n for n in now if n not in broken_before)
-        broken_before |= set(now)
-        if violated_step is None and trace.violated in fresh:
-            violated_step = i
-        params = protocol.action(inst.action).params
-        shown = [c for c in changes(concrete, states[i - 1], states[i]) if c["var"] != "posted"]
-        steps.append(
-            StepView(
-                i,
-                inst.action,
-                inst.args,
-                params,
-                step_label(concrete, inst),
-                tuple(change_text(c) for c in shown),
-                fresh,
-            )
-        )
+    violated_step = None  # the first step after which ``violated`` is false, not before
+    if trace.violated and trace.violated not in concrete.violated(states[0]):
+        broken = (i for i, s in enumerate(states) if trace.violated in concrete.violated(s))
+        violated_step = next(broken, None)
+    steps = tuple(
+        StepView(i, x.action, x.args, protocol.action(x.action).params, step_label(concrete, x))
+        for i, x in enumerate(trace.steps, start=1)
+    )
     info = INVARIANTS.get(trace.violated or "")
     statement = info.statement if info else ""
     if not statement and trace.violated:
@@ -123,19 +108,20 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
     return TraceView(
         variant=trace.variant,
         sizes=dict(trace.sizes),
-        steps=tuple(steps),
+        steps=steps,
         states=tuple(concrete.as_dict(s) for s in states),
         var_sorts={v.name: v.args for v in protocol.vars},
         violated=trace.violated,
         violated_step=violated_step,
         explanation=why,
         invariant_statement=statement,
-        initial=tuple(_initial(protocol, trace)),
+        initial=tuple(initial_choices(protocol, trace)),
         push=getattr(sw, "transfer_mode", "push") != "pull",
         placeholders=_placeholders(sw, trace),
         meta=dict(trace.meta),
         loop=trace.loop,
         forever=tuple((f.target, f.text()) for f in found),
+        rows=tuple(_rows(concrete, trace, states)),
     )
 
 
@@ -152,7 +138,8 @@ def _placeholders(sw: object, trace: Trace) -> tuple[int, ...]:
     )
 
 
-def _initial(protocol: Protocol, trace: Trace) -> list[str]:
+def initial_choices(protocol: Protocol, trace: Trace) -> list[str]:
+    """The initial state's free choices that are not defaults (e.g. ``over_p(r0)``)."""
     inst = Instance(protocol, trace.sizes)
     return [
         inst.describe(var, args)
@@ -160,6 +147,40 @@ def _initial(protocol: Protocol, trace: Trace) -> list[str]:
         for args, value in sorted(cells.items())
         if value != protocol.var(var).default
     ]
+
+
+# -- rows: each step as plain data (``--json``, engine words, the tables) ---------------------
+
+
+def trace_rows(
+    protocol: Protocol, trace: Trace, states: Sequence[State] = ()
+) -> list[dict[str, Any]]:
+    """Each step: its action, arguments, label and what it changed (``states``: the
+    trace's, as the search derived them; replayed only for a trace that has none)."""
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    return _rows(concrete, trace, list(states) or replay(trace, concrete))
+
+
+def _rows(concrete: Concrete, trace: Trace, states: Sequence[State]) -> list[dict[str, Any]]:
+    rows = []
+    for i, inst in enumerate(trace.steps):
+        rows.append(
+            {
+                "step": i + 1,
+                "action": inst.action,
+                "args": args_dict(concrete, inst),
+                "label": step_label(concrete, inst),
+                "changes": changes(concrete, states[i], states[i + 1]),
+            }
+        )
+        if trace.loop is not None and i >= trace.loop:
+            rows[-1]["in_loop"] = True  # a lasso's loop (issue #29): these steps repeat
+    return rows
+
+
+def cells_text(row: dict[str, Any]) -> str:
+    """A row's changed cells as the model writes them (``owns(r0, p0): F->T``): ``--raw``."""
+    return "; ".join(change_text(c) for c in row["changes"] if c["var"] != "posted")
 
 
 # -- pages -----------------------------------------------------------------------------------

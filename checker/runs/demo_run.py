@@ -38,6 +38,8 @@ class DemoRun:
         return 0 if self.matches else 1
 
     def to_json(self) -> dict[str, Any]:
+        from kvproof.checker.render.demo import demo_json
+
         return {
             **demo_json(self.report),
             "outcome": self.outcome,
@@ -80,52 +82,3 @@ def demo(
         seed=seed,
     )
     return DemoRun(report, expected=variant.demo if expect == "variant" else "clean")
-
-
-def demo_json(report: Any) -> dict[str, Any]:
-    """The incident's ``--json`` object: sizes, limits, every response and its oracle verdict."""
-
-    def finding(f: Any) -> dict[str, Any] | None:
-        if f is None:
-            return None
-        return {
-            "leak": f.leak,
-            "wrong": f.wrong,
-            "foreign_canaries": list(f.foreign_canaries),
-            "tokens_match_single_node": f.tokens_match,
-            "stale_pages": [
-                {
-                    "index": s.index,
-                    "page": s.page,
-                    "writer_rid": s.writer,
-                    "writer_tenant": s.writer_tenant,
-                    "filled": s.filled,
-                    "valid_slots": s.valid,
-                    "read_slots": s.read,
-                }
-                for s in f.stale_pages
-            ],
-        }
-
-    return {
-        "variant": report.variant,
-        "deployment_from": report.deployment_from,
-        "sizes": vars(report.sizes),
-        "prefill_max_input": report.prefill_max_input,
-        "decode_max_input": report.decode_max_input,
-        "danger_window": list(report.danger_window) if report.danger_window else None,
-        "responses": [
-            {
-                "rid": r.rid,
-                "tenant": r.tenant,
-                "prompt_tokens": r.prompt_tokens,
-                "status": r.status,
-                "text": r.text,
-                "reason": r.reason,
-                "oracle": finding(r.finding),
-            }
-            for r in report.rows
-        ],
-        "leak": bool(report.leaks),
-        "wrong_answers": len(report.wrong) - len(report.leaks),
-    }

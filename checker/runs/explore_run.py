@@ -2,7 +2,7 @@
 
 Breadth-first search of every reachable state of a small instance
 (``model/search/explore.py``), and the state graph written as DOT, GraphML or HTML/SVG
-when asked (``checker/report/state_graph.py``, ``html_page.graph_page``).
+when asked (``checker/render/explore_graph.py``).
 """
 
 from __future__ import annotations
@@ -87,18 +87,18 @@ def explore_variant(
         progress=on_progress,
     )
     if options.dot:
-        from kvproof.checker.report.state_graph import to_dot
+        from kvproof.checker.render.explore_graph import to_dot
 
         write_text_atomic(options.dot, to_dot(result))
     if options.graphml:
         import networkx as nx
 
-        from kvproof.checker.report.state_graph import graphml_graph
+        from kvproof.checker.render.explore_graph import graphml_graph
 
         graphml = nx.generate_graphml(graphml_graph(result, protocol))
         write_text_atomic(options.graphml, "\n".join(graphml))
     if options.html:
-        from kvproof.checker.report.html_page import graph_page
+        from kvproof.checker.render.explore_graph import graph_page
 
         write_text_atomic(options.html, graph_page(result, protocol, variant))
     files = tuple(str(f) for f in (options.dot, options.graphml, options.html) if f)

@@ -108,7 +108,8 @@ def prove_variants(
             one = _prove_one(variant, i, results, user, templates, options, report, proofs, pages)
             saved = one or saved
     if options.html:
-        from kvproof.checker.report.html_page import proof_page, write
+        from kvproof.checker.render.prove_html import proof_page
+        from kvproof.checker.report.html_page import write
 
         write(Path(options.html), proof_page(pages))
     return ProveRun(tuple(proofs), html=options.html, saved=saved)

@@ -8,7 +8,6 @@ rows an HTML page shows (``report``, ``fuzz --html``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,45 +24,9 @@ class ReplayRun:
         return int(self.report.exit_code)
 
     def to_json(self) -> dict[str, Any]:
-        report = self.report
-        d = report.divergence
-        return {
-            "variant": report.variant,
-            "trace_variant": report.trace.variant,
-            "steps": len(report.trace.steps),
-            "steps_applied": report.steps_applied,
-            "not_enabled": report.not_enabled,
-            "divergence": None
-            if d is None
-            else {
-                "step": d.step,
-                "action": d.action,
-                "reason": d.reason,
-                "cells": [
-                    {"cell": c, "model": m, "engine": e, "differs": x} for c, m, e, x in d.rows
-                ],
-            },
-            "model_violations": [{"step": s, "invariant": n} for s, n in report.model_violations],
-            "engine_violations": [{"step": s, "invariant": n} for s, n in report.engine_violations],
-            "responses_200": [
-                {
-                    "request": f.rid - report.offset,
-                    "tenant": f.tenant,
-                    "text": f.text,
-                    "leak": bool(f.foreign_canaries),
-                    "foreign_canaries": list(f.foreign_canaries),
-                    "tokens_match_single_node": f.tokens_match,
-                }
-                for f in report.findings
-            ],
-            "responses": [r.to_json() for r in report.responses],
-            "drained_steps": list(report.drained),
-            "leak": report.leak,
-            "shows": report.shows,
-            "crash": report.crash,
-            "lasso": None if report.lasso is None else report.lasso.to_json(),
-            "exit_code": report.exit_code,
-        }
+        from kvproof.checker.render.replay import replay_json
+
+        return replay_json(self.report)
 
 
 def replay(
@@ -102,7 +65,7 @@ def replay(
 def load_trace(path: str, variant_name: str | None) -> Any:
     """A trace from ``.jsonl`` or ``.itf.json`` (ITF needs the variant's protocol)."""
     from kvproof.checker.traces.carried_variant import trace_variant
-    from kvproof.checker.traces.itf import read_itf
+    from kvproof.checker.traces.itf import read_doc, read_itf
     from kvproof.checker.traces.tracefile import read_jsonl
     from kvproof.model.handoff import protocol_of
     from kvproof.spec.variant import load_variant
@@ -111,7 +74,7 @@ def load_trace(path: str, variant_name: str | None) -> Any:
     if not p.exists():
         raise KvproofInputError("no such trace file", path)
     if p.name.endswith(".itf.json"):
-        doc = _itf_doc(p)
+        doc = read_doc(p)
         named = variant_name or _itf_variant(doc, p)
         if not named:
             raise KvproofInputError("an ITF trace needs --variant", path)
@@ -120,19 +83,6 @@ def load_trace(path: str, variant_name: str | None) -> Any:
         lasso = doc.get("loop") is not None  # a liveness lasso: with crash (E20)
         return read_itf(p, protocol_of(variant, assumed=False, liveness=lasso))
     return read_jsonl(p)
-
-
-def _itf_doc(p: Path) -> dict[str, Any]:
-    """An ITF file's JSON object; malformed files are bad input."""
-    from kvproof.spec.files import read_text
-
-    try:
-        doc = json.loads(read_text(p, "trace"))
-    except json.JSONDecodeError as exc:
-        raise KvproofInputError(f"malformed JSON: {exc.msg}", f"{p}:{exc.lineno}") from None
-    if not isinstance(doc, dict):
-        raise KvproofInputError("not an ITF trace (expected a JSON object)", str(p))
-    return doc
 
 
 def _itf_variant(doc: dict[str, Any], p: Path) -> str | None:

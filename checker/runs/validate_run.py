@@ -23,18 +23,9 @@ class ValidateRun:
         return int(self.report.exit_code)
 
     def to_json(self) -> dict[str, Any]:
-        report = self.report
-        bad = report.first_bad
-        return {
-            "variant": report.variant,
-            "events": report.events,
-            "checked": report.checked,
-            "first_not_enabled": None
-            if bad is None
-            else {"line": bad.line, "event": str(bad.action), "model": report.context},
-            "violations": [{"line": n, "invariant": i} for n, i in report.violations],
-            "exit_code": report.exit_code,
-        }
+        from kvproof.checker.render.validate import validate_json
+
+        return validate_json(self.report)
 
 
 def validate(log: str, variant_name: str | None = None) -> ValidateRun:

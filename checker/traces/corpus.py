@@ -32,7 +32,6 @@ from kvproof.spec.variant import list_variants, load_variant
 
 TRACES_DIR = Path(__file__).resolve().parents[2] / "traces"
 SIZES = {"Req": 2, "Page": 2}
-DEPTH = 12
 INCIDENT = "sglang-0.5.19-pd.isolation"
 
 

@@ -141,14 +141,22 @@ def _cells(x: Any, where: str) -> dict[tuple[int, ...], Any]:
     return {(): _value(x, where)}
 
 
-def read_itf(path: Path, protocol: Any) -> Trace:
-    """Read an ITF trace of ``protocol``; strict, errors name ``path: states[i].key``."""
-    path = Path(path)
+def read_doc(path: Path) -> dict[str, Any]:
+    """An ITF file's JSON object; malformed files are bad input."""
     try:
         doc = json.loads(read_text(path, "trace"))
     except json.JSONDecodeError as exc:
         raise KvproofInputError(f"malformed JSON: {exc.msg}", f"{path}:{exc.lineno}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("states"), list) or not doc["states"]:
+    if not isinstance(doc, dict):
+        raise KvproofInputError("not an ITF trace (expected a JSON object)", str(path))
+    return doc
+
+
+def read_itf(path: Path, protocol: Any) -> Trace:
+    """Read an ITF trace of ``protocol``; strict, errors name ``path: states[i].key``."""
+    path = Path(path)
+    doc = read_doc(path)
+    if not isinstance(doc.get("states"), list) or not doc["states"]:
         raise KvproofInputError("not an ITF trace (no 'states' list)", str(path))
     meta = doc.get("#meta") or {}
     names = {v.name for v in protocol.vars}

@@ -150,6 +150,15 @@ def _fail(path: Path, line: int, message: str) -> KvproofInputError:
     return KvproofInputError(message, f"{path}:{line}")
 
 
+def _require(ok: bool, path: Path, line: int, message: str) -> None:
+    if not ok:
+        raise _fail(path, line, message)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def read_json_lines(path: Path, what: str = "trace") -> list[tuple[int, Any]]:
     """(line number, value) of every non-blank line of a JSON Lines file; strict."""
     path = Path(path)
@@ -172,67 +181,54 @@ def read_jsonl(path: Path) -> Trace:
     if not rows:
         raise KvproofInputError("empty trace file", str(path))
     n, header = rows[0]
-    if not isinstance(header, dict) or "kvproof_trace" not in header:
-        raise _fail(path, n, "first line must be the header with 'kvproof_trace'")
-    if header["kvproof_trace"] != FORMAT_VERSION:
-        raise _fail(path, n, f"unsupported trace format {header['kvproof_trace']!r} (want 1)")
+    ok = isinstance(header, dict) and "kvproof_trace" in header
+    _require(ok, path, n, "first line must be the header with 'kvproof_trace'")
+    version = header["kvproof_trace"]
+    _require(version == FORMAT_VERSION, path, n, f"unsupported trace format {version!r} (want 1)")
     for key in header:
-        if key not in HEADER_KEYS | {"meta"}:
-            raise _fail(path, n, f"unknown header key '{key}'")
+        _require(key in HEADER_KEYS | {"meta"}, path, n, f"unknown header key '{key}'")
     for key in HEADER_KEYS - OPTIONAL_HEADER:
-        if key not in header:
-            raise _fail(path, n, f"missing header key '{key}'")
+        _require(key in header, path, n, f"missing header key '{key}'")
     variant, sizes, init = header["variant"], header["sizes"], header["init"]
-    if not isinstance(variant, str) or not variant:
-        raise _fail(path, n, "'variant' must be a non-empty string")
-    if not isinstance(sizes, dict) or not all(
-        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v > 0
-        for k, v in sizes.items()
-    ):
-        raise _fail(path, n, "'sizes' must map sort names to positive integers")
-    if not isinstance(init, dict):
-        raise _fail(path, n, "'init' must be an object")
+    ok = isinstance(variant, str) and bool(variant)
+    _require(ok, path, n, "'variant' must be a non-empty string")
+    ok = isinstance(sizes, dict) and all(
+        isinstance(k, str) and _is_int(v) and v > 0 for k, v in sizes.items()
+    )
+    _require(ok, path, n, "'sizes' must map sort names to positive integers")
+    _require(isinstance(init, dict), path, n, "'init' must be an object")
     init_cells: dict[str, dict[tuple[int, ...], Any]] = {}
     for var, cells in init.items():
-        if not isinstance(cells, dict):
-            raise _fail(path, n, f"'init.{var}' must map cell keys to values")
+        _require(isinstance(cells, dict), path, n, f"'init.{var}' must map cell keys to values")
         try:
             init_cells[var] = {parse_cell_key(k): v for k, v in cells.items()}
         except ValueError:
             raise _fail(path, n, f"'init.{var}': cell keys are comma-separated ints") from None
-    violated = header.get("violated")
-    if violated is not None and not isinstance(violated, str):
-        raise _fail(path, n, "'violated' must be a string or null")
-    seed = header.get("seed")
-    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
-        raise _fail(path, n, "'seed' must be an integer or null")
+    violated, seed = header.get("violated"), header.get("seed")
+    ok = violated is None or isinstance(violated, str)
+    _require(ok, path, n, "'violated' must be a string or null")
+    _require(seed is None or _is_int(seed), path, n, "'seed' must be an integer or null")
+    _require(isinstance(header.get("meta", {}), dict), path, n, "'meta' must be an object")
     meta = dict(header.get("meta") or {})
-    if not isinstance(header.get("meta", {}), dict):
-        raise _fail(path, n, "'meta' must be an object")
     if seed is not None:
         meta["seed"] = seed
     steps: list[ActionInstance] = []
     for expected, (n, row) in enumerate(rows[1:], start=1):
-        if not isinstance(row, dict):
-            raise _fail(path, n, "a step line must be an object")
+        _require(isinstance(row, dict), path, n, "a step line must be an object")
         for key in row:
-            if key not in STEP_KEYS:
-                raise _fail(path, n, f"unknown step key '{key}'")
-        if row.get("step") != expected:
-            raise _fail(path, n, f"'step' must be {expected}, got {row.get('step')!r}")
+            _require(key in STEP_KEYS, path, n, f"unknown step key '{key}'")
+        got = row.get("step")
+        _require(got == expected, path, n, f"'step' must be {expected}, got {got!r}")
         action, args = row.get("action"), row.get("args", {})
-        if not isinstance(action, str) or not action:
-            raise _fail(path, n, "'action' must be a non-empty string")
-        if not isinstance(args, dict) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in args.values()
-        ):
-            raise _fail(path, n, "'args' must map parameter names to non-negative integers")
+        ok = isinstance(action, str) and bool(action)
+        _require(ok, path, n, "'action' must be a non-empty string")
+        ok = isinstance(args, dict) and all(_is_int(v) and v >= 0 for v in args.values())
+        _require(ok, path, n, "'args' must map parameter names to non-negative integers")
         # In parameter order, as written: JSON objects keep their order, and only the
         # protocol knows its sorts (a generic rank by name broke user protocols).
         steps.append(ActionInstance(action, tuple(args.values())))
     count = header["steps"]
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise _fail(path, n, "'steps' must be a non-negative integer")
+    _require(_is_int(count) and count >= 0, path, n, "'steps' must be a non-negative integer")
     if count != len(steps):
         raise KvproofInputError(
             f"the header says {count} steps, the file has {len(steps)}"

@@ -11,7 +11,7 @@ Per step (``ActionInstance`` of the handoff protocol):
 | ``post``/``land`` | a write in flight / landed (stray if its writer lost the page) |
 | ``done``/``fail`` | the manager's ``update_status`` with prefill's report (see below) |
 | ``abort`` | ``Scheduler.abort_request`` (decode branch) |
-| ``ack`` | the manager's ``note_abort_ack`` |
+| ``ack``, ``stale_ack`` | the manager's ``note_abort_ack`` (late: an earlier abort's) |
 | ``timeout`` | the clock past the deferred-release deadline the code set |
 | ``give_up`` | the clock past the receiver's waiting timeout |
 | ``finish`` | the running batch frees (stand-in: not a decision module) |
@@ -314,6 +314,9 @@ class Harness:
                 if held and not self.pages.of(r):
                     self.partial_release[r] = f"{n} of {len(wire.PREFILL_RANKS)}"
                     return
+
+    def _stale_ack(self, r: int) -> None:
+        wire.late_acks(self.adapter.note_stale_ack, self.mods[COMMON], self.mgr, self.receivers[r])
 
     def _timeout(self, r: int) -> None:
         target = self.jump_target(ActionInstance("timeout", (r,)))

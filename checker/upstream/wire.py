@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,6 +89,13 @@ def make_receiver(receiver_cls: Any, common_cls: Any, mgr: Any, room: int, peer:
     recv._connect_to_bootstrap_server = lambda info: peer.socket_for(room)
     recv.trace_ctx = _NoTrace()
     return recv
+
+
+def late_acks(note: Callable[[Any, Any, Any, int], None], common: Any, mgr: Any, recv: Any) -> None:
+    """``stale_ack``: a late ABORT_ACK of an earlier abort of the receiver's room, from
+    every prefill rank, as the release's wire carries it (``note``: the adapter's)."""
+    for rank in PREFILL_RANKS:
+        note(common, mgr, recv, rank)
 
 
 def publish(recv: Any, status_waiting: Any, now: float) -> None:

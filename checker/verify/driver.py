@@ -7,22 +7,34 @@ phase reads the verdict so far and returns it with its answer (``verdict.py``); 
 skips itself only on what an earlier phase answered (a proof that settled the verdict, a
 BMC that found a counterexample, a proof that went through). While a job runs, each
 phase's start reaches ``progress(variant, stage, detail)``.
+
+Beside a buggy variant's deep BMC, ``BackgroundSubset`` proves in a forked child (the other
+core) the invariants it has not broken; its answer, taken at a depth fixed in advance, ends
+the search once every invariant not proved has its counterexample (``plan.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kvproof.checker.distrib.events import ProgressFn
+from kvproof.checker.distrib.fork import Child, fork_call
 from kvproof.checker.verify.checking import ProtocolFactory, protocol_for
-from kvproof.checker.verify.plan import CheckOptions, Phase, plan, split_names
-from kvproof.checker.verify.verdict import VariantVerdict
+from kvproof.checker.verify.plan import SUBSET_LEAD, CheckOptions, Phase, plan, split_names
+from kvproof.checker.verify.protocols import factory_of
+from kvproof.checker.verify.verdict import CompleteRun, VariantVerdict
 from kvproof.model.lang.dsl import Protocol
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.names import require_known
 from kvproof.spec.variant import Variant
+
+if TYPE_CHECKING:  # bmc loads Z3: the plan is made before any search is imported
+    from kvproof.model.search.bmc import Settlement
 
 
 @dataclass(frozen=True)
@@ -68,11 +80,7 @@ def prepare(
 def built(job: CheckJob) -> Protocols:
     """The job's protocols, built in this process (a Ray worker: the user's protocol loaded
     from its 'module:attr')."""
-    factory = None
-    if job.options.protocol is not None:
-        from kvproof.checker.verify.protocols import load_protocol
-
-        factory = load_protocol(job.options.protocol).factory
+    factory = factory_of(job.options.protocol)
     return Protocols(protocol_for(job.variant, factory, job.options.without), _lively(job, factory))
 
 
@@ -111,7 +119,6 @@ def _bmc(
 ) -> VariantVerdict:
     if verdict.settled_by == "proof":
         return verdict  # the proof answered for every depth: no deeper search
-    from kvproof.checker.verify.portfolio import SUBSET_LEAD, BackgroundSubset
     from kvproof.model.search.bmc import bmc
 
     assert phase.depth is not None
@@ -190,18 +197,19 @@ def _complete(
     unknown = verdict.bmc.holds and proof is not None and not proof.proved
     if phase.reason == "fallback" and not unknown:
         return verdict  # BMC or the proof decided: nothing for the search to settle
-    from kvproof.checker.verify.completing import run_complete
+    from kvproof.model.search.complete import check_complete
 
     assert phase.reason is not None and phase.budget is not None
     say(job.variant.name, "complete", "")
-    done = run_complete(
-        verdict,
-        job.options.sizes,
-        phase.reason,
-        budget_s=phase.budget,
-        protocol_spec=job.options.protocol,
-    )
-    return dataclasses.replace(verdict, complete=done)
+    name, sizes, budget = job.variant.name, job.options.sizes, phase.budget
+    done = check_complete(protocols.safety, sizes, budget_s=budget, variant=name, proved=proof)
+    command = None  # an unknown names what would decide it: the search with 4x the budget
+    if done.verdict == "unknown":
+        words = ["kvproof", "check", name]
+        words += ["--protocol", job.options.protocol] if job.options.protocol else []
+        words += ["--complete", "--requests", str(sizes["Req"]), "--pages", str(sizes["Page"])]
+        command = " ".join(shlex.quote(w) for w in [*words, "--budget", f"{budget * 4:g}"])
+    return dataclasses.replace(verdict, complete=CompleteRun(phase.reason, done, command))
 
 
 def _liveness(
@@ -216,20 +224,10 @@ def _liveness(
         protocols.liveness,
         names=phase.names,
         without=job.options.without,
-        factory=_factory(job) if phase.necessity else None,
+        factory=factory_of(job.options.protocol) if phase.necessity else None,
         necessity=phase.necessity,
     )
     return dataclasses.replace(verdict, liveness=found)
-
-
-def _factory(job: CheckJob) -> ProtocolFactory | None:
-    """The user's protocol factory (fairness necessity rebuilds the protocol without one
-    assumption at a time), loaded by its 'module:attr' (already imported here)."""
-    if job.options.protocol is None:
-        return None
-    from kvproof.checker.verify.protocols import load_protocol
-
-    return load_protocol(job.options.protocol).factory
 
 
 RUNNERS: dict[str, Runner] = {
@@ -243,3 +241,51 @@ RUNNERS: dict[str, Runner] = {
 
 def _silent(variant: str, stage: str, detail: str = "") -> None:
     pass
+
+
+class BackgroundSubset:
+    """``bmc``'s ``settled``: the invariants ``inductive_subset`` proves and its inductive
+    invariant, computed in a forked child while the BMC goes on in this process (the other
+    core), and waited for at depth ``wait`` (or the last, if that comes first). The
+    child is a copy: its Z3 work leaves this process's context as it was.
+
+    Whether the child starts depends only on the unresolved names, and the answer is taken
+    at a fixed depth, so the stop depth, the counterexamples and the ``--json`` are the same
+    however fast the proof comes back. Without ``fork`` nothing starts: the full depth."""
+
+    def __init__(self, protocol: Protocol, wait: int) -> None:
+        self.protocol = protocol
+        self.wait = wait
+        self.child: Child | None = None
+        self.answer: Settlement | None = None
+
+    def __call__(self, k: int, unresolved: frozenset[str], last: bool) -> Settlement | None:
+        if self.answer is not None or not unresolved:
+            return self.answer
+        if self.child is None:
+            if not hasattr(os, "fork"):
+                return None
+            self.child = fork_call(_proved, self.protocol, tuple(sorted(unresolved)))
+        if k < self.wait and not last:
+            return None  # still early: the BMC goes one depth further meanwhile
+        try:
+            proved, inductive = self.child.result("the background proof")
+        except Exception:  # a failed (or dead) proof settles nothing
+            proved, inductive = (), ()
+        from kvproof.model.search.bmc import Settlement
+
+        self.answer = Settlement(frozenset(proved), tuple(inductive))
+        return self.answer
+
+    def close(self) -> None:
+        """Stop a proof nobody will read (the BMC found every counterexample first)."""
+        if self.child is not None:
+            self.child.kill()
+
+
+def _proved(protocol: Protocol, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The safety invariants proved and the proof's inductive invariant (by name)."""
+    from kvproof.model.search.houdini import inductive_subset
+
+    found = inductive_subset(protocol, names)
+    return tuple(found.proved), tuple(found.inductive)

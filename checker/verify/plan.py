@@ -3,13 +3,17 @@
 The phases, in the order ``driver.py`` runs them:
 
 1. **BMC** to the variant's depth (a buggy variant's deep search with the proof of the
-   invariants it has not broken running beside it, ``portfolio.py``'s ``BackgroundSubset``);
-   for a fixed, strengthened variant a **shallow BMC** first, then the **proof**, which
-   settles the verdict for every depth and size when it goes through (issue #30), and the
-   **deep BMC** only when it did not;
+   invariants it has not broken running beside it, ``driver.py``'s ``BackgroundSubset``);
+   for a fixed, strengthened variant (the portfolio, issue #30) a **shallow BMC** first for
+   a quick, shortest counterexample, then the **proof**, which settles the verdict for every
+   depth and size when it goes through (an inductive invariant has no counterexample of any
+   length), and the **deep BMC** only when it did not, so every counterexample is still the
+   shortest at its depth. ``--depth``, ``--no-prove`` and buggy variants keep the full-depth
+   BMC (a buggy variant's traces are documented and pinned);
 2. **necessity**: each guard assumption of a fixed variant dropped once, to the full depth;
-3. the **complete search** when asked for (``--complete``, ``complete = true``) or as the
-   fallback when BMC found nothing and the proof failed (``completing.py``);
+3. the **complete search** (``model/search/complete.py``) when asked for (``--complete``,
+   ``complete = true``) or as the fallback when BMC found nothing and the proof failed, within
+   ``FALLBACK_BUDGET_S``; an "unknown" then names the command that would decide it;
 4. **liveness**: fair lassos at 2 requests and 1 page (``--liveness``, a property named by
    ``--invariant``, or ``--all``'s ``[expect]`` liveness keys).
 
@@ -25,14 +29,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from kvproof.checker.verify.completing import FALLBACK_BUDGET_S
-from kvproof.checker.verify.portfolio import SHALLOW_DEPTH, SUBSET_MIN_DEPTH
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import Variant
 
 Prove = Literal["auto", "always", "never"]
 PhaseName = Literal["bmc", "proof", "necessity", "complete", "liveness"]
 Reason = Literal["requested", "variant", "fallback"]
+
+# Depth 8 costs about 1.4 s for sglang-0.5.22-pd at 3x6 (depth 15: about 70 s on a loaded
+# 2-core box, 95 % of it in depths 14 and 15); every catalog counterexample a fixed variant's
+# assumptions hide is found by the necessity check, which runs to the full depth.
+SHALLOW_DEPTH = 8
+# A buggy variant's BMC waits for the proof of the invariants it has not broken at one fixed
+# depth, whatever the proof's speed, so that its answer (and the inductive invariant asserted
+# from then on, which may change Z3's pick among equally short traces) enters every run at
+# the same point: ``SUBSET_LEAD`` depths before the last, in a search at least
+# ``SUBSET_MIN_DEPTH`` deep. Those last depths cost the most (sglang-pd-decode-radix-race:
+# depths 15-17 took 3 of its 3.2 minutes alone without the invariant, 15 s in all with it),
+# while a shallower search is over before the proof (Houdini, 1-3 s) would be (measured per
+# variant, ``kvproof check V``: the proof cost sglang-0.5.19-pd 1.1 -> 3.3 s at depth 12).
+SUBSET_MIN_DEPTH = 15
+SUBSET_LEAD = 4
+FALLBACK_BUDGET_S = 30.0  # the fallback complete search's own budget without --budget
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,11 @@ def load_protocol(spec: str) -> UserProtocol:
     )
 
 
+def factory_of(spec: str | None) -> Callable[[Any], Any] | None:
+    """The factory of the user protocol ``spec`` names (None: kvproof's handoff)."""
+    return None if spec is None else load_protocol(spec).factory
+
+
 def resolve_variants(
     names: Sequence[str],
     every: bool,

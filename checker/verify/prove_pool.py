@@ -17,14 +17,10 @@ from kvproof.spec.variant import Variant
 
 
 def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:
+    from kvproof.checker.verify.protocols import factory_of
     from kvproof.model.search.induction import prove
 
-    factory = None
-    if protocol is not None:
-        from kvproof.checker.verify.protocols import load_protocol
-
-        factory = load_protocol(protocol).factory
-    return prove(protocol_for(variant, factory), timeout_ms=timeout_ms)
+    return prove(protocol_for(variant, factory_of(protocol)), timeout_ms=timeout_ms)
 
 
 def prove_variants(

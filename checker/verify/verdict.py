@@ -13,19 +13,41 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kvproof.model.lang.dsl import Protocol
 from kvproof.spec.variant import Variant
 
 if TYPE_CHECKING:  # the searches are imported only when a check runs them
-    from kvproof.checker.verify.completing import CompleteRun
     from kvproof.checker.verify.liveness import LivenessCheck
     from kvproof.checker.verify.necessity import Necessity
     from kvproof.model.search.bmc import BmcResult
+    from kvproof.model.search.complete import CompleteResult
     from kvproof.model.search.induction import ProofResult
 
 SettledBy = Literal["bmc", "proof"]
+
+
+@dataclass(frozen=True)
+class CompleteRun:
+    """The complete search's answer, and why it ran (``plan.py``'s reasons)."""
+
+    reason: str  # "requested" | "variant" | "fallback"
+    result: CompleteResult
+    command: str | None = None  # what would decide an "unknown", with its budget
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.result.to_json()
+        out["reason"] = self.reason
+        if self.command is not None:
+            out["settle"] = self.command
+        return out
+
+    @property
+    def summary(self) -> str:
+        if self.command is None:
+            return self.result.summary
+        return f"{self.result.summary}; to decide it run: {self.command}"
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from kvproof.model.handoff.rules import (
     generate,
     release,
     reserve,
+    stale_ack,
     write,
 )
 from kvproof.model.handoff.rules import radix as radix_rules
@@ -77,7 +78,7 @@ VARS = (
 R = ("Req",)
 RP = ("Req", "Page")
 
-# E1..E20 (spec/events.py's order): name, parameters, rule, whether the rule is a prefill
+# E1..E21 (spec/events.py's order): name, parameters, rule, whether the rule is a prefill
 # step (it takes ``death``: a dead prefill takes none, ``guards.alive``), and its doc.
 RULES: tuple[tuple[str, tuple[str, ...], Callable[..., None], bool, str], ...] = (
     ("arrive", R, arrive.arrive, False, "router sends the request; both sides validate"),
@@ -100,6 +101,7 @@ RULES: tuple[tuple[str, tuple[str, ...], Callable[..., None], bool, str], ...] =
     ("insert", RP, radix_rules.insert, False, "decode inserts a page into its radix tree"),
     ("share", RP, radix_rules.share, False, "a request locks a cached head page"),
     ("crash", R, crash.crash, False, "the request's prefill dies"),
+    ("stale_ack", R, stale_ack.stale_ack, False, "a late ABORT_ACK of an earlier abort"),
 )
 
 
@@ -116,6 +118,8 @@ def present(sw: Switches, peer_death: bool) -> dict[str, bool]:
         "insert": shared,
         "share": shared,
         "crash": peer_death,
+        # decode counts prefill's ABORT_ACKs (model/handoff/rules/stale_ack.py)
+        "stale_ack": push and sw.abort_notifies_prefill,
     }
 
 

@@ -25,7 +25,7 @@ from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
 from kvproof.model.lang.unroll import Unroller
-from kvproof.model.search.steady import steady_gc
+from kvproof.model.search.steady import steady
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,7 @@ class BmcResult:
         return next(r for r in self.results if r.invariant == name)
 
 
+@steady
 def bmc(
     protocol: Protocol,
     sizes: dict[str, int],
@@ -96,40 +97,14 @@ def bmc(
     needed.
 
     ``settled(k, unresolved, last)``, asked after each depth, may answer what a proof has
-    settled (``portfolio.py``); the search then ends at the first depth where every
-    invariant still unresolved is among the proved ones. That depth depends only on the
-    answer, never on when it arrives, and stopping there drops no query before it. The
-    answer's inductive invariant is asserted at every step from then on: it holds in every
-    reachable state, so it removes no counterexample (no verdict, no shortest length
-    changes) while it prunes the deep unsatisfiable queries; Z3 may then pick another,
-    equally short, trace, so a hook answers at a depth fixed in advance (``portfolio``)."""
-    with steady_gc():
-        return _bmc(
-            protocol,
-            sizes,
-            depth,
-            variant,
-            invariants,
-            primary,
-            on_depth,
-            stop_at_first,
-            lemmas,
-            settled,
-        )
-
-
-def _bmc(
-    protocol: Protocol,
-    sizes: dict[str, int],
-    depth: int,
-    variant: str,
-    invariants: Sequence[str] | None,
-    primary: bool,
-    on_depth: Callable[[int], None] | None,
-    stop_at_first: bool,
-    lemmas: bool,
-    settled: Settled | None,
-) -> BmcResult:
+    settled (``checker/verify/driver.py``'s ``BackgroundSubset``); the search then ends at
+    the first depth where every invariant still unresolved is among the proved ones. That
+    depth depends only on the answer, never on when it arrives, and stopping there drops no
+    query before it. The answer's inductive invariant is asserted at every step from then
+    on: it holds in every reachable state, so it removes no counterexample (no verdict, no
+    shortest length changes) while it prunes the deep unsatisfiable queries; Z3 may then
+    pick another, equally short, trace, so a hook answers at a depth fixed in advance
+    (``checker/verify/plan.py``)."""
     start = time.perf_counter()
     inst = Instance(protocol, sizes)
     concrete = Concrete(inst)
@@ -214,9 +189,7 @@ def _bmc(
         if len(pending) > 1 and not any_violation(k, pending):
             pending = []
         for name in sorted(names):
-            if name not in plain and name not in pending:
-                continue
-            if name in best:
+            if name in best or (name not in plain and name not in pending):
                 continue
             if name not in plain:
                 found = attempt(name, k, need_clean=False)

@@ -12,7 +12,7 @@ Quantified variables of one sort are distinct; equal ones are a smaller template
 Candidates come from reachable states (DistAI, "data-driven"): a cube is a candidate when
 no reachable state of a small instance has it under any assignment of the quantified
 variables, and it is *minimal* (every cube with one literal fewer is seen), so each
-candidate says one thing the samples never showed. Houdini (``model/search/houdini/``) keeps the
+candidate says one thing the samples never showed. Houdini (``model/search/houdini.py``) keeps the
 inductive ones. Candidates are canonical under renaming quantified variables of one sort.
 """
 

@@ -1,22 +1,28 @@
-"""Every candidate clause on one concrete state at once (numpy), for Houdini's inner loop.
+"""What Houdini (``houdini.py``) works on, evaluated on concrete states: named conjuncts.
 
-``Evaluator`` in ``model/search/candidates.py`` checks one clause on one state in Python; Houdini
-on a finite instance evaluates hundreds of clauses on every state it meets (each
-counterexample's successors, and theirs), so here a clause is compiled once into arrays
-of cell indices and values, one row per assignment of its quantified variables, and a
-state is one int vector: a clause is broken where some row's cells all hold its values.
+A conjunct is a candidate clause (``candidates.py``) or one of the protocol's safety
+invariants; ``Checker`` evaluates either on a state of any instance (``Evaluator``: one
+clause on one state, in Python). Houdini on a finite instance evaluates hundreds of clauses
+on every state it meets (each counterexample's successors, and theirs), so ``ClauseTable``
+compiles each clause once into arrays of cell indices and values, one row per assignment of
+its quantified variables, and a state is one int vector: a clause is broken where some
+row's cells all hold its values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from kvproof.model.lang.concrete import Concrete
-from kvproof.model.lang.dsl import BOOL
-from kvproof.model.search.candidates import Clause, distinct_envs
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import BOOL, Invariant, Protocol
+from kvproof.model.lang.instance import Instance
+from kvproof.model.search.candidates import Clause, Evaluator, distinct_envs
+from kvproof.model.search.induction import ProofError
+from kvproof.model.search.step import Cex
 
 
 class ClauseTable:
@@ -76,3 +82,49 @@ class ClauseTable:
         for where, cells, values in self._groups:
             out[where] = (flat[cells] == values).all(axis=2).any(axis=1)
         return out
+
+
+@dataclass
+class Conjunct:
+    """A named conjunct: a candidate clause, or one of the protocol's safety invariants."""
+
+    name: str
+    inv: Invariant
+    clause: Clause | None = None
+
+    @property
+    def safety(self) -> bool:
+        return self.clause is None
+
+    @property
+    def size(self) -> int:
+        return len(self.clause.cube) if self.clause else 0
+
+
+class Checker:
+    """Concrete evaluation of conjuncts on states of any instance (cached per size)."""
+
+    def __init__(self, protocol: Protocol) -> None:
+        self.protocol = protocol
+        self._by_size: dict[tuple[tuple[str, int], ...], tuple[Concrete, Evaluator]] = {}
+
+    def get(self, sizes: dict[str, int]) -> tuple[Concrete, Evaluator]:
+        key = tuple(sorted(sizes.items()))
+        got = self._by_size.get(key)
+        if got is None:
+            concrete = Concrete(Instance(self.protocol, sizes))
+            got = self._by_size[key] = (concrete, Evaluator(concrete))
+        return got
+
+    def holds(self, c: Conjunct, sizes: dict[str, int], state: State) -> bool:
+        concrete, ev = self.get(sizes)
+        if c.clause is not None:
+            return ev.holds(c.clause, state.data)
+        return concrete.check(c.inv, state)
+
+    def post(self, cex: Cex) -> State:
+        concrete, _ = self.get(cex.sizes)
+        post = concrete.step(cex.pre, cex.action)
+        if post is None:
+            raise ProofError(f"Houdini counterexample: {cex.action} is not enabled concretely")
+        return post

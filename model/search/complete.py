@@ -9,7 +9,7 @@ depth" is decidable. Four methods, cheapest first, each complete when it finishe
    instances BFS cannot exhaust (3 Req / 4 Page: 17 GB after 12 min);
 1. explicit-state BFS (``explore``, compiled interpreter, page symmetry) under a small
    budget: a small instance is exhausted in a second, and BFS gives a shortest trace;
-2. an inductive invariant *of this instance*: goal-directed Houdini (``houdini/goal.py``)
+2. an inductive invariant *of this instance*: goal-directed Houdini (``houdini.py``)
    over ``FiniteStep`` (every cell a constant, a propositional query), with the template
    candidates of ``model/search/infer.py``; a closed set that holds in every initial state (checked
    concretely) and implies safety proves it for every depth at this size;
@@ -33,7 +33,8 @@ from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
 from kvproof.model.search.candidates import DEFAULT_TEMPLATES, Templates, candidates
-from kvproof.model.search.houdini import Checker, Conjunct, houdini
+from kvproof.model.search.clause_table import Checker, Conjunct
+from kvproof.model.search.houdini import houdini
 from kvproof.model.search.step import FiniteStep
 
 

@@ -110,7 +110,7 @@ def explore(
     in the same order; the counts are then lower bounds, ``truncated`` is true).
     Ids rather than ``State`` nodes keep exports readable. The result is plain data, graph
     included (it pickles across worker processes): it holds no protocol, so a renderer that
-    names cells takes the protocol as an argument (``checker/report/state_graph.py``).
+    names cells takes the protocol as an argument (``checker/render/explore_graph.py``).
     """
     start = time.perf_counter()
     symmetry = protocol.explore_symmetry if symmetry is None else symmetry
@@ -228,7 +228,30 @@ def explore(
         progress(len(datas), diameter, 0)
 
     def trace_to(nid: int, violated: str | None) -> Trace:
-        return _trace(concrete, canon, datas, parent, via, nid, variant, sizes, violated)
+        """A real run to state ``nid`` (un-doing symmetry reduction), replayed and checked."""
+        path = []
+        while parent[nid] >= 0:
+            path.append(nid)
+            nid = parent[nid]
+        state = State(datas[nid])
+        steps: list[ActionInstance] = []
+        for target in reversed(path):
+            # The recorded action ran from the representative; from the real state the
+            # permuted action does the same: find the one landing in the target's orbit.
+            options = [
+                (a, s) for a, s in concrete.successors(state) if canon(s.data) == datas[target]
+            ]
+            if not options:
+                raise ReplayError(f"explore: no step from the trace's state into state {target}")
+            action, state = next((o for o in options if o[0] == via[target]), options[0])
+            steps.append(action)
+        init = initial_assignment(concrete, State(datas[nid]))
+        meta = {"source": "explore"}
+        trace = Trace(variant, dict(sizes), init, tuple(steps), violated=violated, meta=meta)
+        last = replay(trace, concrete)[-1]  # a deadlock's trace is replayed too
+        if violated is not None and violated not in concrete.violated(last):
+            raise ReplayError(f"explore: the trace for {violated} does not end in a violation")
+        return trace
 
     counterexamples = {name: trace_to(first[name], name) for name in names if name in first}
     deadlock = trace_to(deadlocked[0], None) if deadlocked else None
@@ -257,44 +280,6 @@ def explore(
 
 
 # -- traces and graph ------------------------------------------------------------------------
-
-
-def _trace(
-    concrete: Concrete,
-    canon: Callable[[Any], Any],
-    datas: list[Any],
-    parent: Sequence[int],
-    via: list[ActionInstance | None],
-    nid: int,
-    variant: str,
-    sizes: dict[str, int],
-    violated: str | None,
-) -> Trace:
-    """A real run to state ``nid`` (un-doing symmetry reduction), replayed and checked."""
-    path = []
-    while parent[nid] >= 0:
-        path.append(nid)
-        nid = parent[nid]
-    path.reverse()
-    state = State(datas[nid])
-    steps: list[ActionInstance] = []
-    for target in path:
-        # The recorded action ran from the representative; from the real state the
-        # permuted action does the same: find the one landing in the target's orbit.
-        recorded = via[target]
-        options = [(a, s) for a, s in concrete.successors(state) if canon(s.data) == datas[target]]
-        if not options:
-            raise ReplayError(f"explore: no step from the trace's state into state {target}")
-        action, state = next((o for o in options if o[0] == recorded), options[0])
-        steps.append(action)
-    init = initial_assignment(concrete, State(datas[nid]))
-    trace = Trace(
-        variant, dict(sizes), init, tuple(steps), violated=violated, meta={"source": "explore"}
-    )
-    states = replay(trace, concrete)
-    if violated is not None and violated not in concrete.violated(states[-1]):
-        raise ReplayError(f"explore: the trace for {violated} does not end in a violation")
-    return trace
 
 
 def _graph(

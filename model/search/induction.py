@@ -26,11 +26,11 @@ import z3
 
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.context import Ctx, apply_ops
-from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.dsl import Action, Invariant, Protocol
 from kvproof.model.lang.explain import step_label
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import Z3Logic
-from kvproof.model.search.steady import steady_gc
+from kvproof.model.search.steady import steady
 
 
 class ProofError(RuntimeError):
@@ -149,6 +149,44 @@ class Prover:
     def ctx(self, view: Any) -> Ctx:
         return Ctx(self.logic, view)
 
+    def encode(self, action: Action) -> tuple[list[Any], Any, PostView]:
+        """``action`` with symbolic arguments: its parameters, its guard, its post-state."""
+        params = [
+            z3.Const(f"{action.name}_{i}_{s}", self.sorts[s]) for i, s in enumerate(action.params)
+        ]
+        ctx = self.ctx(self.pre)
+        action.body(ctx, *params)
+        guard = self.logic.lift(self.logic.and_(*ctx.guards))
+        return params, guard, PostView(self.pre, ctx, self.logic)
+
+    def decode(
+        self, model: z3.ModelRef, view: Any, action: Action | None = None, params: Any = ()
+    ) -> tuple[Concrete, State, ActionInstance | None]:
+        """A model as a state of an instance of exactly its universes' sizes (read through
+        ``view``), and the action instance its ``params`` take."""
+        universes = {}
+        for name, sort in self.sorts.items():
+            universes[name] = list(model.get_universe(sort) or []) or [z3.FreshConst(sort)]
+        sizes = {k: len(v) for k, v in universes.items()}
+        index = {n: {str(e): i for i, e in enumerate(es)} for n, es in universes.items()}
+        concrete = Concrete(Instance(self.protocol, sizes))
+        values = {}
+        for v in self.protocol.vars:
+            cells = {}
+            for args in concrete.inst.cells(v):
+                terms = tuple(universes[s][a] for s, a in zip(v.args, args, strict=True))
+                term = self.logic.lift(view.read(v.name, terms), sort=self.logic.sort_of(v.kind))
+                val = model.eval(term, model_completion=True)
+                cells[args] = z3.is_true(val) if v.kind == "bool" else self.logic.enum_value(val)
+            values[v.name] = cells
+        if action is None:
+            return concrete, concrete.make_state(values), None
+        args_ = tuple(
+            index[s][str(model.eval(p, model_completion=True))]
+            for s, p in zip(action.params, params, strict=True)
+        )
+        return concrete, concrete.make_state(values), ActionInstance(action.name, args_)
+
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
@@ -186,21 +224,14 @@ class Prover:
             solver.add(init, z3.Not(self._formula(c, init_view)))
             res = self._check(solver)
             if res == z3.sat:
-                return done(proved=False, cti=self._cti("init", c, solver.model(), None, init_view))
+                return done(proved=False, cti=self._cti("init", c, solver.model(), init_view))
             if res == z3.unknown:
                 return done(proved=False, unknown=f"init/{c.name}: {solver.reason_unknown()}")
         # (2) inv & action => each conjunct'
         for action in self.protocol.actions:
-            params = [
-                z3.Const(f"{action.name}_{i}_{s}", self.sorts[s])
-                for i, s in enumerate(action.params)
-            ]
-            ctx = self.ctx(self.pre)
-            action.body(ctx, *params)
-            guard = self.logic.lift(self.logic.and_(*ctx.guards))
+            params, guard, post = self.encode(action)
             if z3.is_false(z3.simplify(guard)):
                 continue
-            post = PostView(self.pre, ctx, self.logic)
             solver = self._solver()
             lits = []
             for c in self.conjuncts:
@@ -214,7 +245,7 @@ class Prover:
                 res = self._check(solver, goal, *lits)
                 if res == z3.sat:
                     model = self._small_model(solver, [goal, *lits])
-                    cti = self._cti("consecution", c, model, (action, params), post)
+                    cti = self._cti("consecution", c, model, self.pre, action, params)
                     return done(proved=False, cti=cti)
                 if res == z3.unknown:
                     return done(
@@ -261,43 +292,20 @@ class Prover:
         query: str,
         conjunct: Invariant,
         model: z3.ModelRef,
-        action: tuple[Any, list[Any]] | None,
         view: Any,
+        action: Action | None = None,
+        params: Any = (),
     ) -> Cti:
-        universes: dict[str, list[Any]] = {}
-        for name, sort in self.sorts.items():
-            elems = model.get_universe(sort) or []
-            universes[name] = list(elems) or [z3.FreshConst(sort)]
-        sizes = {k: len(v) for k, v in universes.items()}
-        index = {
-            name: {str(e): i for i, e in enumerate(elems)} for name, elems in universes.items()
-        }
-        inst = Instance(self.protocol, sizes)
-        concrete = Concrete(inst)
-        values: dict[str, dict[tuple[int, ...], Any]] = {}
-        source = view if query == "init" else self.pre
-        for v in self.protocol.vars:
-            cells = {}
-            for args in inst.cells(v):
-                terms = tuple(universes[s][a] for s, a in zip(v.args, args, strict=True))
-                term = self.logic.lift(source.read(v.name, terms), sort=self.logic.sort_of(v.kind))
-                val = model.eval(term, model_completion=True)
-                cells[args] = z3.is_true(val) if v.kind == "bool" else self.logic.enum_value(val)
-            values[v.name] = cells
-        pre = concrete.make_state(values)
+        """The model's pre-state (read through ``view``) and step, re-checked concretely."""
+        concrete, pre, inst_a = self.decode(model, view, action, params)
+        inst, sizes = concrete.inst, dict(concrete.inst.sizes)
         named = {"protocol": self.protocol.name, "switches": self.protocol.switches}
         pre_cells = tuple(_nondefault(concrete, pre))
         if query == "init":
             if concrete.check(conjunct, pre):
                 raise ProofError(f"init CTI for {conjunct.name} does not replay")
             return Cti(query, conjunct.name, sizes, pre, None, None, **named, pre_cells=pre_cells)
-        assert action is not None
-        act, params = action
-        args = tuple(
-            index[s][str(model.eval(p, model_completion=True))]
-            for s, p in zip(act.params, params, strict=True)
-        )
-        inst_a = ActionInstance(act.name, args)
+        assert inst_a is not None
         post = concrete.step(pre, inst_a)
         # mypyvy's smoke test: the solver's CTI must be one for the plain interpreter too.
         broken = [c.name for c in self.conjuncts if not concrete.check(c, pre)]
@@ -324,9 +332,9 @@ class Prover:
         )
 
 
+@steady
 def prove(protocol: Protocol, timeout_ms: int = 60_000) -> ProofResult:
-    with steady_gc():
-        return Prover(protocol, timeout_ms).prove()
+    return Prover(protocol, timeout_ms).prove()
 
 
 def _nondefault(concrete: Concrete, state: State) -> list[str]:

@@ -3,15 +3,16 @@
 1. sample: every reachable state of a small instance (``explore``, two elements per sort);
 2. candidates: template clauses no sampled state breaks (``model/search/candidates.py``);
 3. on one finite instance (three elements per sort, propositional queries): a small
-   inductive subset that contains the safety invariants (``model/search/houdini/core.py``: Houdini
-   with every live candidate assumed, concrete walks from each counterexample, unsat
+   inductive subset that contains the safety invariants (``houdini.py``'s unsat-core
+   Houdini: every live candidate assumed, concrete walks from each counterexample, unsat
    cores shrunk by deletion);
 4. the proof: ``model/search/induction.py``'s prover, the same one that checks hand-written
    strengthening, proves the safety invariants with the kept conjuncts as the protocol's
    strengthening, over uninterpreted sorts (every size). A proof comes from that prover,
    never from inference alone.
 5. only if the prover finds a counterexample at a larger size: Houdini over uninterpreted
-   sorts (``houdini/goal.py``), goal-directed from what step 3 kept, then the prover again.
+   sorts (``houdini.py``'s goal-directed ``houdini``), from what step 3 kept, then the
+   prover again.
 
 When a safety invariant is dropped, the prover reports a counterexample to induction of
 the safety invariants alone; ``check --complete`` says whether a real counterexample
@@ -37,7 +38,8 @@ from kvproof.model.search.candidates import (
     candidates,
     no_vars,
 )
-from kvproof.model.search.houdini import Checker, Conjunct, houdini, small_inductive
+from kvproof.model.search.clause_table import Checker, Conjunct
+from kvproof.model.search.houdini import houdini, small_inductive
 from kvproof.model.search.induction import FnView, ProofError, ProofResult, Prover
 from kvproof.model.search.step import Cex, FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError

@@ -10,18 +10,27 @@ collector held (after one full collection), so only its own calls decide its ans
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-@contextlib.contextmanager
-def steady_gc() -> Iterator[None]:
-    was = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
+def steady(search: Callable[P, R]) -> Callable[P, R]:
+    """``search`` run with the collector held (``bmc``, ``prove``)."""
+
+    @functools.wraps(search)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        was = gc.isenabled()
+        gc.collect()
+        gc.disable()
+        try:
+            return search(*args, **kwargs)
+        finally:
+            if was:
+                gc.enable()
+
+    return run

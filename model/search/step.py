@@ -1,7 +1,7 @@
 """One step of a protocol as a Z3 query: a free pre-state, an action, the post-state.
 
-Two encodings, used by Houdini (``model/search/houdini/core.py`` on ``FiniteStep``,
-``houdini/goal.py`` on both) to ask "does some state that satisfies these conjuncts
+Two encodings, used by Houdini (``model/search/houdini.py``: ``small_inductive`` on
+``FiniteStep``, ``houdini`` on both) to ask "does some state that satisfies these conjuncts
 step to one that breaks one of those?":
 
 - ``FiniteStep``: a fixed instance (sorts of 2-3 elements); every cell is a Z3 constant and
@@ -33,7 +33,7 @@ from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import Z3Logic
 from kvproof.model.lang.unroll import select_cell
 from kvproof.model.search.candidates import Clause, distinct_envs
-from kvproof.model.search.induction import PostView, Prover
+from kvproof.model.search.induction import Prover
 
 
 @dataclass(frozen=True)
@@ -189,14 +189,7 @@ class SymbolicStep:
     def __init__(self, prover: Prover, action_name: str) -> None:
         self.prover = prover
         self.action = prover.protocol.action(action_name)
-        self.params = [
-            z3.Const(f"{self.action.name}_{i}_{s}", prover.sorts[s])
-            for i, s in enumerate(self.action.params)
-        ]
-        ctx = prover.ctx(prover.pre)
-        self.action.body(ctx, *self.params)
-        self.guard = prover.logic.lift(prover.logic.and_(*ctx.guards))
-        self.post = PostView(prover.pre, ctx, prover.logic)
+        self.params, self.guard, self.post = prover.encode(self.action)
         self.disabled = z3.is_false(z3.simplify(self.guard))
         self.solver = z3.Solver()
         self.solver.set("timeout", prover.timeout_ms)
@@ -214,28 +207,9 @@ class SymbolicStep:
         return self.prover.logic.lift(c.inv.body(self.prover.ctx(view)))
 
     def cex(self, model: z3.ModelRef) -> Cex:
-        p = self.prover
-        universes = {}
-        for name, sort in p.sorts.items():
-            universes[name] = list(model.get_universe(sort) or []) or [z3.FreshConst(sort)]
-        sizes = {k: len(v) for k, v in universes.items()}
-        index = {n: {str(e): i for i, e in enumerate(es)} for n, es in universes.items()}
-        inst = Instance(p.protocol, sizes)
-        values = {}
-        for v in p.protocol.vars:
-            cells = {}
-            for args in inst.cells(v):
-                terms = tuple(universes[s][a] for s, a in zip(v.args, args, strict=True))
-                term = p.logic.lift(p.pre.read(v.name, terms), sort=p.logic.sort_of(v.kind))
-                val = model.eval(term, model_completion=True)
-                cells[args] = z3.is_true(val) if v.kind == "bool" else p.logic.enum_value(val)
-            values[v.name] = cells
-        args_ = tuple(
-            index[s][str(model.eval(x, model_completion=True))]
-            for s, x in zip(self.action.params, self.params, strict=True)
-        )
-        pre = Concrete(inst).make_state(values)
-        return Cex(sizes, pre, ActionInstance(self.action.name, args_))
+        concrete, pre, action = self.prover.decode(model, self.prover.pre, self.action, self.params)
+        assert action is not None
+        return Cex(dict(concrete.inst.sizes), pre, action)
 
 
 def symbolic_steps(prover: Prover, names: Sequence[str] | None = None) -> list[SymbolicStep]:

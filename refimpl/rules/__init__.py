@@ -18,11 +18,12 @@ from kvproof.refimpl.rules.generate import COMMIT, FINISH, STEP
 from kvproof.refimpl.rules.radix import INSERT, SHARE
 from kvproof.refimpl.rules.release import ACK, GIVE_UP, TIMEOUT
 from kvproof.refimpl.rules.reserve import ALLOC, SEND
+from kvproof.refimpl.rules.stale_ack import STALE_ACK
 from kvproof.refimpl.rules.write import LAND, POST
 
 __all__ = ["RULES", "Context", "Rule"]
 
-# E1..E20 (spec/events.py's order; tests/refimpl/test_rules_independent.py holds it).
+# E1..E21 (spec/events.py's order; tests/refimpl/test_rules_independent.py holds it).
 RULES: dict[str, Rule] = {
     rule.name: rule
     for rule in (
@@ -46,5 +47,6 @@ RULES: dict[str, Rule] = {
         INSERT,
         SHARE,
         CRASH,
+        STALE_ACK,
     )
 }

@@ -46,6 +46,8 @@ def files(tmp: Path) -> None:
     header["steps"] = 1
     unknown[0] = json.dumps(header)
     (tmp / "unknown.jsonl").write_text("\n".join(unknown) + "\n")
+    header["meta"] = "x"  # read with dict() before it was checked: exit 3
+    (tmp / "meta.jsonl").write_text("\n".join([json.dumps(header), unknown[1]]) + "\n")
     log = LOG.read_text().splitlines()
     (tmp / "short.log.jsonl").write_text("\n".join(log[:-3]) + "\n")
     (tmp / "unknown.log.jsonl").write_text(
@@ -97,6 +99,7 @@ CASES: list[tuple[str, list[str], int, str]] = [
     ("trace-truncated", ["replay", "{tmp}/short.jsonl"], 2, "truncated"),
     ("log-truncated", ["validate", "{tmp}/short.log.jsonl"], 2, "truncated"),
     ("replay-unknown-action", ["replay", "{tmp}/unknown.jsonl"], 2, "unknown action"),
+    ("trace-meta-not-object", ["replay", "{tmp}/meta.jsonl"], 2, "'meta' must be an object"),
     ("validate-unknown-event", ["validate", "{tmp}/unknown.log.jsonl"], 2, "unknown event"),
     ("no-command", [], 2, "COMMAND"),
     ("unknown-flag", ["check", "--bogus"], 2, "unrecognized"),

@@ -9,27 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
 import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from release_copy import copy_release, tree
 
 from kvproof.checker.cli import main
 from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
+from kvproof.checker.upstream.run import conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
 DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
-
-
-def tree(version: str) -> Path:
-    try:
-        return fetch.cached(version)
-    except KvproofInputError as exc:
-        pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
 
 
 def test_0_5_19_conforms_to_its_variant(capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,26 +93,10 @@ def test_a_model_without_timeout_meets_the_code_s_deadline(tmp_path: Path) -> No
     assert conform(variant, "0.5.22", traces=200, faults=False).exit_code == 0  # no stalls
 
 
-def _copy_decision_files(version: str, dest: Path) -> Path:
-    """The few files conform loads real, copied: a PATH tree like an SGLang checkout's."""
-    src = tree(version)
-    for name in REAL:
-        rel = Path(*name.split("."))
-        for cand in (rel / "__init__.py", rel.with_suffix(".py")):
-            if (src / cand).is_file():
-                (dest / cand).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(src / cand, dest / cand)
-                break
-    for rel in ALSO_READ:
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src / rel, dest / rel)
-    return dest
-
-
 def test_planted_early_free_in_pop_transferred_is_caught(tmp_path: Path) -> None:
     """``pop_transferred`` freeing at once (the deferred branch made unreachable): the
     0.5.22 variant, whose code holds an abort's pages, must now diverge on ``release``."""
-    planted = _copy_decision_files("0.5.22", tmp_path / "python")
+    planted = copy_release("0.5.22", tmp_path / "python")
     decode = planted / "sglang" / "srt" / "disaggregation" / "decode.py"
     text = decode.read_text()
     pad = " " * 16
@@ -135,7 +112,7 @@ def test_planted_early_free_in_pop_transferred_is_caught(tmp_path: Path) -> None
 
 
 def test_a_changed_signature_is_refused_naming_it(tmp_path: Path) -> None:
-    planted = _copy_decision_files("0.5.22", tmp_path)
+    planted = copy_release("0.5.22", tmp_path)
     decode = planted / "sglang" / "srt" / "disaggregation" / "decode.py"
     text = decode.read_text()
     decode.write_text(

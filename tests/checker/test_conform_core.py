@@ -7,41 +7,22 @@ Runs on the cached 0.5.22 wheel; skips with the reason when it is unavailable.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
+from release_copy import copy_release, tree
 
 from kvproof.checker.cli import main
 from kvproof.checker.conform.diagnose import conforms_under, flipped, flips, rigid_values
-from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
-from kvproof.spec.errors import KvproofInputError
+from kvproof.checker.upstream.run import conform
 from kvproof.spec.variant import load_variant
 
 DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
 
 
-def tree(version: str) -> Path:
-    try:
-        return fetch.cached(version)
-    except KvproofInputError as exc:
-        pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
-
-
 def _planted(dest: Path, rel: str, old: str, new: str) -> Path:
     """The files conform loads real, copied from 0.5.22, with one text patch."""
-    src = tree("0.5.22")
-    for name in REAL:
-        base = Path(*name.split("."))
-        for cand in (base / "__init__.py", base.with_suffix(".py")):
-            if (src / cand).is_file():
-                (dest / cand).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(src / cand, dest / cand)
-                break
-    for extra in ALSO_READ:  # read from the tree without importing its module
-        (dest / extra).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src / extra, dest / extra)
+    copy_release("0.5.22", dest)
     path = dest / rel
     text = path.read_text()
     assert text.count(old) == 1, old

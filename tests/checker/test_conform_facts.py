@@ -147,3 +147,22 @@ def test_decode_status_is_the_managers_until_its_clear_drops_the_room(version: s
         assert h.status_of(0) is None
         resurrected = h.mgr.request_status.get(1000) == h.kvpoll.Success
         assert resurrected is (version <= "0.5.19")
+
+
+@pytest.mark.parametrize("version", fetch.RELEASES)
+def test_a_late_ack_of_an_earlier_abort_counts_until_0_5_22(version: str) -> None:
+    """``stale_ack``: every prefill rank's ABORT_ACK of an earlier abort of the room, as
+    each release's wire carries it. From 0.5.22 ``note_abort_ack`` drops another
+    generation's; 0.5.19-0.5.21 count any while the room is held (the model's
+    ``ack_generation``)."""
+    if not fact(version, "deferred_release_machinery"):
+        pytest.skip("0.5.15-0.5.18 hold nothing for an ACK (the decode thread drops it)")
+    with harness(version, {DEFERRED: True}) as h:
+        sent(h)
+        h.apply(A("abort", (0,)))
+        assert h.pages.of(0) == {0}  # held for the ACK, the write in flight
+        h.apply(A("stale_ack", (0,)))
+        assert (h.pages.of(0) == {0}) is fact(version, "ack_carries_generation")
+        h.apply(A("land", (0, 0)))
+        h.apply(A("ack", (0,)))  # this abort's own ACK frees it in every release
+        assert h.pages.of(0) == frozenset()

@@ -9,35 +9,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
+from release_copy import copy_release
 
 from kvproof.checker.cli import main
 from kvproof.checker.upstream import fetch
-from kvproof.checker.upstream.run import ALSO_READ, REAL, conform
+from kvproof.checker.upstream.run import conform
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
-
-
-def copy_release(version: str, dest: Path) -> Path:
-    """The files conform loads real, copied from the cached wheel: a PATH tree."""
-    try:
-        src = fetch.cached(version)
-    except KvproofInputError as exc:
-        pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
-    for name in REAL:
-        rel = Path(*name.split("."))
-        for cand in (rel / "__init__.py", rel.with_suffix(".py")):
-            if (src / cand).is_file():
-                (dest / cand).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(src / cand, dest / cand)
-                break
-    for rel in ALSO_READ:
-        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src / rel, dest / rel)
-    return dest
 
 
 def plant(file: Path, anchor: str, line: str) -> int:

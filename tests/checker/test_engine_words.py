@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from kvproof.checker.render.check_json import trace_rows, variant_json
+from kvproof.checker.render.check_json import variant_json
 from kvproof.checker.render.check_text import render_check
 from kvproof.checker.report.engine_words import step_words, story, uses_model_names, voice_of
 from kvproof.checker.report.html_page import trace_page
+from kvproof.checker.report.trace_view import trace_rows
 from kvproof.checker.traces.tracefile import read_jsonl as read_trace
 from kvproof.checker.verify.driver import prepare, run_job
 from kvproof.checker.verify.plan import CheckOptions, Phase

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
+from kvproof.checker.render.prove import render_proof
 from kvproof.checker.report.html_page import trace_page
-from kvproof.checker.report.proof_report import render_proof
 from kvproof.checker.report.trace_view import build
 from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.model.handoff import protocol_of

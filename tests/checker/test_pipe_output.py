@@ -14,7 +14,7 @@ from kvproof.checker.cli import main
 from kvproof.spec.variant import VARIANTS_DIR, list_variants
 
 NAMES = [v.name for v in list_variants()]
-SPANS = ["0.5.15-0.5.20", "0.5.21-0.5.23", "0.5.21-0.5.23*"]
+SPANS = ["0.5.15-0.5.20", "0.5.22-0.5.23", "0.5.21-0.5.23*"]
 
 
 @pytest.mark.parametrize("columns", [None, "80", "40"])

@@ -205,22 +205,3 @@ def test_a_terminal_gets_the_display_with_each_variants_stage(
     drawn = screen.getvalue()
     assert "b: necessity of bounded_transfer" in drawn and "1/2" in drawn
     assert "[1/2]" not in drawn  # the log lines are for logs, not for a terminal
-
-
-def test_a_second_pass_says_which_it_is() -> None:
-    """``check --all``'s liveness pass counts the variants again: ``[liveness 1/2]``, not a
-    second ``[1/2]`` (issue 41)."""
-    import contextlib
-    import sys
-
-    from kvproof.checker.report.progress_display import progress_for
-
-    out = io.StringIO()
-    with contextlib.redirect_stderr(out):
-        assert not sys.stderr.isatty()
-        with progress_for("checking variants", 2) as first:
-            first.done("a", "holds as expected")
-        with progress_for("liveness expectations", 2) as second:
-            second.done("a", "liveness as expected")
-    done = [ln.split(" (")[0] for ln in out.getvalue().splitlines()]
-    assert done == ["[1/2] a: holds as expected", "[liveness 1/2] a: liveness as expected"]

@@ -11,7 +11,7 @@ import networkx as nx
 import pytest
 
 from kvproof.checker.cli import main
-from kvproof.checker.report.state_graph import graphml_graph, to_dot
+from kvproof.checker.render.explore_graph import graphml_graph, to_dot
 from kvproof.model.handoff import build_handoff, protocol_of
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import BOOL, Action, Invariant, Protocol, Var

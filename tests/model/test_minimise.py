@@ -19,8 +19,8 @@ from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.search.candidates import Evaluator, candidates
-from kvproof.model.search.clause_table import ClauseTable
-from kvproof.model.search.houdini import Conjunct, small_inductive
+from kvproof.model.search.clause_table import ClauseTable, Conjunct
+from kvproof.model.search.houdini import small_inductive
 from kvproof.model.search.infer import sample_states
 from kvproof.model.search.step import FiniteStep
 

@@ -8,8 +8,8 @@ import pickle
 
 import networkx as nx
 
-from kvproof.checker.report import graph_svg
-from kvproof.checker.report.state_graph import graphml_graph, to_dot
+from kvproof.checker.render import explore_graph
+from kvproof.checker.render.explore_graph import graphml_graph, to_dot
 from kvproof.model.handoff import protocol_of
 from kvproof.model.search.bmc import bmc
 from kvproof.model.search.complete import check_complete
@@ -37,7 +37,7 @@ def test_explore_result_with_its_graph_pickles() -> None:
     # The exports come from the data plus the protocol passed in: the same from the copy.
     assert to_dot(back) == to_dot(result)
     assert _graphml(back, protocol) == _graphml(result, protocol)
-    assert graph_svg.render(back, protocol) == graph_svg.render(result, protocol)
+    assert explore_graph.render(back, protocol) == explore_graph.render(result, protocol)
 
 
 def test_every_model_result_pickles() -> None:

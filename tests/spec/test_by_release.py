@@ -25,7 +25,7 @@ DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
     [
         ("sglang==0.5.19", "sglang-0.5.19-pd"),
         ("sglang==0.5.20", "sglang-0.5.19-pd"),
-        ("sglang==0.5.21", "sglang-0.5.22-pd"),
+        ("sglang==0.5.21", "sglang-0.5.21-pd"),
         ("sglang==0.5.22", "sglang-0.5.22-pd"),
         ("sglang==0.5.23", "sglang-0.5.22-pd"),
     ],
@@ -127,7 +127,7 @@ def test_conform_says_which_release_it_runs(capsys: pytest.CaptureFixture[str]) 
     assert "sglang-0.5.19-pd vs sglang 0.5.20" in got.out
     assert main(["conform", "sglang-0.5.22-pd", "--traces", "3"]) == 0
     err = capsys.readouterr().err
-    assert "running sglang 0.5.23: the newest of 0.5.21-0.5.23 that sglang-0.5.22-pd's" in err
+    assert "running sglang 0.5.23: the newest of 0.5.22-0.5.23 that sglang-0.5.22-pd's" in err
 
 
 def test_a_vllm_release_is_its_pull_variant_and_push_by_its_transfer_mode() -> None:

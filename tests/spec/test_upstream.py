@@ -68,8 +68,10 @@ def test_the_catalog_mapping() -> None:
     upstream = {v.name: v.upstream for v in list_variants() if v.upstream}
     older = ("0.5.15", "0.5.16", "0.5.17", "0.5.18")
     assert upstream["sglang-0.5.19-pd"].releases == (*older, "0.5.19", "0.5.20")
-    assert upstream["sglang-0.5.22-pd"].releases == newer
-    assert upstream["sglang-pd-deferred-timeout"].releases == newer
+    # 0.5.21 counts a late ABORT_ACK of an earlier abort of the room (ack_generation).
+    assert upstream["sglang-0.5.21-pd"].releases == ("0.5.21",)
+    assert upstream["sglang-0.5.22-pd"].releases == newer[1:]
+    assert upstream["sglang-pd-deferred-timeout"].releases == newer[1:]
     early = upstream["sglang-pd-early-free-abort"]
     assert early.releases == newer
     assert early.env == {"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": False}

@@ -15,6 +15,9 @@ class Adapter:
     make_queue: Callable[..., Any]  # (decode, allocator, buffers, scheduler, tree) -> queue
     # (common conn module, manager, receiver, prefill rank): one rank's ABORT_ACK
     note_ack: Callable[[Any, Any, Any, int], None]
+    # (common conn module, manager, receiver, prefill rank): one rank's late ABORT_ACK of an
+    # earlier abort of the receiver's room (``stale_ack``), as the wire carries it
+    note_stale_ack: Callable[[Any, Any, Any, int], None]
     # deferred release as the manager computes it from the env switch
     deferred: Callable[[bool, type], bool]
     # ``DecodeTransferQueue.resolve_deferred_releases`` and the ACK accounting exist

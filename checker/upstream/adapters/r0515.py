@@ -44,6 +44,7 @@ ADAPTER = Adapter(
     signatures=SIGNATURES,
     make_queue=_queue,
     note_ack=_ack,
+    note_stale_ack=_ack,
     deferred=lambda env, cls: False,  # no deferred release in these releases
     deferred_machinery=False,
 )

@@ -55,6 +55,12 @@ def _ack(common: Any, mgr: Any, recv: Any, rank: int) -> None:
     mgr.note_abort_ack(recv.bootstrap_room, rank)
 
 
+# A late ACK of an earlier abort of the room reads the same on the wire: ``[b"ABORT_ACK",
+# room, rank]`` names no abort (``common/conn.py::CommonKVManager.note_abort_ack
+# (bootstrap_room, prefill_rank)`` records any while the room is held).
+_stale_ack = _ack
+
+
 ADAPTER = Adapter(
     name="0.5.19-0.5.20",
     signatures=(
@@ -64,5 +70,6 @@ ADAPTER = Adapter(
     ),
     make_queue=_queue,
     note_ack=_ack,
+    note_stale_ack=_stale_ack,
     deferred=lambda env, cls: env,
 )

@@ -16,6 +16,7 @@ from kvproof.checker.upstream.adapters.r0519 import (
     HOSTS,
     SHARED,
     _ack,
+    _stale_ack,
     queue_init,
 )
 
@@ -37,5 +38,6 @@ ADAPTER = Adapter(
     ),
     make_queue=_queue,
     note_ack=_ack,
+    note_stale_ack=_stale_ack,
     deferred=supports,
 )

@@ -28,6 +28,17 @@ def _ack(common: Any, mgr: Any, recv: Any, rank: int) -> None:
     mgr.handle_abort_ack_message(ack.to_zmq())
 
 
+def _stale_ack(common: Any, mgr: Any, recv: Any, rank: int) -> None:
+    # A late ACK of an earlier abort of this room carries that abort's generation, and the
+    # manager's counter only grows (``register_deferred_abort_room``): one below the
+    # room's, or, before the room is armed, the last one the manager issued (0: none yet,
+    # a decode restarted since). Parsed by the release's ``handle_abort_ack_message``.
+    armed = recv._abort_generation
+    earlier = armed - 1 if armed is not None else mgr._deferred_abort_generation
+    ack = common.AbortAck(room=recv.bootstrap_room, prefill_rank=rank, generation=earlier)
+    mgr.handle_abort_ack_message(ack.to_zmq())
+
+
 ADAPTER = Adapter(
     name="0.5.22-0.5.23",
     signatures=(
@@ -40,5 +51,6 @@ ADAPTER = Adapter(
     ),
     make_queue=_queue,
     note_ack=_ack,
+    note_stale_ack=_stale_ack,
     deferred=supports,
 )

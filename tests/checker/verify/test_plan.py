@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from kvproof.checker.verify.plan import CheckOptions, Phase, check_mixed, plan
-from kvproof.checker.verify.portfolio import SHALLOW_DEPTH, SUBSET_MIN_DEPTH
+from kvproof.checker.verify.plan import SHALLOW_DEPTH, SUBSET_MIN_DEPTH
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 

@@ -10,7 +10,8 @@ import shutil
 import textwrap
 from typing import Any, Protocol
 
-from kvproof.checker.advise.run import text_of, variant_summary
+from kvproof.checker.report.trace_view import cells_text
+from kvproof.ops.advise.run import text_of, variant_summary
 
 
 class Wrap(Protocol):
@@ -82,7 +83,7 @@ def lines(doc: dict[str, Any], *, raw: bool = False, width: int | None = None) -
         out += wrap(f"VIOLATED {f['name']} ({f['kind']}, {f['steps']} steps):")
         out += wrap(f["story"], 2)
         if raw:
-            out += [f"    {row['label']}: " + _raw(row) for row in f["trace"]]
+            out += [f"    {row['label']}: " + cells_text(row) for row in f["trace"]]
     if found["assumptions"]:
         out += ["", "The verdicts rest on these assumptions:"]
     for a in found["assumptions"]:
@@ -112,9 +113,3 @@ def _fix(doc: dict[str, Any], wrap: Wrap) -> list[str]:
             f"`kvproof advise {fix['deployment']}` for what that asks of the deployment."
         ),
     ]
-
-
-def _raw(row: dict[str, Any]) -> str:
-    from kvproof.model.lang.explain import change_text
-
-    return "; ".join(change_text(c) for c in row["changes"] if c["var"] != "posted")

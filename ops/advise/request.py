@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kvproof.checker.advise.release_env import env_names, typed
+from kvproof.ops.advise.release_env import env_names, typed
 from kvproof.spec import releases
 from kvproof.spec.errors import KvproofInputError
 
@@ -96,7 +96,7 @@ def deployment(
         )
     env_pairs, arg_pairs = _pairs(env, "--env"), _pairs(server_args, "--server-arg")
     if engine == "vllm":
-        from kvproof.checker.advise import vllm
+        from kvproof.ops.advise import vllm
 
         if server_info is not None:
             raise KvproofInputError("--server-info reads SGLang's /server_info", "--server-info")

@@ -3,6 +3,12 @@
 The run holds everything (``checker/conform/result.py::ConformRun``; ``--all``'s
 ``checker/upstream/matrix.py::ConformMatrix``); this only prints it. Long values (the
 exercised functions, the untaken transitions) are wrapped so no line runs past 100.
+
+After "your code behaves as ..." it says what the variant means for a deployment, so
+"conforms" never reads as "safe" (issue 41): the variant's ``[expect]`` table (``check
+--all`` holds every variant to it) and the length of its stored counterexample in the
+regression corpus (``traces/``, kept true by ``tests/checker/test_corpus.py``), so saying
+it costs no model run.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from kvproof.checker.conform.result import ConformRun
@@ -36,8 +43,6 @@ def render(run: ConformRun) -> None:
         verdict = "conforms"
     _say(f"{run.variant} vs {run.engine} {run.release} (adapter {run.adapter}): {verdict}", "")
     if run.raised is None and not run.diverged:
-        # "conforms" is not "safe": say what the matched variant means (issue 41).
-        from kvproof.checker.report.variant_meaning import what_it_means
         from kvproof.spec.variant import load_variant
 
         _say(f"your code behaves as {run.variant}, {what_it_means(load_variant(run.variant))}")
@@ -82,3 +87,32 @@ def render_matrix(m: Any) -> None:
     for c in m.cells:
         if c.column == "listed" and c.mark != "ok":
             _say(f"LISTED BUT {c.mark.upper()}: {c.variant} on {c.release}", "")
+
+
+LEAKS = ("isolation", "no_stray_write")
+
+
+def _steps(name: str, invariant: str, folder: Path) -> int | None:
+    path = folder / f"{name}.{invariant}.jsonl"
+    if not path.is_file():
+        return None
+    return sum(1 for line in path.read_text(encoding="utf-8").splitlines()[1:] if line.strip())
+
+
+def what_it_means(variant: Any, folder: Path | None = None) -> str:
+    """What ``variant`` means for a deployment, in one clause: ``which leaks (no_stray_write
+    violated in 6 steps)``, ``which is unsafe (...)`` or ``which is safe under ...``."""
+    broken = [k for k, v in variant.expect.items() if v == "violated"]
+    if not broken:
+        under = list(getattr(variant, "assume", {}) or {})
+        lively = [k for k, v in getattr(variant, "expect_liveness", {}).items() if v == "violated"]
+        said = "which is safe" + (f" under {', '.join(under)}" if under else "")
+        return said + (f", though {', '.join(lively)} can fail" if lively else "")
+    from kvproof.checker.traces.corpus import TRACES_DIR  # here: the corpus module loads Z3
+
+    found = [(inv, _steps(variant.name, inv, folder or TRACES_DIR)) for inv in broken]
+    known = sorted((s, inv) for inv, s in found if s is not None)
+    inv, steps = (known[0][1], known[0][0]) if known else (broken[0], None)
+    how = f"{inv} violated" + (f" in {steps} steps" if steps else "")
+    word = "leaks" if any(b in LEAKS for b in broken) else "is unsafe"
+    return f"which {word} ({how})"

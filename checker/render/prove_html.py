@@ -1,4 +1,4 @@
-"""Proofs in the report: the inductive invariant as clauses, and a CTI's two states.
+"""``kvproof prove --html``: the inductive invariant as clauses, and a CTI's two states.
 
 A proof is only as convincing as the invariant it certifies, so the report prints every
 conjunct the prover used (``clauses.py``), safety invariants first. When induction fails,
@@ -8,13 +8,31 @@ the changed cells marked (a "Δ" as well as bold), and the conjunct it breaks ou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from typing import Any
 
+from kvproof import __version__
 from kvproof.checker.report.clauses import clauses
+from kvproof.checker.report.html_page import document, section, variant_box
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
+
+
+def proof_page(proofs: Sequence[tuple[Any, Protocol, Any]]) -> str:
+    """The page: per (variant, protocol, result), the inductive invariant's
+    clauses and, when induction failed, the CTI's two states."""
+    body = []
+    for variant, protocol, result in proofs:
+        body.append(
+            f"<h1>{escape(variant.name)}: proof for all numbers of requests and pages</h1>"
+            f'<p class="subtitle">kvproof {escape(__version__)}</p>'
+            + section("Inductive invariant", render(protocol, result), "proof-section")
+            + section(f"Variant {variant.name}", variant_box(variant), "variant-section")
+        )
+    names = ", ".join(v.name for v, _, _ in proofs)
+    return document(f"kvproof prove: {names}", f'<div class="kvproof-report">{"".join(body)}</div>')
 
 
 def render(protocol: Protocol, result: Any) -> str:

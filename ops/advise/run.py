@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.advise.assess import Assessment, assess
-from kvproof.checker.advise.match import Match, match
-from kvproof.checker.advise.meaning import meaning
-from kvproof.checker.advise.release_env import env_names
-from kvproof.checker.advise.request import Deployment
+from kvproof.ops.advise.assess import Assessment, assess
+from kvproof.ops.advise.match import Match, match
+from kvproof.ops.advise.meaning import meaning
+from kvproof.ops.advise.release_env import env_names
+from kvproof.ops.advise.request import Deployment
 from kvproof.spec.upstream import version_key
 from kvproof.spec.variant import list_variants, load_variant
 
@@ -81,7 +81,7 @@ class AdviseRun:
 def _values(dep: Deployment, m: Match) -> tuple[dict[str, Any], dict[str, str]]:
     assert dep.tree is not None
     if dep.engine == "vllm":
-        from kvproof.checker.advise import vllm
+        from kvproof.ops.advise import vllm
 
         values = {k: dep.server_args.get(k, d) for k, (_, d) in vllm.SETTINGS.items()}
         return values, {k: dep.given.get(k, "release default") for k in values}
@@ -173,7 +173,7 @@ def find_fix(dep: Deployment, *, traces: int, seed: int, say: Stage) -> Fix | No
 
 def _vllm_fix(dep: Deployment, *, traces: int, seed: int, say: Stage) -> Fix | None:
     """Other kv-transfer settings on the same release (no newer vLLM release is known)."""
-    from kvproof.checker.advise import vllm
+    from kvproof.ops.advise import vllm
 
     for variant in list_variants():
         up = variant.upstream

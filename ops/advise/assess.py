@@ -7,6 +7,7 @@ Verdicts are per variant, so one assessment serves every release and setting tha
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -43,20 +44,12 @@ class Assumed:
     text: str  # the declared sentence (spec/assumptions.py)
     why: str  # the variant's reason it holds for this engine
     needed: bool | None
-    without: str | None = None  # the property violated without it
+    without_it: str | None = None  # the property violated without it
     steps: int | None = None
     story: str | None = None  # that counterexample in engine words
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "text": self.text,
-            "needed": self.needed,
-            "without_it": self.without,
-            "steps": self.steps,
-            "story": self.story,
-        }
+        return {k: v for k, v in dataclasses.asdict(self).items() if k != "why"}
 
 
 @dataclass(frozen=True)
@@ -64,16 +57,12 @@ class Assessment:
     variant: str
     engine: str
     push: bool
-    summary: str
     findings: tuple[Finding, ...]
     assumptions: tuple[Assumed, ...]
 
     @property
     def safe(self) -> bool:
         return all(f.verdict == "holds" for f in self.findings)
-
-    def broken(self) -> list[Finding]:
-        return [f for f in self.findings if f.verdict != "holds"]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,7 +79,8 @@ def _told(
     protocol: Any, trace: Any, voice: Any, states: Any = ()
 ) -> tuple[str, tuple[dict[str, Any], ...]]:
     """``states``: the trace's, as the search derived them (none: replayed here)."""
-    from kvproof.checker.render.check_json import initial_facts, trace_explanation, trace_rows
+    from kvproof.checker.render.check_json import initial_facts, trace_explanation
+    from kvproof.checker.report.trace_view import trace_rows
 
     rows = trace_rows(protocol, trace, states)
     why = trace_explanation(protocol, trace, states)
@@ -148,4 +138,4 @@ def assess(name: str) -> Assessment:
             )
         )
     push = variant.switches.transfer_mode != "pull"
-    return Assessment(name, variant.engine, push, variant.summary, tuple(found), tuple(notes))
+    return Assessment(name, variant.engine, push, tuple(found), tuple(notes))

@@ -11,22 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from kvproof.checker.advise.request import deployment
-from kvproof.checker.advise.run import advise
 from kvproof.checker.cli import main
 from kvproof.checker.report.engine_words import uses_model_names
 from kvproof.checker.upstream import fetch
+from kvproof.ops.advise.request import deployment
+from kvproof.ops.advise.run import advise
 from kvproof.spec.errors import KvproofInputError
 
 DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
 
 
-def _cached(*versions: str) -> None:
+def _cached(*versions: str, engine: str = "sglang") -> None:
+    from kvproof.checker.conform.vllm import fetch as vllm_fetch
+
     for version in versions:
         try:
-            fetch.cached(version)
+            (vllm_fetch if engine == "vllm" else fetch).cached(version)
         except KvproofInputError as exc:
-            pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
+            pytest.skip(f"no cached {engine} {version} wheel and no index: {exc}")
 
 
 @pytest.mark.parametrize(
@@ -102,7 +104,7 @@ def test_0_5_22_is_safe_under_bounded_transfer() -> None:
     assert run.exit_code == 0 and run.fix is None
     assert run.assessment is not None
     bounded = next(a for a in run.assessment.assumptions if a.name == "bounded_transfer")
-    assert bounded.needed and bounded.without == "no_stray_write" and bounded.story
+    assert bounded.needed and bounded.without_it == "no_stray_write" and bounded.story
     said = run.meanings["bounded_transfer"]
     assert "30 s" in said and "300 s" in said  # the release timeout and the waiting timeout
 
@@ -118,26 +120,17 @@ def test_0_5_22_without_deferred_release_frees_early(tmp_path: Path) -> None:
     doc = json.loads(json.dumps(run.to_json()))  # --json: plain data
     assert doc["verdict"] == "unsafe" and doc["match"]["variant"] == run.match.variant
     # the text names no model field; --raw does
-    from kvproof.checker.advise.render import lines
+    from kvproof.ops.advise.render import lines
 
     text = "\n".join(lines(doc))
     assert "early" not in doc["fix"]["change"] and not uses_model_names(text)
     assert max(len(line) for line in text.splitlines()) <= 200
     assert uses_model_names("\n".join(lines(doc, raw=True)))
-    from kvproof.checker.report.advise_html import advise_page
+    from kvproof.ops.advise.html import advise_page
 
     html = advise_page(doc)
     assert "UNSAFE" in html and 'ol class="engine-steps"' in html
     assert not uses_model_names(html.split("<style>")[0] + html.split("</style>")[1])
-
-
-def _cached_vllm(version: str) -> None:
-    from kvproof.checker.conform.vllm import fetch as vllm_fetch
-
-    try:
-        vllm_fetch.cached(version)
-    except KvproofInputError as exc:
-        pytest.skip(f"no cached vllm {version} wheel and no index: {exc}")
 
 
 @pytest.mark.parametrize(
@@ -157,7 +150,7 @@ def test_vllm_bad_input(argv: list[str], says: str, capsys: pytest.CaptureFixtur
 @pytest.mark.slow
 def test_vllm_0_34_pull_reads_after_the_lease() -> None:
     """0.34.0's own code (conform --vllm) in pull mode: prefill frees on lease expiry."""
-    _cached_vllm("0.34.0")
+    _cached("0.34.0", engine="vllm")
     run = advise(deployment("vllm==0.34.0"), traces=50)
     assert run.match.variant == "vllm-0.34-nixl-pull" and run.match.by_table
     assert "vllm-stale-block-lease" in run.match.same_code + run.match.also
@@ -171,7 +164,7 @@ def test_the_incident_server_info_names_its_release() -> None:
     """The audit example's /server_info (no exposed environment): 0.5.19, Mooncake."""
     _cached("0.5.19")
     path = (
-        Path(__file__).resolve().parents[2] / "examples/audit/incident/prefill-0.server_info.json"
+        Path(__file__).resolve().parents[3] / "examples/audit/incident/prefill-0.server_info.json"
     )
     dep = deployment(None, server_info=path)
     assert dep.version == "0.5.19" and dep.env == {}

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.advise.release_env import env_names
-from kvproof.checker.advise.request import Deployment
+from kvproof.ops.advise.release_env import env_names
+from kvproof.ops.advise.request import Deployment
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.upstream import Upstream
 from kvproof.spec.variant import Variant, list_variants
@@ -101,7 +101,7 @@ def _names(variant: Variant, version: str) -> bool:
 def _sides(dep: Deployment, variants: list[Variant]) -> tuple[Any, Any, Any]:
     """(is listed, the variant as the operator runs it or None, conform) for ``dep``'s engine."""
     if dep.engine == "vllm":
-        from kvproof.checker.advise import vllm
+        from kvproof.ops.advise import vllm
 
         return (
             lambda v: vllm.listed(v, dep.version, dep.server_args),

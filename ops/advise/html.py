@@ -1,9 +1,9 @@
 """``kvproof advise --html``: the advice as one self-contained page, in the report's style.
 
-Drawn from ``AdviseRun.to_json()`` (plain data, so ``checker/report`` needs nothing of the
-advise room): the verdict, the variant the code is, each counterexample as what the engines
-did (a numbered list, engine words only), the assumptions with what they ask of this
-deployment, and the fix.
+Drawn from ``AdviseRun.to_json()`` (the document ``--json`` prints) with the report's page
+and engine words (``checker/report``): the verdict, the variant the code is, each
+counterexample as what the engines did (a numbered list, engine words only), the
+assumptions with what they ask of this deployment, and the fix.
 """
 
 from __future__ import annotations
