@@ -20,6 +20,7 @@ the state, no response shows it). ``--json`` counts each kind (``divergences``, 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
@@ -108,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         else lambda found, saved: render_fuzz.model_finding(console, variant, found, saved),
     )
     if args.json:
-        render_fuzz.render_json(done)
+        print(json.dumps(done.to_json(), indent=2))
     else:
         render_fuzz.render(console, done)
     return done.exit_code

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,10 +10,6 @@ from kvproof.checker.report.replay_text import SHOWS
 from kvproof.checker.report.tables import print_table
 from kvproof.checker.report.written import wrote
 from kvproof.checker.runs.fuzz_run import FuzzRun
-
-
-def render_json(run: FuzzRun) -> None:
-    print(json.dumps(run.to_json(), indent=2))
 
 
 def model_finding(console: Any, variant: Any, found: Any, saved: Path) -> None:
