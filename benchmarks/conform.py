@@ -11,42 +11,10 @@ the walks), timed from outside, as a user or a CI job sees it.
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
-import platform
-
-from conform_timing import time_conform  # this folder, on the path when run as a script
+from conform_timing import bench  # this folder, on the path when run as a script
 
 CASES = (("sglang-0.5.19-pd", "0.5.19"), ("sglang-0.5.22-pd", "0.5.22"))
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--trials", type=int, default=3)
-    ap.add_argument("--traces", type=int, default=200)
-    args = ap.parse_args()
-    out: dict[str, object] = {
-        "benchmark": "conform",
-        "command": f"python benchmarks/conform.py --trials {args.trials} --traces {args.traces}",
-        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
-        "goal_s": 10,
-    }
-    for variant, release in CASES:
-        timed = time_conform(
-            [variant, "--sglang", release, "--traces", str(args.traces)], args.trials
-        )
-        result = timed.pop("result")
-        out[f"{variant} --sglang {release}"] = {
-            "exit_code": timed.pop("exit_code"),
-            "steps": result.get("steps"),
-            "coverage": result.get("coverage"),
-            "trivial_walks": result.get("trivial_walks"),
-            **timed,
-        }
-    print(json.dumps(out, indent=2))
-    return 0
-
+KEYS = ("steps", "coverage", "trivial_walks")  # what each case reports of the run's JSON
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(bench("conform", 10, "--sglang", CASES, KEYS))

@@ -1,10 +1,13 @@
-"""The timing loop of the conform benchmarks (``conform.py``, ``conform_vllm.py``): the
-whole command in a fresh process per trial, timed from outside as a user or CI job sees it."""
+"""The conform benchmarks' one body (``conform.py``, ``conform_vllm.py``): each case's whole
+command in a fresh process per trial, timed from outside as a user or CI job sees it, and
+one JSON object printed."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
@@ -35,3 +38,25 @@ def time_conform(args: list[str], trials: int) -> dict[str, Any]:
         "command_s": {"median": round(statistics.median(walls), 3), "max": round(max(walls), 3)},
         "conform_s": {"median": round(statistics.median(inner), 3)} if inner else None,
     }
+
+
+def bench(name: str, goal_s: int, flag: str, cases: Any, keys: tuple[str, ...]) -> int:
+    """``python benchmarks/NAME.py [--trials 3] [--traces 200]``: ``kvproof conform VARIANT
+    FLAG RELEASE`` per case; ``keys``: what each case reports of the run's JSON."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--trials", type=int, default=3)
+    ap.add_argument("--traces", type=int, default=200)
+    args = ap.parse_args()
+    out: dict[str, object] = {
+        "benchmark": name,
+        "command": f"python benchmarks/{name}.py --trials {args.trials} --traces {args.traces}",
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "goal_s": goal_s,
+    }
+    for variant, release in cases:
+        timed = time_conform([variant, flag, release, "--traces", str(args.traces)], args.trials)
+        result = timed.pop("result")
+        found = {k: result.get(k) for k in keys}
+        out[f"{variant} {flag} {release}"] = {"exit_code": timed.pop("exit_code"), **found, **timed}
+    print(json.dumps(out, indent=2))
+    return 0

@@ -312,15 +312,13 @@ class Harness(status.PrefillSteps):
     def _stale_ack(self, r: int) -> None:
         wire.late_acks(self.adapter.note_stale_ack, self.mods[COMMON], self.mgr, self.receivers[r])
 
-    def _timeout(self, r: int) -> None:
-        target = self.jump_target(ActionInstance("timeout", (r,)))
+    def _timeout(self, r: int, timer: str = "timeout") -> None:
+        target = self.jump_target(ActionInstance(timer, (r,)))
         if target is not None:
             self.clock.jump_to(target)
 
     def _give_up(self, r: int) -> None:
-        target = self.jump_target(ActionInstance("give_up", (r,)))
-        if target is not None:
-            self.clock.jump_to(target)
+        self._timeout(r, "give_up")
 
     def jump_target(self, inst: ActionInstance) -> float | None:
         """The deadline the code set that the model's ``timeout``/``give_up`` passes."""

@@ -9,6 +9,8 @@ closest to and must diverge, on the switch their exemption names.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from kvproof.checker.upstream import fetch
@@ -66,22 +68,33 @@ def test_a_listed_release_conforms(name: str, release: str) -> None:
         assert run.env[key] == value and run.env_source[key] == "variant"
 
 
+# 0.5.19 with deferred release on, and the variant's release set as that code's: what is
+# left is decode freeing a failure it did not start at once (a client abort alone, with
+# release off, would be named ``release`` first, rightly).
+DEFERRED_0519 = ({"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": True}, "deferred_timeout")
+
+
 @pytest.mark.parametrize(
-    ("name", "release", "switch"),
+    ("name", "release", "switch", "setting"),
     [
-        ("sglang-pd-waiting-timeout-free", "0.5.22", "decode_gives_up"),
-        ("sglang-pd-success-overwrites-abort", "0.5.22", "release"),
-        ("mooncake-batch-failed-partial", "0.5.22", "failed_means_drained"),
-        ("sglang-pd-checksum-decode-only", "0.5.19", "failed_means_drained"),
+        ("sglang-pd-waiting-timeout-free", "0.5.22", "decode_gives_up", None),
+        ("sglang-pd-success-overwrites-abort", "0.5.22", "release", None),
+        ("mooncake-batch-failed-partial", "0.5.22", "failed_means_drained", None),
+        ("sglang-pd-checksum-decode-only", "0.5.19", "failed_means_drained", DEFERRED_0519),
     ],
 )
 def test_an_exempt_variant_diverges_where_its_exemption_says(
-    name: str, release: str, switch: str
+    name: str, release: str, switch: str, setting: tuple[dict[str, bool], str] | None
 ) -> None:
     _cached(release)
     variant = load_variant(name)
     assert variant.upstream is not None and switch in (variant.upstream.exempt or "")
-    run = conform(variant, release, traces=200, faults=True)
+    env: dict[str, bool] = {}
+    if setting is not None:
+        env, how = setting
+        sw = dataclasses.replace(variant.switches, release=how)
+        variant = dataclasses.replace(variant, switches=sw)
+    run = conform(variant, release, traces=200, faults=True, env=env)
     # The exact diagnosis names every single flip that makes the trace conform; the
     # exemption's switch must be one of them (0.5.19 frees an abort at once too, so
     # ``release = immediate`` can explain the same trace).

@@ -15,28 +15,20 @@ import shutil
 from pathlib import Path
 
 import pytest
+from release_copy import tree
 
 from kvproof.checker.cli import main
 from kvproof.checker.conform import model_side
 from kvproof.checker.conform.engine import RequestSpec, Step
-from kvproof.checker.upstream import fetch
 from kvproof.checker.upstream.engine import open_sglang
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance, Instance
-from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
 RETIRE = "if not is_retracted and not is_rebootstrap and is_unadmitted_reject(req):"
 OVER_D, FITS = RequestSpec(False, True), RequestSpec(False, False)
 SENT = [("alloc", 0), ("send",), ("post", 0), ("land", 0), ("done",)]
-
-
-def tree(version: str) -> Path:
-    try:
-        return fetch.cached(version)
-    except KvproofInputError as exc:
-        pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
 
 
 def _step(action: str, r: int, *args: int) -> Step:
