@@ -22,8 +22,7 @@ holds is ``update_status``'s own decision, compared with the model's as ``decode
 
 After each step the scheduler's loop runs once: ``pop_transferred`` then
 ``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``); a
-committed request whose reject was pending (a queued stub) ends at its first step
-(``Req.update_finish_state``).
+committed stub ends at its first step (``admission.first_step_ends``).
 """
 
 from __future__ import annotations
@@ -251,9 +250,8 @@ class Harness:
         return None
 
     def _arrive(self, r: int) -> None:
-        over = r < len(self.requests) and self.requests[r].over_decode
-        req = admission.arrival_req(self.mods, r, over)
-        entry = admission.admit(self.mods, self.sched_self, req)
+        over = r < len(self.requests) and self.requests[r].over_decode  # decode's own limit
+        entry = admission.admit(self.mods, self.sched_self, r, over)
         self.admitted[r] = admission.QUEUED if entry else admission.RETIRED
         if entry is None:  # retired at the door: no receiver, nothing to reserve
             return
