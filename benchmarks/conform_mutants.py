@@ -6,6 +6,10 @@ whether it exits 1 (killed), the switch it names and the seconds. Prints JSON an
 
     python benchmarks/conform_mutants.py [--traces 200] [--only NAME ...]
 
+Each mutant is a bug a developer could write. One planted earlier
+(``waiting_timeout_no_abort_sent``) is equivalent over the whole decision path: ``REPLACED``
+gives the argument (file::function) and its replacement in the same area.
+
 The copy hard-links every file of the release but the patched one (which is rewritten),
 so the cache is never touched. A mutant whose anchor is missing is an error, not a pass.
 """
@@ -37,10 +41,12 @@ MUTANTS = (
      "deadline = start_time + self.deferred_kv_release_timeout", "deadline = start_time"),
     ("waiting_timeout_ignored", "timeouts", C,
      "if elapsed < self.kv_mgr.waiting_timeout:", "if elapsed < 1e9:"),
-    ("waiting_timeout_no_abort_sent", "timeouts", C,
-     "            self._send_abort_notification()\n            self.abort_notified = True\n"
-     "        return KVPoll.Failed",
-     "            pass\n        return KVPoll.Failed"),
+    # Replaces ``waiting_timeout_no_abort_sent`` (equivalent: see REPLACED).
+    ("waiting_timeout_restarts_on_poll", "timeouts", C,
+     "                self._prefill_wait_start = None\n"
+     "                self.init_time = time.time()",
+     "                self._prefill_wait_start = None\n"
+     "            self.init_time = time.time()"),
     ("ack_always_safe", "per-rank ACKs", C,
      "return len(acks) >= required_acks", "return True"),
     ("ack_off_by_one", "per-rank ACKs", C,
@@ -86,10 +92,39 @@ MUTANTS = (
     ("prefill_pages_one_short", "page counts", P,
      "            len(req.origin_input_ids) - decode_prefix_len,",
      "            len(req.origin_input_ids) - decode_prefix_len - 1,"),
+    ("last_chunk_drops_partial_page", "page counts", P,
+     "        if not last_chunk:\n            # if not the last chunk and the last page is "
+     "partial, delay", "        if True:\n            # if not the last chunk and the last "
+     "page is partial, delay"),
     ("decode_reserve_retires_no_reject", "reservation", D,
      "if not is_retracted and not is_rebootstrap and is_unadmitted_reject(req):",
      "if False:"),
 )  # fmt: skip
+
+
+# Mutants dropped as equivalent on every path of the release's decision code, each with the
+# argument (0.5.22 wheel) and its replacement in the same area; the JSON marks the
+# replacement.
+REPLACED = {
+    "waiting_timeout_restarts_on_poll": {
+        "replaces": "waiting_timeout_no_abort_sent",
+        "reason": (
+            "common/conn.py::CommonKVReceiver._check_waiting_timeout runs only inside "
+            "_poll's WaitingForInput branch with init_time set, i.e. from "
+            "decode.py::DecodeTransferQueue.pop_transferred (via _poll_with_metadata_gate) or, "
+            "under the prefill_complete policy, DecodePreallocQueue._update_handshake_waiters. "
+            "In pop_transferred the same pass takes the Failed branch, where deferred release "
+            "(on by default, srt/environ.py) calls ensure_abort_notified(force_arm=True): the "
+            "same ABORT frames with the same armed generation (init_time is set, so the "
+            "original arms too) before any other request is handled. In the prealloc queue "
+            "the failed request's kv_receiver.clear() -> CommonKVReceiver._clear sends the "
+            "ABORT itself (defer_decode_allocation, abort_notified still False), in the same "
+            "pop_preallocated. With deferred release off the ABORT is never sent, but no "
+            "model sends one after decode gives up (model/handoff/rules/release.py::give_up "
+            "sets no abort_msg), so no variant can tell the two apart."
+        ),
+    },
+}
 
 
 def plant(src: Path, dest: Path, rel: str, old: str, new: str) -> None:
@@ -138,6 +173,7 @@ def main() -> int:
             "walks": result.get("walks"),
             "seconds": round(secs, 2),
             "stderr": done.stderr.strip().splitlines()[-1:] if done.returncode > 1 else [],
+            **({"replacement": REPLACED[name]} if name in REPLACED else {}),
         })  # fmt: skip
         said = {0: "SURVIVED", 1: "killed"}.get(done.returncode, f"ERROR (exit {done.returncode})")
         print(f"{name}: {said}", file=sys.stderr)

@@ -23,10 +23,10 @@ One walk, as the core drives it::
     engine.exercised(), engine.run_decisions()  # the functions run real; once-per-run
 
 ``Step.status`` is the model's transfer status of the request after the step
-("success", "failed", ...). ``Step.reported`` is what the peer the walk plays reports
-(SGLang's ``done``: the status prefill's sender sends, Success or, when a pending abort
-wins, Failed): the adapter hands that to the code, and the status decode then holds is the
-code's own decision (compared as ``decode_status``).
+("success", "failed", ...). ``Step.reported`` is what the model says the peer reports at
+``done`` (Success or, when a pending abort wins, Failed), for an adapter that plays the peer
+itself; SGLang's adapter runs the peer's code instead (``checker/upstream/status.py``:
+prefill's own managers decide what they send, compared as ``prefill_status``) and ignores it.
 
 The code's own same-pass decisions (``Decided``) are evidence the core asks the model to
 match with its own enabled action: ``commit`` when the code committed, ``abort`` when it

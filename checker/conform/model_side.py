@@ -85,6 +85,30 @@ def reported_status(concrete: Concrete, before: State, inst: ActionInstance) -> 
     return "failed" if wins else "success"
 
 
+def prefill_status(concrete: Concrete, state: State, r: int) -> str | None:
+    """The status prefill's sender holds (push): "pending" while it waits or writes,
+    "failed" once an abort reached it (``pend``) or it stopped (``fail``, ``abort_seen``),
+    the reported status once it concluded (``done``). None before arrival, for a request
+    retired at arrival, and where the model does not decide it: with
+    ``success_overwrites_abort`` a Failed is not terminal, so a pending abort's status
+    depends on an order the model does not keep (the abort before or after decode's
+    metadata)."""
+    if concrete.protocol.switches.transfer_mode != "push":
+        return None
+    phase = str(concrete.value(state, "pphase", (r,)))
+    if phase == "idle" or concrete.value(state, "resp", (r,)) == "rejected":
+        return None
+    pend = bool(concrete.value(state, "pend", (r,)))
+    lenient = concrete.protocol.switches.success_overwrites_abort
+    if phase == "sent":
+        return "failed" if pend and not lenient else "success"
+    if phase == "stopped":
+        return "failed"
+    if pend:
+        return None if lenient else "failed"
+    return "pending"
+
+
 def decode_status(concrete: Concrete, state: State, r: int) -> str | None:
     """The transfer status decode holds for an arrived request: "pending" until the
     transfer concludes (``poll`` none or transferring), then "success" or "failed"."""
@@ -122,6 +146,7 @@ def project(
                 source=source_of(concrete, state, r),
                 source_freed_in_flight=r in (freed_in_flight or ()),
                 decode_status=decode_status(concrete, state, r),
+                prefill_status=prefill_status(concrete, state, r),
                 admission=admission_of(concrete, state, r),
             )
         )

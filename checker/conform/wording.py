@@ -55,7 +55,7 @@ MEANS = {
     ("success_overwrites_abort", "true"): "lets prefill's Success overwrite an abort",
     ("success_overwrites_abort", "false"): "keeps an abort over a later Success",
     ("decode_admission", "retire_reject"): "retires a prompt over decode's limit at the door",
-    ("decode_admission", "queue_reject"): "queues a prompt over decode's limit as its stub",
+    ("decode_admission", "queue_reject"): "queues a prompt over decode's limit, not retiring it",
     ("prefill_hold", "lease"): "frees prefill's source blocks when its lease expires",
     ("prefill_hold", "until_read"): "holds prefill's source blocks until the transfer ends",
     ("ack_generation", "checked"): "drops a late ABORT_ACK of an earlier abort of the room",

@@ -9,16 +9,16 @@ Per step (``ActionInstance`` of the handoff protocol):
 | ``alloc`` | the page recorder (``DecodePreallocQueue`` stands in) |
 | ``send`` | the receiver's metadata published (``init_time``); ``DecodeTransferQueue.add`` |
 | ``post``/``land`` | a write in flight / landed (stray if its writer lost the page) |
-| ``done``/``fail`` | the manager's ``update_status`` with prefill's report (see below) |
+| ``done``/``fail`` | prefill's ranks conclude; decode takes their messages (``status.py``) |
+| ``p_abort``/``abort_seen`` | prefill's ``sender.abort`` / its ABORT handling (``status.py``) |
 | ``abort`` | ``Scheduler.abort_request`` (decode branch) |
 | ``ack``, ``stale_ack`` | the manager's ``note_abort_ack`` (late: an earlier abort's) |
 | ``timeout`` | the clock past the deferred-release deadline the code set |
 | ``give_up`` | the clock past the receiver's waiting timeout |
 | ``finish`` | the running batch frees (stand-in: not a decision module) |
 
-``done`` reports what prefill's sender sends (Success, or Failed when a pending abort wins:
-``Step.reported``), ``fail`` Failed with ``record_failure``; the status the manager then
-holds is ``update_status``'s own decision, compared with the model's as ``decode_status``.
+What prefill reports and what decode then holds are the code's (``status.py``), compared as
+``prefill_status`` and ``decode_status``.
 
 After each step the scheduler's loop runs once: ``pop_transferred`` then
 ``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``); a
@@ -33,7 +33,7 @@ from typing import Any
 
 from kvproof.checker.conform.engine import Decided, RequestSpec, Step
 from kvproof.checker.conform.projection import Projection, RequestView
-from kvproof.checker.upstream import admission, host, wire
+from kvproof.checker.upstream import admission, host, status, wire
 from kvproof.checker.upstream.adapters.adapter import Adapter
 from kvproof.checker.upstream.clock import Clock
 from kvproof.checker.upstream.pages import Pages
@@ -47,7 +47,7 @@ BASE = "sglang.srt.disaggregation.base.conn"
 SCHED = "sglang.srt.managers.scheduler"
 
 
-class Harness:
+class Harness(status.PrefillSteps):
     """One walk's worth of the release's decode side, fresh for every walk."""
 
     def __init__(
@@ -57,6 +57,7 @@ class Harness:
         backend: type,
         receiver: type,
         disagg: Any = None,
+        sender: type | None = None,
         requests: tuple[RequestSpec, ...] = (),
         over_long: Any = None,
         counts: Any = None,
@@ -118,6 +119,9 @@ class Harness:
         )
         object.__setattr__(self.sched_self, "disagg_decode_prealloc_queue", self.prealloc)
         self.admitted: dict[int, str] = {}  # request -> what decode's admission did
+        # Prefill's ranks: the backend's sender class unless the caller names one.
+        sender = sender or mods["sglang.srt.disaggregation.mooncake.conn"].MooncakeKVSender
+        self.prefill = status.PrefillRanks(mods, backend, sender, deferred)
         self.receivers: dict[int, Any] = {}
         self.dropped: set[int] = set()  # requests whose room the code's clear dropped
         self.entries: dict[int, Any] = {}  # request -> DecodeRequest
@@ -140,17 +144,10 @@ class Harness:
 
     # -- the core's view (``checker/conform/engine.py::Harness``) ------------------------
     def apply(self, step: Step | ActionInstance) -> None:
-        """The model's step; ``done`` reports the status the model's KVPoll took (an
-        abort can win over prefill's Success). A bare instance: a scripted step (tests)."""
+        """The model's step (``Step.reported`` is not read: prefill's code decides what it
+        reports, ``status.py``). A bare instance: a scripted step (tests)."""
         try:
-            if isinstance(step, ActionInstance):
-                self.take(step)
-            elif step.inst.action == "done":
-                # What prefill reports (the walk's), not what decode then holds (the code's).
-                said = step.reported if step.reported is not None else step.status
-                self.done_as(step.inst.args[0], said == "failed")
-            else:
-                self.take(step.inst)
+            self.take(step if isinstance(step, ActionInstance) else step.inst)
         except Exception as exc:  # the release's code may raise anything; kvproof's re-raises
             self._found(exc)
 
@@ -182,6 +179,7 @@ class Harness:
                     sent=counts.sent if counts else None,
                     intake=self.intake_of(r),
                     decode_status=self.status_of(r),
+                    prefill_status=self.prefill.status(1000 + r),
                     admission=self.admitted.get(r),
                 )
             )
@@ -251,6 +249,7 @@ class Harness:
         return None
 
     def _arrive(self, r: int) -> None:
+        self.prefill_arrives(r)  # prefill takes the request whatever decode decides
         over = r < len(self.requests) and self.requests[r].over_decode
         req = admission.arrival_req(self.mods, r, over)
         entry = admission.admit(self.mods, self.sched_self, req)
@@ -259,6 +258,7 @@ class Harness:
             return
         entry.metadata_buffer_index = r
         self.receivers[r] = entry.kv_receiver
+        wire.handshake(entry.kv_receiver)
         self.entries[r] = entry
 
     def _alloc(self, r: int, p: int) -> None:
@@ -270,6 +270,7 @@ class Harness:
         admission.give_row(entry.req, r)  # ``_pre_alloc``'s row: it holds KV now
         wire.publish(entry.kv_receiver, self.kvpoll.WaitingForInput, self.clock.time())
         self.queue.add(entry)
+        self.prefill.bootstrapped(entry.req.bootstrap_room)
 
     def _post(self, r: int, p: int) -> None:
         self.pages.post(r, p)
@@ -277,20 +278,13 @@ class Harness:
     def _land(self, r: int, p: int) -> None:
         self.pages.land(r, p)
 
-    def _done(self, r: int, status: Any = None) -> None:
-        room = 1000 + r
-        self.mgr.update_status(room, status if status is not None else self.kvpoll.Success)
-
-    def done_as(self, r: int, failed: bool) -> None:
-        """``done`` with the status the model's KVPoll took (an abort can win)."""
-        if failed:
-            self.mgr.record_failure(1000 + r, "prefill concluded the transfer as failed")
-        self._done(r, self.kvpoll.Failed if failed else self.kvpoll.Success)
-        self.tick()
+    def _done(self, r: int) -> None:
+        self.prefill.conclude(1000 + r, failed=False)
+        self.prefill.deliver(self.mgr)
 
     def _fail(self, r: int) -> None:
-        self.mgr.record_failure(1000 + r, "KV transfer failed")
-        self.mgr.update_status(1000 + r, self.kvpoll.Failed)
+        self.prefill.conclude(1000 + r, failed=True)
+        self.prefill.deliver(self.mgr)
 
     def _abort(self, r: int) -> None:
         if r in self.running:  # the running batch's abort: not a decision module (the

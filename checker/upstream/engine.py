@@ -62,6 +62,15 @@ EXERCISED = (
     "sglang.srt.managers.schedule_batch::Req.set_finish_with_abort",
     f"{SCHED}::Scheduler._add_request_to_queue",
     "sglang.srt.disaggregation.prefill::PrefillBootstrapQueue.add",
+    # prefill's status and what it sends decode (status.py)
+    f"{MOONCAKE}::MooncakeKVSender.__init__ / abort",
+    f"{COMMON}::CommonKVManager.conclude_transfer / conclude_failure / "
+    "send_kv_status_message (0.5.20+)",
+    f"{MOONCAKE}::MooncakeKVManager._handle_abort_notification (0.5.22+)",
+    f"{COMMON}::CommonKVManager.parse_kv_status_message / apply_prefill_status (0.5.20+)",
+    # prefill's chunked send (chunks.py)
+    "sglang.srt.disaggregation.prefill::SchedulerDisaggregationPrefillMixin.send_kv_chunk",
+    f"{MOONCAKE}::MooncakeKVSender.init / send",
     # decode's admission (admission.py)
     f"{SCHED}::Scheduler._add_request_to_queue (decode) / retire_unadmitted_request",
     f"{DECODE}::DecodePreallocQueue.add / _check_if_req_exceed_kv_capacity / "
@@ -161,7 +170,9 @@ def page_counts(mods: dict[str, ModuleType]) -> dict[bool, PageCounts]:
     for over in (False, True):
         sent = intake(mods, over=over)
         reserved = reserved_pages(mods, sent.prompt_tokens)
-        out[over] = PageCounts(sent.prompt_tokens, reserved, sent.sent_pages)
+        chunks = sent.chunks
+        pages = chunks.sent if chunks is not None else sent.sent_pages
+        out[over] = PageCounts(sent.prompt_tokens, reserved, pages, chunks)
     return out
 
 

@@ -11,7 +11,8 @@ too long; ``managers/schedule_batch.py::Req.set_finish_with_abort`` swaps the pr
 page indices), ``finalize_bootstrap`` counts the pages to send (``_num_pages_to_send`` in
 0.5.21+, inline before) and gives them to the sender's ``init``. The sender class comes from
 the release's ``get_kv_class`` call, answered at the edge with ``Sender`` (a transport: it
-records ``init``); the glue between the steps is ``Scheduler.handle_generate_request``'s three
+records ``init``); the chunks prefill then sends go through the release's own sender
+(``chunks.py``); the glue between the steps is ``Scheduler.handle_generate_request``'s three
 lines (validate, abort, add), the same in every release.
 
 The prompt sizes are the incident's: a 40,000-token prompt over prefill's 32,768 limit, pages
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from kvproof.checker.upstream.chunks import Chunks, send_chunks
 from kvproof.checker.upstream.scheduler import bare_scheduler
 
 SCHED = "sglang.srt.managers.scheduler"
@@ -44,6 +46,7 @@ class Intake:
     queued_tokens: int | None  # the prompt length prefill queued it with (1: the stub)
     sent_pages: int | None = None  # finalize_bootstrap's count to the sender's init
     prompt_tokens: int = 0
+    chunks: Chunks | None = None  # what the sender then queued, chunk by chunk (chunks.py)
 
 
 class Sender:
@@ -85,8 +88,9 @@ def intake(mods: dict[str, ModuleType], over: bool) -> Intake:
         return Intake(bool(retired), None, None, tokens)
     queued = len(req.origin_input_ids)
     queue.pop_bootstrapped()
-    sender = req.disagg_kv_sender
-    return Intake(bool(retired), queued, sender.num_pages, tokens)
+    pages = req.disagg_kv_sender.num_pages
+    chunks = send_chunks(mods, req, pages, PAGE_SIZE) if pages is not None else None
+    return Intake(bool(retired), queued, pages, tokens, chunks)
 
 
 def _bootstrap_queue(mods: dict[str, ModuleType], retired: list[Any]) -> Any:

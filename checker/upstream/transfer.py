@@ -2,7 +2,9 @@
 the model's.
 
 The code's counts come from the release (``reserve.reserved_pages``: decode's
-``DecodePreallocQueue._pre_alloc``; ``intake.intake``: prefill's ``finalize_bootstrap``), for
+``DecodePreallocQueue._pre_alloc``; ``intake.intake``: prefill's ``finalize_bootstrap``,
+then ``chunks.send_chunks``: the pages its sender queues chunk by chunk, the last flagged),
+for
 the two prompts a walk's requests carry: one that fits prefill's limit and the incident's
 over-long one (``over_p``). The harness projects them per request
 (``RequestView.pages_sent_of_reserved``, with the counts); the model's side of the relation is
@@ -15,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.upstream.chunks import Chunks
+
 
 @dataclass(frozen=True)
 class PageCounts:
@@ -22,12 +26,15 @@ class PageCounts:
 
     prompt_tokens: int
     reserved: int  # decode's pre-allocation
-    sent: int | None  # prefill's count to its sender (None: nothing, retired at intake)
+    sent: int | None  # pages prefill's sender queued (None: nothing, retired at intake)
+    chunks: Chunks | None = None  # per chunk: pages and the sender's last-chunk flag
 
     @property
     def relation(self) -> str:
         if self.sent is None or self.sent == 0:
             return "none"
+        if self.chunks is not None and not self.chunks.ended:
+            return "unfinished"  # no chunk flagged last: the worker never concludes
         return "whole" if self.sent >= self.reserved else "short"
 
     def show(self) -> str:
@@ -35,9 +42,13 @@ class PageCounts:
         return f"{sent} of {self.reserved} reserved"
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "prompt_tokens": self.prompt_tokens,
             "decode_reserved_pages": self.reserved,
             "prefill_sent_pages": self.sent,
             "relation": self.relation,
         }
+        if self.chunks is not None:
+            out["chunk_pages"] = list(self.chunks.pages)
+            out["chunk_last"] = list(self.chunks.last)
+        return out

@@ -9,8 +9,8 @@ release's code, running on fields this module sets. The receiver is the release'
 class, constructed by the release's ``CommonKVReceiver.__init__``; only its socket to
 prefill is ours (``Peer``), so an ABORT it sends is recorded, not sent.
 
-What prefill does (status Success/Failed, ABORT_ACK) is the walk's choice, delivered through
-the manager's own entry points.
+What prefill sends decode (its status) is decided by prefill's own code (``status.py``);
+the ABORT_ACK is the walk's, delivered through the manager's own entry points.
 """
 
 from __future__ import annotations
@@ -30,17 +30,22 @@ PREFILL_RANKS = (0, 1)
 
 @dataclass
 class Peer:
-    """The prefill side as the receiver sees it: the ABORTs it was sent."""
+    """The prefill side as the receiver sees it: the ABORTs it was sent, and their frames
+    per prefill rank (what ``status.PrefillRanks.abort_seen`` hands each rank)."""
 
     aborts: list[int] = field(default_factory=list)  # rooms
+    frames: dict[int, dict[int, list[Any]]] = field(default_factory=dict)  # room -> rank
 
     def send_multipart(self, frames: Any) -> None:
-        # The release's ``_send_abort_notification`` builds the frames; we keep only
-        # that it was sent for this room (its ``bootstrap_room`` is set just before).
+        # The release's ``_send_abort_notification`` builds the frames (its
+        # ``bootstrap_room`` and target rank are set just before, by ``socket_for``).
         self.aborts.append(self._room)
+        self.frames.setdefault(self._room, {}).setdefault(self._rank, []).append(list(frames))
 
-    def socket_for(self, room: int) -> Any:
+    def socket_for(self, room: int, info: Any = None) -> Any:
         self._room = room
+        port = info.get("rank_port") if isinstance(info, dict) else None
+        self._rank = PREFILL_RANKS[port - 17001] if port else PREFILL_RANKS[0]
         return self, nullcontext()
 
 
@@ -86,7 +91,7 @@ def make_receiver(receiver_cls: Any, common_cls: Any, mgr: Any, room: int, peer:
     ``__init__`` connects to the bootstrap server; the common one only registers the room)."""
     recv: Any = object.__new__(receiver_cls)
     common_cls.__init__(recv, mgr, "prefill:8998", room)
-    recv._connect_to_bootstrap_server = lambda info: peer.socket_for(room)
+    recv._connect_to_bootstrap_server = lambda info: peer.socket_for(room, info)
     recv.trace_ctx = _NoTrace()
     return recv
 
@@ -98,13 +103,23 @@ def late_acks(note: Callable[[Any, Any, Any, int], None], common: Any, mgr: Any,
         note(common, mgr, recv, rank)
 
 
-def publish(recv: Any, status_waiting: Any, now: float) -> None:
-    """Decode sent its page indices (``send_metadata`` in each backend's ``init``): the
-    receiver knows its prefill rank and starts the waiting-timeout clock."""
+def handshake(recv: Any) -> None:
+    """The receiver learned its prefill ranks, in the prealloc queue before any page is
+    reserved (``CommonKVReceiver.init`` -> ``_setup_bootstrap_infos``; 0.5.15-0.5.19 in
+    the receiver's ``__init__``): from here an abort can reach prefill."""
     recv.bootstrap_infos = [
         {"rank_ip": "prefill", "rank_port": 17001 + rank} for rank in PREFILL_RANKS
     ]
     recv.prefill_dp_rank = 0
+    # ``CommonKVReceiver.init``: every prefill rank must report Success (``apply_prefill_status``).
+    recv.kv_mgr.required_prefill_response_num_table[recv.bootstrap_room] = len(PREFILL_RANKS)
+
+
+def publish(recv: Any, status_waiting: Any, now: float) -> None:
+    """Decode sent its page indices (``send_metadata`` in each backend's ``init``): the
+    waiting-timeout clock starts."""
+    if getattr(recv, "bootstrap_infos", None) is None:
+        handshake(recv)
     recv.init_time = now
     recv.kv_mgr.update_status(recv.bootstrap_room, status_waiting)
 

@@ -210,7 +210,9 @@ def find_lassos(
         found = None
         for args in instances_of(concrete.inst, prop):
             lasso = _lasso(graph, prop, args, obligations)
-            if lasso is not None and (found is None or len(lasso) < len(found[0])):
+            # The shortest lasso (stem and loop) over the property's instances; the first
+            # of equal length wins.
+            if lasso is not None and (found is None or _length(lasso) < _length(found[0])):
                 found = (lasso, args)
         if found is None:
             return None
@@ -229,6 +231,12 @@ def find_lassos(
         seconds=time.perf_counter() - start,
         truncated=graph.truncated,
     )
+
+
+def _length(lasso: tuple[Any, Any, int]) -> int:
+    """Steps of a lasso ``(stem, loop, init_id)``: its stem and its loop."""
+    stem, loop, _ = lasso
+    return len(stem) + len(loop)
 
 
 def lasso_trace(

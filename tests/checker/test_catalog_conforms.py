@@ -20,11 +20,28 @@ from kvproof.spec.variant import Variant, list_variants, load_variant
 
 pytestmark = pytest.mark.slow  # 19 conform runs: about 23 s together on a shared 2-core box
 
+# A listed claim conform now shows false (kept listed until the catalog gets a variant for
+# it; strict: the mark fails once it conforms again).
+KNOWN_FALSE = {
+    ("sglang-0.5.19-pd", "0.5.20"): (
+        "0.5.20 keeps a prefill abort over the worker's later Success "
+        "(common/conn.py::CommonKVManager.update_status: Failed is terminal; "
+        "conclude_transfer downgrades), which sglang-0.5.19-pd's success_overwrites_abort "
+        "= true does not: shown once conform took prefill's status from the code "
+        "(checker/upstream/status.py); the catalog's 0.5.20 entry awaits a variant"
+    ),
+}
 LISTED = [
     (v.name, release)
     for v in list_variants()
     if v.upstream is not None and v.engine == "sglang"  # vLLM: kvproof conform --vllm
     for release in v.upstream.releases
+]
+CELLS = [
+    pytest.param(*cell, marks=pytest.mark.xfail(strict=True, reason=KNOWN_FALSE[cell]))
+    if cell in KNOWN_FALSE
+    else cell
+    for cell in LISTED
 ]
 
 
@@ -39,7 +56,7 @@ def test_the_catalog_lists_releases() -> None:
     assert len(LISTED) >= 10 and {r for _, r in LISTED} == set(fetch.RELEASES)
 
 
-@pytest.mark.parametrize(("name", "release"), LISTED)
+@pytest.mark.parametrize(("name", "release"), CELLS)
 def test_a_listed_release_conforms(name: str, release: str) -> None:
     _cached(release)
     variant: Variant = load_variant(name)

@@ -62,8 +62,12 @@ def test_the_wrong_release_names_the_switch(tmp_path: Path) -> None:
     header = json.loads(jsonl.read_text().splitlines()[0])
     assert header["meta"]["switch"] == "decode_admission"
     assert main(["replay", str(jsonl)]) in (0, 1)  # the trace is a model walk: it replays
-    # With decode's door as 0.5.22's, the intake is the one difference left.
-    sw = dataclasses.replace(variant.switches, decode_admission="retire_reject")
+    # With decode's door as 0.5.22's, and its Failed terminal (prefill's status is the
+    # code's: 0.5.22 keeps a prefill abort over a later Success), the intake is the one
+    # difference left.
+    sw = dataclasses.replace(
+        variant.switches, decode_admission="retire_reject", success_overwrites_abort=False
+    )
     door = dataclasses.replace(variant, switches=sw)
     run = conform(door, "0.5.22", traces=200, env={DEFERRED: False})
     assert run.exit_code == 1 and run.switch == "honor_pending_reject"
@@ -171,7 +175,9 @@ def test_an_env_key_sglang_does_not_have_is_refused(tmp_path: Path) -> None:
 
 def test_conform_defaults_to_the_newest_listed_release(capsys: pytest.CaptureFixture[str]) -> None:
     tree("0.5.20")
-    assert main(["conform", "sglang-0.5.19-pd", "--traces", "5", "--json"]) == 0
+    # The newest listed release is run; its verdict is a known false claim of the catalog
+    # (tests/checker/test_catalog_conforms.py::KNOWN_FALSE), so either exit is a verdict.
+    assert main(["conform", "sglang-0.5.19-pd", "--traces", "5", "--json"]) in (0, 1)
     assert json.loads(capsys.readouterr().out)["sglang"] == "0.5.20"
     assert main(["conform", "sglang-pd-decode-radix-fixed"]) == 2  # exempt: names none
     assert "pass --sglang" in capsys.readouterr().err

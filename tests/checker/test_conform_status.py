@@ -56,3 +56,16 @@ def test_decode_status_is_pending_until_the_transfer_concludes() -> None:
     assert seen == [None, "pending", "pending", "pending", "pending", "pending", "success"]
     concrete, states = _walk("sglang-0.5.22-pd", [*SENT[:3], ActionInstance("abort", (0,))])
     assert model_side.decode_status(concrete, states[-1], 0) == "failed"
+
+
+def test_prefill_status_follows_the_model_s_prefill_phase() -> None:
+    """Push: "pending" while prefill waits or writes, "failed" once an abort reached it,
+    the reported status once it concluded; with ``success_overwrites_abort`` a pending
+    abort's status is left undecided (the model keeps no order of abort and metadata)."""
+    concrete, states = _walk("sglang-0.5.22-pd", [*SENT, ActionInstance("p_abort", (0,)), DONE])
+    seen = [model_side.prefill_status(concrete, s, 0) for s in states]
+    assert seen == [None, *["pending"] * 5, "failed", "failed"]
+    concrete, states = _walk("sglang-0.5.22-pd", [*SENT, DONE])
+    assert model_side.prefill_status(concrete, states[-1], 0) == "success"
+    concrete, states = _walk("sglang-0.5.19-pd", [*SENT, ActionInstance("p_abort", (0,)), DONE])
+    assert [model_side.prefill_status(concrete, s, 0) for s in states[-2:]] == [None, "success"]
