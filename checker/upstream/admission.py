@@ -147,10 +147,11 @@ def arrival_req(mods: dict[str, ModuleType], r: int, over_decode: bool) -> Any:
     return req
 
 
-def admit(mods: dict[str, ModuleType], scheduler: Any, req: Any) -> Any:
-    """``Scheduler._add_request_to_queue`` in decode mode, real: the ``DecodeRequest`` the
-    release's ``add`` queued for ``req``, or None (retired: no queue holds it, and the
-    client has its answer)."""
+def admit(mods: dict[str, ModuleType], scheduler: Any, r: int, over_decode: bool) -> Any:
+    """Request ``r`` arrives at decode (``arrival_req``) and ``Scheduler.
+    _add_request_to_queue`` in decode mode runs real: the ``DecodeRequest`` the release's
+    ``add`` queued for it, or None (retired: no queue holds it, the client has its answer)."""
+    req = arrival_req(mods, r, over_decode)
     mods[SCHED].Scheduler._add_request_to_queue(scheduler, req)
     queue = scheduler.disagg_decode_prealloc_queue
     return next((e for e in [*queue.queue, *queue.pending_reqs] if e.req is req), None)

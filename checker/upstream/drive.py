@@ -22,8 +22,7 @@ What prefill reports and what decode then holds are the code's (``status.py``), 
 
 After each step the scheduler's loop runs once: ``pop_transferred`` then
 ``resolve_deferred_releases`` (``decode.py::SchedulerDisaggregationDecodeMixin``); a
-committed request whose reject was pending (a queued stub) ends at its first step
-(``Req.update_finish_state``).
+committed stub ends at its first step (``admission.first_step_ends``).
 """
 
 from __future__ import annotations
@@ -250,9 +249,8 @@ class Harness(status.PrefillSteps):
 
     def _arrive(self, r: int) -> None:
         self.prefill_arrives(r)  # prefill takes the request whatever decode decides
-        over = r < len(self.requests) and self.requests[r].over_decode
-        req = admission.arrival_req(self.mods, r, over)
-        entry = admission.admit(self.mods, self.sched_self, req)
+        over = r < len(self.requests) and self.requests[r].over_decode  # decode's own limit
+        entry = admission.admit(self.mods, self.sched_self, r, over)
         self.admitted[r] = admission.QUEUED if entry else admission.RETIRED
         if entry is None:  # retired at the door: no receiver, nothing to reserve
             return

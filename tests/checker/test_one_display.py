@@ -30,10 +30,14 @@ def test_engine_events_and_model_actions_print_alike() -> None:
 
 
 def test_cti_names_request_and_page_and_has_no_empty_header() -> None:
-    result = prove(protocol_of(INCIDENT), timeout_ms=20_000)
+    protocol = protocol_of(INCIDENT)
+    result = prove(protocol, timeout_ms=20_000)
     assert result.cti is not None and result.cti.action is not None
     shown = result.cti.describe()["action"]
-    assert shown.startswith(result.cti.action.action + "(r") and ", p" in shown
+    # The CTI's action prints as every display prints it: r0 for a request, p0 for a page.
+    assert shown == action_label(protocol, result.cti.action)
+    assert shown.startswith(result.cti.action.action + "(r")
+    assert (", p" in shown) == (len(result.cti.action.args) == 2)
     buf = io.StringIO()
     render_proof(Console(file=buf, width=200), "x", result)
     lines = buf.getvalue().splitlines()

@@ -121,7 +121,9 @@ def test_conform_says_which_release_it_runs(capsys: pytest.CaptureFixture[str]) 
             fetch.cached(version)
         except KvproofInputError as exc:
             pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
-    assert main(["conform", "sglang==0.5.20", "--traces", "3"]) == 0
+    # 0.5.20's verdict is a known false claim of the catalog (tests/checker/
+    # test_catalog_conforms.py::KNOWN_FALSE): what is checked here is the release it runs.
+    assert main(["conform", "sglang==0.5.20", "--traces", "3"]) in (0, 1)
     got = capsys.readouterr()
     assert "running sglang 0.5.20: the release named, sglang==0.5.20" in got.err
     assert "sglang-0.5.19-pd vs sglang 0.5.20" in got.out
