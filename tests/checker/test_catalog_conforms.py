@@ -28,7 +28,10 @@ KNOWN_FALSE = {
         "(common/conn.py::CommonKVManager.update_status: Failed is terminal; "
         "conclude_transfer downgrades), which sglang-0.5.19-pd's success_overwrites_abort "
         "= true does not: shown once conform took prefill's status from the code "
-        "(checker/upstream/status.py); the catalog's 0.5.20 entry awaits a variant"
+        "(checker/upstream/status.py; tests/checker/test_conform_0520.py scripts it); the "
+        "catalog's 0.5.20 entry awaits a variant, which also needs the model to say 0.5.20's "
+        "post-forward retire of the over-long stub (prefill.py::"
+        "_retire_aborted_prefill_result; docs/conform.md)"
     ),
 }
 LISTED = [
