@@ -26,6 +26,7 @@ DecodeAdmission = Literal["retire_reject", "queue_reject"]
 RemoteTrim = Literal["tail", "head"]
 RadixCache = Literal["off", "refcounted", "free_while_cached"]
 AckGeneration = Literal["checked", "unchecked"]
+PrefillReject = Literal["send_stub", "retire_after_forward"]
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,14 @@ class Switches:
     # 0.5.21): the ACK names only the room and the rank, and any ACK while the room is held
     # counts (common/conn.py::CommonKVManager.note_abort_ack(bootstrap_room, prefill_rank)).
     ack_generation: AckGeneration = "checked"
+    # Prefill's queued stub of an over-long prompt (``honor_pending_reject`` off), after its
+    # forward: "send_stub" sends its one page and concludes Success (0.5.15-0.5.19
+    # ``disaggregation/prefill.py::process_batch_result_disagg_prefill`` reads no abort);
+    # "retire_after_forward" (0.5.20, #36926 "Retire aborted final results"): the same
+    # function sees ``is_aborted(req)`` (its ``to_finish``) and calls
+    # ``_retire_aborted_prefill_result``, whose ``sender.abort()`` records the failure on
+    # prefill only: nothing is written or sent, and decode waits on its transfer.
+    prefill_reject: PrefillReject = "send_stub"
 
     @property
     def prefill_checksums(self) -> bool:

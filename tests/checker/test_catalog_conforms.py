@@ -22,18 +22,7 @@ pytestmark = pytest.mark.slow  # 19 conform runs: about 23 s together on a share
 
 # A listed claim conform now shows false (kept listed until the catalog gets a variant for
 # it; strict: the mark fails once it conforms again).
-KNOWN_FALSE = {
-    ("sglang-0.5.19-pd", "0.5.20"): (
-        "0.5.20 keeps a prefill abort over the worker's later Success "
-        "(common/conn.py::CommonKVManager.update_status: Failed is terminal; "
-        "conclude_transfer downgrades), which sglang-0.5.19-pd's success_overwrites_abort "
-        "= true does not: shown once conform took prefill's status from the code "
-        "(checker/upstream/status.py; tests/checker/test_conform_0520.py scripts it); the "
-        "catalog's 0.5.20 entry awaits a variant, which also needs the model to say 0.5.20's "
-        "post-forward retire of the over-long stub (prefill.py::"
-        "_retire_aborted_prefill_result; docs/conform.md)"
-    ),
-}
+KNOWN_FALSE: dict[tuple[str, str], str] = {}
 LISTED = [
     (v.name, release)
     for v in list_variants()

@@ -136,13 +136,6 @@ def test_a_bad_out_is_refused_before_any_walk(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "0.5.20 keeps a prefill abort over a later Success, unlike sglang-0.5.19-pd "
-        "(tests/checker/test_catalog_conforms.py::KNOWN_FALSE)"
-    ),
-)
 def test_all_writes_the_release_table(monkeypatch: pytest.MonkeyPatch) -> None:
     from kvproof.checker.distrib.executor import SerialExecutor
     from kvproof.checker.upstream import matrix

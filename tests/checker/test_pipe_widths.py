@@ -104,8 +104,7 @@ def test_advise_fits_its_content() -> None:
         fetch.cached("0.5.19")
     except KvproofInputError as exc:
         pytest.skip(f"no cached sglang 0.5.19 wheel and no index: {exc}")
-    # 0.5.19, not 0.5.20: 0.5.20 matches no variant since conform runs prefill's status
-    # (tests/checker/test_catalog_conforms.py::KNOWN_FALSE), and advise then tries them all.
+    # 0.5.19: the incident's release, whose variant advise finds first.
     rc, lines = piped("advise", "sglang==0.5.19", "--traces", "20")
     assert rc == 1 and any(line.endswith("UNSAFE") for line in lines)
     assert_fits(lines)

@@ -67,7 +67,9 @@ def test_the_catalog_mapping() -> None:
     newer = ("0.5.21", "0.5.22", "0.5.23")
     upstream = {v.name: v.upstream for v in list_variants() if v.upstream}
     older = ("0.5.15", "0.5.16", "0.5.17", "0.5.18")
-    assert upstream["sglang-0.5.19-pd"].releases == (*older, "0.5.19", "0.5.20")
+    assert upstream["sglang-0.5.19-pd"].releases == (*older, "0.5.19")
+    # 0.5.20 downgrades a late Success and retires the stub after its forward.
+    assert upstream["sglang-0.5.20-pd"].releases == ("0.5.20",)
     # 0.5.21 counts a late ABORT_ACK of an earlier abort of the room (ack_generation).
     assert upstream["sglang-0.5.21-pd"].releases == ("0.5.21",)
     assert upstream["sglang-0.5.22-pd"].releases == newer[1:]

@@ -81,19 +81,7 @@ def test_server_info_version_and_env_are_read(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "version",
-    [
-        "0.5.19",
-        pytest.param(
-            "0.5.20",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason=(
-                    "0.5.20 keeps a prefill abort over a later Success, unlike sglang-0.5.19-pd "
-                    "(tests/checker/test_catalog_conforms.py::KNOWN_FALSE)"
-                ),
-            ),
-        ),
-    ],
+    ["0.5.19", "0.5.20"],
 )
 def test_incident_releases_are_unsafe_and_an_upgrade_fixes_them(version: str) -> None:
     _cached(version, "0.5.21")
