@@ -104,6 +104,11 @@ def prefill_status(concrete: Concrete, state: State, r: int) -> str | None:
         return "failed" if pend and not lenient else "success"
     if phase == "stopped":
         return "failed"
+    sw = concrete.protocol.switches
+    if sw.prefill_reject == "retire_after_forward" and concrete.value(state, "over_p", (r,)):
+        # The pending reject is the request's own (to_finish), not its sender's: the
+        # sender stays pending until the forward retires it (``send``: stopped).
+        return "pending"
     if pend:
         return None if lenient else "failed"
     return "pending"

@@ -93,6 +93,16 @@ def intake(mods: dict[str, ModuleType], over: bool) -> Intake:
     return Intake(bool(retired), queued, pages, tokens, chunks)
 
 
+def stub_req(mods: dict[str, ModuleType]) -> Any:
+    """The over-long prompt as prefill's scheduler queues it: the release's ``Req`` after
+    ``validate_input_length`` and ``Req.set_finish_with_abort`` (``to_finish`` set)."""
+    req = _req(mods[BATCH].Req, OVER)
+    msg = mods[MUTILS].validate_input_length(req, LIMIT, False)
+    if msg:
+        mods[BATCH].Req.set_finish_with_abort(req, msg)
+    return req
+
+
 def _bootstrap_queue(mods: dict[str, ModuleType], retired: list[Any]) -> Any:
     """The release's ``PrefillBootstrapQueue`` without its ``__init__`` (which builds the KV
     manager over GPU buffers): one rank, one free metadata slot, pages of ``PAGE_SIZE``."""

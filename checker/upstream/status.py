@@ -31,6 +31,7 @@ from inspect import signature
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+from kvproof.checker.upstream.forward import forward_stub
 from kvproof.checker.upstream.stubs import Stub
 from kvproof.checker.upstream.wire import PREFILL_RANKS, make_manager
 
@@ -111,6 +112,11 @@ class PrefillRanks:
     def abort(self, room: int) -> None:
         for sender in self.senders.get(room, ()):
             sender.abort()
+
+    def forward_stub(self, room: int) -> None:
+        """The over-long prompt's stub ran its forward once bootstrapped: what the
+        release does with the result on every rank (``forward.py``)."""
+        forward_stub(self.mods, self.senders.get(room, ()))
 
     def abort_seen(self, room: int, frames: dict[int, list[list[bytes]]]) -> None:
         """The ABORTs decode sent each rank for this room, handled by that rank."""
@@ -225,6 +231,11 @@ class PrefillSteps:
         over = r < len(self.requests) and self.requests[r].over_prefill  # () in scripted walks
         if not (over and retired):
             self.prefill.arrive(1000 + r)
+
+    def prefill_forward(self, r: int) -> None:
+        # Only the over-long prompt's stub has a pending reject for the forward to see.
+        if r < len(self.requests) and self.requests[r].over_prefill:
+            self.prefill.forward_stub(1000 + r)
 
     def _p_abort(self, r: int) -> None:
         self.prefill.abort(1000 + r)

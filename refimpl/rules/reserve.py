@@ -43,6 +43,12 @@ def do_send(ctx: Context, f: Flight, ev: Event) -> None:
     p.tag = ctx.decode.tags.tag_of(f.rid)  # the reservation's owner tag, with the indices
     if p.phase == "waiting":
         p.phase = "active"
+        retire = ctx.sw.prefill_reject == "retire_after_forward" and not ctx.sw.honor_pending_reject
+        if retire and f.req.over_p:
+            # SGLang 0.5.20 process_batch_result_disagg_prefill: the stub's forward sees its
+            # to_finish and _retire_aborted_prefill_result aborts the sender: nothing is
+            # written or reported, decode waits on its transfer.
+            p.phase = "stopped"
     if not ctx.push:
         ctx.compute(p)
 

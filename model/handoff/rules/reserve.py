@@ -26,4 +26,11 @@ def send(sw: Switches, s: Ctx, r: Term) -> None:
     s.set("dphase", (r,), "transfer")
     s.set("poll", (r,), "transferring")
     s.update("dst", lambda x, q, old: s.ite(s.eq(x, r), s.owns(r, q), old))
-    s.set("pphase", (r,), s.ite(s.eq(s.pphase(r), "waiting"), "active", s.pphase(r)))
+    waiting = s.eq(s.pphase(r), "waiting")
+    active: Term = "active"
+    if sw.prefill_reject == "retire_after_forward" and not sw.honor_pending_reject:
+        # 0.5.20: the over-long prompt's stub runs its forward once bootstrapped, and
+        # process_batch_result_disagg_prefill retires it (_retire_aborted_prefill_result):
+        # prefill stops, writes nothing and tells decode nothing.
+        active = s.ite(s.over_p(r), "stopped", "active")
+    s.set("pphase", (r,), s.ite(waiting, active, s.pphase(r)))
