@@ -133,8 +133,8 @@ class Switches:
     # Prefill's queued stub of an over-long prompt (``honor_pending_reject`` off), after its
     # forward: "send_stub" sends its one page and concludes Success (0.5.15-0.5.19
     # ``disaggregation/prefill.py::process_batch_result_disagg_prefill`` reads no abort);
-    # "retire_after_forward" (0.5.20, #36926 "Retire aborted final results"): the same
-    # function sees ``is_aborted(req)`` (its ``to_finish``) and calls
+    # "retire_after_forward" (0.5.20, #36988 "Retire aborted disaggregated prefill
+    # results"): the same function sees ``is_aborted(req)`` (its ``to_finish``) and calls
     # ``_retire_aborted_prefill_result``, whose ``sender.abort()`` records the failure on
     # prefill only: nothing is written or sent, and decode waits on its transfer.
     prefill_reject: PrefillReject = "send_stub"

@@ -4,7 +4,7 @@ result: whether the stub is then sent, or retired with nothing sent.
 0.5.15-0.5.19 queue the 1-token stub (``intake.py``) and, after its forward,
 ``disaggregation/prefill.py::SchedulerDisaggregationPrefillMixin.
 process_batch_result_disagg_prefill`` sends its one page (``send_kv_chunk``) without
-reading its pending reject. 0.5.20 (#36926, "Retire aborted final results") tests
+reading its pending reject. 0.5.20 (#36988, "Retire aborted disaggregated prefill results") tests
 ``disaggregation/utils.py::is_aborted(req)`` there, true for the stub's ``to_finish``, and
 calls ``_retire_aborted_prefill_result``: the sender's ``abort()`` records the failure
 on prefill, the metadata slot and KV are released, and nothing goes to decode. Both run
