@@ -75,3 +75,29 @@ def test_the_divergent_walk_is_r1_s_own() -> None:
         assert seen[0] == "failed" and seen[1] == "pending"
         h.apply(A("done", (1,)))
         assert h.prefill.status(1001) == "failed" and 1 in h.outcome.aborted
+
+
+@pytest.mark.parametrize("version", fetch.RELEASES)
+def test_the_over_long_stub_after_its_forward(version: str) -> None:
+    """``prefill_reject``: once decode's metadata reached prefill, the stub runs its forward.
+    0.5.20+ retire it there (``_retire_aborted_prefill_result``: both prefill ranks Failed,
+    nothing sent to decode, which frees only at its waiting timeout); 0.5.15-0.5.19 leave
+    it pending, to be sent; 0.5.21+ never queue it (retired at intake: no sender)."""
+    from kvproof.checker.upstream.forward import retires_after_forward
+    from kvproof.spec import releases
+
+    rel = releases.get("sglang", version)
+    assert rel is not None
+    with harness(version, (RequestSpec(True, False),)) as h:
+        assert retires_after_forward(h.mods) is rel.fact("retires_aborted_result")
+        for inst in [A("arrive", (0,)), A("alloc", (0, 0)), A("send", (0,))]:
+            h.apply(inst)
+        if rel.fact("intake_retires_over_long"):
+            assert h.prefill.status(1000) is None
+        else:
+            retired = bool(rel.fact("retires_aborted_result"))
+            assert h.prefill.status(1000) == ("failed" if retired else "pending")
+        assert h.status_of(0) == "pending" and not h.prefill.outbox  # decode told nothing
+        h.apply(A("give_up", (0,)))  # the waiting timeout (300 s): failed
+        # freed at once by default before 0.5.21 (deferred release off); held from 0.5.21
+        assert (h.pages.of(0) == frozenset()) is not h.deferred
