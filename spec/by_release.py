@@ -9,11 +9,11 @@ module reads those tables backwards.
 from kvproof.spec.by_release import parse_release, resolve, release_span, suggest
 
 parse_release("sglang==0.5.20")          # Release("sglang", "0.5.20"); None for a variant name
-r = resolve("sglang==0.5.20")            # Resolution: r.variant (sglang-0.5.19-pd), r.why
+r = resolve("sglang==0.5.20")            # Resolution: r.variant (sglang-0.5.20-pd), r.why
 resolve("sglang==0.5.22", env={"SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE": "false"})
                                          # sglang-pd-early-free-abort
-release_span(variant)                    # "0.5.19-0.5.20" (or "" when none is listed)
-suggest("sglang-0.5.20-pd")              # ["sglang-0.5.19-pd", ...]: the release's variant first
+release_span(variant)                    # "0.5.15-0.5.19" (or "" when none is listed)
+suggest("sglang-0.5.18-pd")              # ["sglang-0.5.19-pd", ...]: the release's variant first
 ```
 
 Settings decide between variants of one release: a variant fits when every env var and
@@ -170,8 +170,8 @@ def resolve(
 
 def suggest(name: str, variants: Sequence[Variant] | None = None, n: int = 3) -> list[str]:
     """Known variant names for a mistyped ``name``, best first. A release in the name that
-    no variant is named after (``sglang-0.5.20-pd``) puts the variant of that release
-    first (``sglang-0.5.19-pd``, which 0.5.20's code is), then the names nearest in
+    no variant is named after (``sglang-0.5.18-pd``) puts the variant of that release
+    first (``sglang-0.5.19-pd``, which 0.5.18's code is), then the names nearest in
     spelling; otherwise spelling alone decides (``sglang-0.5.22-pd-guardd``)."""
     catalog = _catalog(variants)
     first = list(_release_picks(name, catalog))

@@ -63,7 +63,7 @@ def render(console: Any, variants: list[Any], *, as_json: bool) -> None:
 
 
 def _releases(variant: Any, notes: dict[str, str]) -> str:
-    """``sglang 0.5.19-0.5.20`` (its code is those releases: ``kvproof check sglang==0.5.20``
+    """``sglang 0.5.15-0.5.19`` (its code is those releases: ``kvproof check sglang==0.5.19``
     resolves to it); ``-`` when no release is it. The env it needs, if any, is a note under
     the table (``notes``: mark -> settings), marked ``*``, ``**``, ..."""
     from kvproof.spec.by_release import release_span

@@ -24,7 +24,8 @@ DEFERRED = "SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE"
     ("release", "variant"),
     [
         ("sglang==0.5.19", "sglang-0.5.19-pd"),
-        ("sglang==0.5.20", "sglang-0.5.19-pd"),
+        ("sglang==0.5.18", "sglang-0.5.19-pd"),
+        ("sglang==0.5.20", "sglang-0.5.20-pd"),
         ("sglang==0.5.21", "sglang-0.5.21-pd"),
         ("sglang==0.5.22", "sglang-0.5.22-pd"),
         ("sglang==0.5.23", "sglang-0.5.22-pd"),
@@ -87,17 +88,18 @@ def test_settings_no_variant_of_the_release_has_are_bad_input() -> None:
 
 
 def test_did_you_mean_ranks_by_release() -> None:
-    # 0.5.20 behaves like sglang-0.5.19-pd: it comes first, not 0.5.22 by spelling
-    assert suggest("sglang-0.5.20-pd")[0] == "sglang-0.5.19-pd"
+    # 0.5.18 behaves like sglang-0.5.19-pd: it comes first, not 0.5.22 by spelling
+    assert suggest("sglang-0.5.18-pd")[0] == "sglang-0.5.19-pd"
     assert suggest("sglang-0.5.23-pd")[0] == "sglang-0.5.22-pd"
     # a typo of a name that exists is spelling's
     assert suggest("sglang-0.5.22-pd-guardd")[0] == "sglang-0.5.22-pd-guarded"
-    with pytest.raises(KvproofInputError, match=r"'sglang-0.5.19-pd' \(sglang==0.5.20's variant\)"):
-        load_variant("sglang-0.5.20-pd")
+    with pytest.raises(KvproofInputError, match=r"'sglang-0.5.19-pd' \(sglang==0.5.18's variant\)"):
+        load_variant("sglang-0.5.18-pd")
 
 
 def test_release_span_and_parse() -> None:
-    assert release_span(load_variant("sglang-0.5.19-pd")) == "0.5.15-0.5.20"
+    assert release_span(load_variant("sglang-0.5.19-pd")) == "0.5.15-0.5.19"
+    assert release_span(load_variant("sglang-0.5.20-pd")) == "0.5.20"
     assert release_span(load_variant("vllm-nixl-fixed")) == ""
     assert parse_release("sglang-0.5.19-pd") is None
     assert parse_release("sglang==0.5.20") == Release("sglang", "0.5.20")
@@ -107,10 +109,10 @@ def test_check_and_demo_take_a_release(capsys: pytest.CaptureFixture[str]) -> No
     argv = ["check", "sglang==0.5.20", "--invariant", "isolation", "--no-prove", "--quiet"]
     assert main(argv) == 1
     got = capsys.readouterr()
-    assert "sglang==0.5.20 is sglang-0.5.19-pd" in got.err
-    assert got.out.startswith("sglang-0.5.19-pd")
-    assert main(["demo", "incident", "--variant", "sglang==0.5.20"]) == 0
-    assert "sglang==0.5.20 is sglang-0.5.19-pd" in capsys.readouterr().err
+    assert "sglang==0.5.20 is sglang-0.5.20-pd" in got.err
+    assert got.out.startswith("sglang-0.5.20-pd")
+    assert main(["demo", "incident", "--variant", "sglang==0.5.19"]) == 0
+    assert "sglang==0.5.19 is sglang-0.5.19-pd" in capsys.readouterr().err
 
 
 def test_conform_says_which_release_it_runs(capsys: pytest.CaptureFixture[str]) -> None:
@@ -121,12 +123,10 @@ def test_conform_says_which_release_it_runs(capsys: pytest.CaptureFixture[str]) 
             fetch.cached(version)
         except KvproofInputError as exc:
             pytest.skip(f"no cached sglang {version} wheel and no index: {exc}")
-    # 0.5.20's verdict is a known false claim of the catalog (tests/checker/
-    # test_catalog_conforms.py::KNOWN_FALSE): what is checked here is the release it runs.
-    assert main(["conform", "sglang==0.5.20", "--traces", "3"]) in (0, 1)
+    assert main(["conform", "sglang==0.5.20", "--traces", "3"]) == 0
     got = capsys.readouterr()
     assert "running sglang 0.5.20: the release named, sglang==0.5.20" in got.err
-    assert "sglang-0.5.19-pd vs sglang 0.5.20" in got.out
+    assert "sglang-0.5.20-pd vs sglang 0.5.20" in got.out
     assert main(["conform", "sglang-0.5.22-pd", "--traces", "3"]) == 0
     err = capsys.readouterr().err
     assert "running sglang 0.5.23: the newest of 0.5.22-0.5.23 that sglang-0.5.22-pd's" in err
