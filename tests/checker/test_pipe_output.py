@@ -14,7 +14,7 @@ from kvproof.checker.cli import main
 from kvproof.spec.variant import VARIANTS_DIR, list_variants
 
 NAMES = [v.name for v in list_variants()]
-SPANS = ["0.5.15-0.5.20", "0.5.22-0.5.23", "0.5.21-0.5.23*"]
+SPANS = ["0.5.15-0.5.19", "0.5.22-0.5.23", "0.5.21-0.5.23*"]
 
 
 @pytest.mark.parametrize("columns", [None, "80", "40"])
@@ -36,7 +36,7 @@ def test_variants_shows_the_releases_each_variant_is(capsys: pytest.CaptureFixtu
     assert main(["variants"]) == 0
     lines = capsys.readouterr().out.splitlines()
     [incident] = [ln for ln in lines if "(the incident)" in ln]
-    assert "sglang 0.5.15-0.5.20" in incident
+    assert "sglang 0.5.15-0.5.19" in incident
     [early] = [ln for ln in lines if "sglang-pd-early-free-abort" in ln]
     assert "0.5.21-0.5.23*" in early
     assert "* with SGLANG_DISAGGREGATION_DEFERRED_DECODE_KV_RELEASE=False" in lines
@@ -48,8 +48,8 @@ def test_variants_shows_the_releases_each_variant_is(capsys: pytest.CaptureFixtu
         "0.5.17",
         "0.5.18",
         "0.5.19",
-        "0.5.20",
     ]
+    assert rows["sglang-0.5.20-pd"]["releases"] == ["0.5.20"]
     assert rows["vllm-nixl-fixed"]["releases"] == [] and rows["vllm-nixl-fixed"]["sources"]
 
 

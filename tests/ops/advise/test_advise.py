@@ -79,10 +79,7 @@ def test_server_info_version_and_env_are_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "version",
-    ["0.5.19", "0.5.20"],
-)
+@pytest.mark.parametrize("version", ["0.5.19"])
 def test_incident_releases_are_unsafe_and_an_upgrade_fixes_them(version: str) -> None:
     _cached(version, "0.5.21")
     run = advise(deployment(f"sglang=={version}"), traces=50)
@@ -96,6 +93,23 @@ def test_incident_releases_are_unsafe_and_an_upgrade_fixes_them(version: str) ->
     assert not uses_model_names(iso.story)
     assert run.fix is not None and run.fix.change.startswith("upgrade to sglang==0.5.21")
     assert run.fix.variant == "sglang-0.5.22-pd" and run.fix.safe
+
+
+@pytest.mark.slow
+def test_0_5_20_is_unsafe_without_the_incident_s_200() -> None:
+    """0.5.20 retires the over-long prompt's stub after its forward (sglang-0.5.20-pd): no
+    200 for it (reject_final holds), but the immediate release still lets an aborted
+    request's write land in a page another request reads."""
+    _cached("0.5.20", "0.5.22")
+    run = advise(deployment("sglang==0.5.20"), traces=50)
+    assert run.match.variant == "sglang-0.5.20-pd" and run.match.by_table
+    assert run.exit_code == 1 and not run.safe
+    assert run.assessment is not None
+    verdicts = {f.name: f.verdict for f in run.assessment.findings}
+    assert verdicts["isolation"] == "violated" and verdicts["reject_final"] == "holds"
+    iso = next(f for f in run.assessment.findings if f.name == "isolation")
+    assert iso.story is not None and "placeholder" not in iso.story
+    assert run.fix is not None and run.fix.variant == "sglang-0.5.22-pd" and run.fix.safe
 
 
 @pytest.mark.slow
