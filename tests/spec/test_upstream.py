@@ -13,8 +13,7 @@ from kvproof.spec.variant import VARIANTS_DIR, list_variants, load_variant, load
 
 INCIDENT = VARIANTS_DIR / "sglang-0.5.19-pd.toml"
 TABLE = (
-    '[upstream]\nengine = "sglang"\n'
-    'releases = ["0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19"]\n'
+    '[upstream]\nengine = "sglang"\nreleases = ["0.5.15", "0.5.16", "0.5.17", "0.5.18", "0.5.19"]\n'
 )
 
 
