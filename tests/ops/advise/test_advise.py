@@ -91,7 +91,8 @@ def test_incident_releases_are_unsafe_and_an_upgrade_fixes_them(version: str) ->
     # the incident in engine words: the pending reject, the placeholder, the 200
     assert "pending abort" in iso.story and "placeholder" in iso.story and "200" in iso.story
     assert not uses_model_names(iso.story)
-    assert run.fix is not None and run.fix.change.startswith("upgrade to sglang==0.5.21")
+    # 0.5.21 is sglang-0.5.21-pd (a late ABORT_ACK counts): unsafe, so the fix is 0.5.22
+    assert run.fix is not None and run.fix.change.startswith("upgrade to sglang==0.5.22")
     assert run.fix.variant == "sglang-0.5.22-pd" and run.fix.safe
 
 
