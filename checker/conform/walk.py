@@ -79,6 +79,7 @@ def walk(
     intake: dict[int, str] = {}
     sent: dict[int, str] = {}
     freed_in_flight: set[int] = set()  # model: expire took r's source under a transfer
+    failed: set[int] = set()  # a failed transfer: its later free is not judged (pair.py)
     actions = {a.name for a in concrete.protocol.actions}
     for _ in range(max_steps):
         succ = [
@@ -114,7 +115,9 @@ def walk(
                 state = nxt
                 res.steps.append(move)
                 r = move.args[0]
-                if model_side.frees_under_transfer(concrete, state, move):
+                if move.action == "fail":
+                    failed.add(r)
+                if r not in failed and model_side.frees_under_transfer(concrete, state, move):
                     freed_in_flight.add(r)
                 status = str(concrete.value(state, "poll", (r,)))
                 harness.apply(Step(move, status, reported))
@@ -125,7 +128,9 @@ def walk(
                     pages = model_side.pages_sent_of_reserved(concrete, state, r)
                     if pages is not None:
                         sent[r] = pages
-            state = _close(concrete, state, harness, res, committed, freed_in_flight, chooser)
+            state = _close(
+                concrete, state, harness, res, committed, chooser, freed_in_flight, failed
+            )
             model = model_side.project(concrete, state, committed, intake, sent, freed_in_flight)
             code = res.code = harness.project()
             mismatches = compare(model, code)
@@ -178,8 +183,9 @@ def _close(
     h: Harness,
     res: WalkResult,
     committed: set[int],
-    freed_in_flight: set[int],
     chooser: Chooser,
+    freed_in_flight: set[int],
+    failed: set[int],
 ) -> State:
     """The model's own actions for what the code decided in the same pass."""
     for r in range(concrete.inst.sizes["Req"]):
@@ -211,7 +217,7 @@ def _close(
             res.steps.append(inst)
             if action == "commit":
                 committed.add(r)
-            if model_side.frees_under_transfer(concrete, state, inst):
+            if r not in failed and model_side.frees_under_transfer(concrete, state, inst):
                 freed_in_flight.add(r)
     return state
 

@@ -55,6 +55,10 @@ class Pair:
         self.received: set[str] = set()  # decode reported finished_recving
         self.src_freed_early: set[str] = set()  # prefill freed while a read/write needed it
         self.src_freed_inflight: set[str] = set()  # ... with a READ/WRITE of it in flight
+        # Requests whose transfer the walk failed: the agent then reports ERR, and whether
+        # a failed op still touches memory is not the code's to know, so a later free is
+        # not judged in flight on either side (walk.py leaves the model's out too).
+        self.failed: set[str] = set()
         self.stray: set[int] = set()  # pages a write landed on after decode freed them
         self.heartbeats: list[str] = []  # HB messages decode's scheduler packaged
         self.decisions: Counter[str] = Counter()
@@ -80,7 +84,8 @@ class Pair:
         if r not in self.received:
             self.src_freed_early.add(r)
         agent = self.p_agent if self.mode == "push" else self.d_agent
-        if agent.in_flight([h for (q, p), h in self.handles.items() if q == r and p >= 0]):
+        handles = [h for (q, p), h in self.handles.items() if q == r and p >= 0]
+        if r not in self.failed and agent.in_flight(handles):
             self.src_freed_inflight.add(r)
 
     def step_d(self) -> None:
@@ -168,6 +173,7 @@ class Pair:
         self.settle()  # the scheduler promotes a received request on its next step
 
     def fail(self, r: str) -> None:
+        self.failed.add(r)
         agent = self.p_agent if self.mode == "push" else self.d_agent
         posted = sorted(
             ((p, h) for (q, p), h in self.handles.items() if q == r),
