@@ -12,7 +12,13 @@ from kvproof.checker.conformance.walk import Walk, run_walk
 from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.spec.variant import list_variants, load_variant
 
-BUGGY = [v.name for v in list_variants() if v.buggy]
+# A bug the engine's own walks cannot reach: its every counterexample needs an event the
+# enumeration never offers (refimpl/enabled.py: a late message from outside the run).
+# `check` finds it (the golden check --all) and conform finds it against the code.
+NOT_BY_FUZZ = {
+    "sglang-0.5.21-pd": "its leak needs a late ABORT_ACK of an earlier abort (stale_ack, E21)",
+}
+BUGGY = [v.name for v in list_variants() if v.buggy and v.name not in NOT_BY_FUZZ]
 BUDGET = 1500  # walks; each buggy variant is found within a few hundred (benchmarks/fuzz.py)
 
 
@@ -97,3 +103,9 @@ def test_broken_engine_is_found_by_fuzz() -> None:
     result = fuzz(length_checked_incident(), traces=400, engine=skip_length_check, seed=0)
     assert result.finding is not None and result.finding.kind == "divergence"
     assert result.finding.trace.steps[-1].action == "commit"
+
+
+def test_what_fuzz_cannot_reach_is_named_and_buggy() -> None:
+    # The exemption stays honest: each exempt variant exists and is buggy.
+    for name in NOT_BY_FUZZ:
+        assert load_variant(name).buggy, name
