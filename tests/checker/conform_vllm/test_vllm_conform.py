@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from abort_lasso import first_abort_lasso
 
 from kvproof.checker.cli import main
 from kvproof.checker.conform.vllm.run import conform
@@ -38,7 +39,7 @@ def test_pull_lease_expiry_contradicts_lease_outlives_read(vllm_tree: Path, tmp_
 def test_push_abort_lasso_replays_on_the_real_scheduler(vllm_tree: Path, tmp_path) -> None:
     """The safe push design's ACK frees an aborted request; 0.34.0's scheduler still holds
     its blocks after the replayed loop (#46283)."""
-    run = conform(load_variant("vllm-nixl-push-fixed"), str(vllm_tree), faults=False, out=tmp_path)
+    run = first_abort_lasso(vllm_tree, tmp_path)
     assert run.exit_code == 1 and run.switch == "abort_notifies_prefill"
     assert any(line.endswith("code [1]") or "code [0]" in line for line in run.detail)
     assert run.decisions["blocks still held after 8 replayed engine steps"] >= 1
