@@ -19,8 +19,7 @@ from kvproof.spec.variant import load_variant
 def _variant_run(*, matches: bool, violated: bool, complete: str | None, expect: str) -> Any:
     """A verdict on invariant ``inv`` expected to ``expect``: BMC found it ``violated``
     or not, ``matches`` its expectation or not, and the complete search said ``complete``."""
-    from kvproof.checker.verify.verdict import CompleteRun
-    from kvproof.checker.verify.verdict import VariantVerdict
+    from kvproof.checker.verify.verdict import CompleteRun, VariantVerdict
     from kvproof.model.lang.trace import Trace
     from kvproof.model.search.bmc import BmcResult, InvariantResult
     from kvproof.model.search.complete import CompleteResult

@@ -6,8 +6,14 @@ import dataclasses
 
 import pytest
 
-from kvproof.checker.verify.plan import CheckOptions, Phase, check_mixed, plan
-from kvproof.checker.verify.plan import SHALLOW_DEPTH, SUBSET_MIN_DEPTH
+from kvproof.checker.verify.plan import (
+    SHALLOW_DEPTH,
+    SUBSET_MIN_DEPTH,
+    CheckOptions,
+    Phase,
+    check_mixed,
+    plan,
+)
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 

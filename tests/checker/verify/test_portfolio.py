@@ -9,8 +9,7 @@ import pytest
 
 from kvproof.checker.render.check_json import variant_json
 from kvproof.checker.verify.driver import CheckJob, Protocols, prepare, run_job
-from kvproof.checker.verify.plan import CheckOptions
-from kvproof.checker.verify.plan import SHALLOW_DEPTH
+from kvproof.checker.verify.plan import SHALLOW_DEPTH, CheckOptions
 from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.spec.variant import load_variant
 
