@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from array import array
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
 from kvproof.checker.upstream import wire
-from kvproof.checker.upstream.intake import FITS, LIMIT, OVER, PAGE_SIZE
+from kvproof.checker.upstream.intake import FITS, LIMIT, OVER, PAGE_SIZE, fresh_fields
 from kvproof.checker.upstream.reserve import release_function
 from kvproof.checker.upstream.scheduler import bare_scheduler
 from kvproof.checker.upstream.stubs import Stub
@@ -203,24 +202,11 @@ def _req_fields(mods: dict[str, ModuleType], r: int, tokens: int) -> dict[str, A
             with contextlib.suppress(AttributeError):  # a slotted record (0.5.16-0.5.18)
                 setattr(kv, name, value)
     return dict(
+        **fresh_fields(f"req-{r}", tokens, 1000 + r),
         r=r,
-        rid=f"req-{r}",
-        origin_input_ids=array("q", range(tokens)),
         output_ids=[],
-        multimodal_inputs=None,
-        session=None,
-        grammar=None,
-        return_logprob=False,
-        logprob_start_len=-1,
-        to_finish=None,
-        finished_reason=None,
         finished_output=None,
-        is_retracted=False,
-        metadata_buffer_index=-1,
-        bootstrap_host="prefill",
         bootstrap_port=8998,
-        bootstrap_room=1000 + r,
-        disagg_prefill_dp_rank=None,
         lora_id=None,
         priority=None,
         sampling_params=SimpleNamespace(max_new_tokens=16),

@@ -158,13 +158,11 @@ def _waiting_init(waiting: Any) -> Any:
     return init
 
 
-def _req(req_cls: Any, tokens: int) -> Any:
-    """The release's ``Req`` class, built without its constructor (tokenizer, sampling
-    params...): the fields intake and bootstrap write and read (a fresh request: nothing
-    held, not retracted); its own methods stay real."""
-    req: Any = object.__new__(req_cls)
-    fields = dict(
-        rid="req-intake",
+def fresh_fields(rid: str, tokens: int, room: int) -> dict[str, Any]:
+    """A fresh request's fields both sides' queues read (a ``Req`` built without its
+    constructor): a prompt of ``tokens`` tokens, nothing pending, not retracted."""
+    return dict(
+        rid=rid,
         origin_input_ids=array("q", range(tokens)),
         multimodal_inputs=None,
         session=None,
@@ -176,8 +174,18 @@ def _req(req_cls: Any, tokens: int) -> Any:
         is_retracted=False,
         metadata_buffer_index=-1,
         bootstrap_host="prefill",
-        bootstrap_room=1000,
+        bootstrap_room=room,
         disagg_prefill_dp_rank=None,
+    )
+
+
+def _req(req_cls: Any, tokens: int) -> Any:
+    """The release's ``Req`` class, built without its constructor (tokenizer, sampling
+    params...): the fields intake and bootstrap write and read (a fresh request: nothing
+    held, not retracted); its own methods stay real."""
+    req: Any = object.__new__(req_cls)
+    fields = dict(
+        **fresh_fields("req-intake", tokens, 1000),
         prefill_attempt_count=0,
         sampling_params=SimpleNamespace(max_new_tokens=16),
         kv=SimpleNamespace(holds_kv=False, holds_mamba=False, retraction_backup=None),

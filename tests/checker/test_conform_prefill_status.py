@@ -104,27 +104,26 @@ def test_a_prealloc_abort_reaches_prefill_through_the_abort_decode_sent() -> Non
 
 
 @pytest.mark.slow
-def test_failed_not_terminal_is_a_prefill_status_divergence(tmp_path: Path) -> None:
-    """The brief's planted copy: Failed no longer terminal in ``update_status``."""
-    tree = _planted(
-        tmp_path,
-        CONN,
-        "        if current == KVPoll.Failed:\n            # Failed is terminal.",
-        "        if False:\n            # Failed is terminal.",
-    )
-    run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=200)
-    assert run.exit_code == 1, run.detail
-    assert any("prefill_status: model failed, code pending" in d for d in run.detail)
-
-
-@pytest.mark.slow
-def test_an_abort_that_notifies_no_one_is_a_divergence(tmp_path: Path) -> None:
-    tree = _planted(
-        tmp_path,
-        CONN,
-        "        self.conclude_state = KVPoll.Failed\n        self.ensure_abort_notified()",
-        "        self.conclude_state = KVPoll.Failed",
-    )
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        # The brief's planted copy: Failed no longer terminal in ``update_status``.
+        (
+            "        if current == KVPoll.Failed:\n            # Failed is terminal.",
+            "        if False:\n            # Failed is terminal.",
+        ),
+        # An abort that notifies no one.
+        (
+            "        self.conclude_state = KVPoll.Failed\n        self.ensure_abort_notified()",
+            "        self.conclude_state = KVPoll.Failed",
+        ),
+    ],
+    ids=["failed_not_terminal", "abort_not_notified"],
+)
+def test_a_planted_status_bug_is_a_prefill_status_divergence(
+    tmp_path: Path, old: str, new: str
+) -> None:
+    tree = _planted(tmp_path, CONN, old, new)
     run = conform(load_variant("sglang-0.5.22-pd"), str(tree), traces=200)
     assert run.exit_code == 1, run.detail
     assert any("prefill_status: model failed, code pending" in d for d in run.detail)
