@@ -332,14 +332,15 @@ def test_window_from_v0521_rejects_cleanly(
 ) -> None:
     # The incident's pools: from v0.5.21 prefill's intake retires the pending reject, no
     # leak (medium); v0.5.20 still queues the 1-token stub (the wheel's
-    # PrefillBootstrapQueue.add), so it leaks like v0.5.19 (critical).
+    # PrefillBootstrapQueue.add) and is its own variant (it retires the stub after its
+    # forward, but an abort still frees pages under a posted write): it leaks (critical).
     shutil.copytree(FIX / "incident", tmp_path / "incident")
     shutil.copy(FIX / "incident.toml", tmp_path / "incident.toml")
     for path in (tmp_path / "incident").iterdir():
         path.write_text(path.read_text().replace("0.5.19", version))
     code, report = run_json([str(tmp_path / "incident.toml")], capsys)
     (window,) = report["windows"]
-    want = "sglang-0.5.19-pd" if leaks else "sglang-0.5.22-pd"
+    want = "sglang-0.5.20-pd" if leaks else "sglang-0.5.22-pd"
     assert window["variant"] == want and window["leaks"] is leaks
     (finding,) = by_id(report, "prefill-rejects-decode-admits")
     assert finding["severity"] == ("critical" if leaks else "medium") and code == 1
