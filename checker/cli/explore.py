@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(done.to_json(), indent=2))
         return done.exit_code
     from kvproof.checker.render.explore import render
-    from kvproof.checker.report.written import wrote
+    from kvproof.checker.report.tables import wrote
 
     console = console_for()
     with _spinner(console) as progress:

@@ -12,9 +12,9 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from kvproof.checker.render import check_text, liveness_text
+from kvproof.checker.render import check_text
 from kvproof.checker.render.check_json import document, variant_json
-from kvproof.checker.report.written import wrote
+from kvproof.checker.report.tables import wrote
 
 if TYPE_CHECKING:
     from kvproof.checker.runs.check_run import CheckRun
@@ -27,7 +27,7 @@ def render(console: Any, run: CheckRun, *, as_json: bool, raw: bool = False) -> 
     for v, doc in zip(run.variants, docs, strict=True):
         if not as_json and v.invariants is None:
             assert v.liveness is not None
-            liveness_text.render(console, v.liveness, doc["liveness"], raw=raw)
+            check_text.render_liveness(console, v.liveness, doc["liveness"], raw=raw)
         elif not as_json and not run.gate:
             check_text.render_check(console, v, doc, raw=raw)
         if not as_json and v.complete is not None:
@@ -43,7 +43,7 @@ def render(console: Any, run: CheckRun, *, as_json: bool, raw: bool = False) -> 
         if safety:
             check_text.render_all(console, safety)
         lively = {d["variant"]: d["liveness"] for d in docs if "liveness" in d}
-        liveness_text.render_expectations(console, lively if safety else {})
+        check_text.render_expectations(console, lively if safety else {})
     if as_json:
         json.dump(document(run, docs), sys.stdout, indent=2)
         print()

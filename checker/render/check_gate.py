@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
-from kvproof.checker.report.engine_words import Voice, step_words, voice_of
-from kvproof.checker.report.loop_marks import marked_lines
+from kvproof.checker.report.engine_words import Voice, marked_lines, step_words, voice_for
 from kvproof.checker.report.trace_view import cells_text
 from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
@@ -127,9 +126,7 @@ def write_junit(checks: Checked, path: Path, *, gate: bool = True) -> None:
         suite = ET.SubElement(root, "testsuite", name=name)
         uri, base = _relative(check.variant.path)
         file = uri if base is not None else str(check.variant.path)
-        handoff = check.protocol is not None and check.protocol.name == "handoff"
-        mode = getattr(check.variant.switches, "transfer_mode", "")
-        voice = voice_of(check.variant.engine, mode) if handoff else None
+        voice = voice_for(check)
         # Per-invariant times overlap (one incremental solver): the suite's is the run's.
         suite_seconds = check.bmc.seconds
         for entry in data["invariants"]:

@@ -1,4 +1,5 @@
-"""``kvproof check``'s report for people: per variant, and the ``--all`` table."""
+"""``kvproof check``'s report for people: per variant, and the ``--all`` tables; the liveness
+phase's too (a variant's fair lassos, and ``--all``'s liveness table)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from kvproof.checker.report.engine_words import Voice, step_words, voice_of
-from kvproof.checker.report.loop_marks import LOOP_START, back_to
+from kvproof.checker.report.engine_words import LOOP_START, Voice, back_to, step_words, voice_for
 from kvproof.checker.report.tables import print_table
 from kvproof.checker.report.trace_view import cells_text
+from kvproof.checker.verify.liveness import LivenessCheck
 from kvproof.checker.verify.verdict import VariantVerdict
 
 
@@ -19,9 +20,7 @@ def render_check(
 ) -> None:
     """One variant's report from its ``--json`` object (``check_json.variant_json``);
     ``raw``: the steps as the model's cells (``owns(r0, p0): F->T``), not engine words."""
-    voice = voice_of(check.variant.engine, getattr(check.variant.switches, "transfer_mode", ""))
-    # Engine words tell kvproof's handoff; a user protocol's steps stay its own cells.
-    raw = raw or check.protocol is None or check.protocol.name != "handoff"
+    voice = voice_for(check, raw)  # a user protocol's steps stay its own cells
     sizes = data["sizes"]
     console.print(
         f"[bold]{data['variant']}[/]  {check.variant.summary}\n"
@@ -45,7 +44,7 @@ def render_check(
             + ")"
         )
         rows, loop = inv["trace"], inv.get("loop")
-        table = trace_table(title, rows, None if raw else voice, loop)
+        table = trace_table(title, rows, voice, loop)
         print_table(console, table)
         if inv.get("initial"):
             console.print("  initially: " + "; ".join(inv["initial"]))
@@ -186,3 +185,76 @@ def render_assumptions(console: Console, assumptions: list[dict[str, Any]]) -> N
         if "needed" in a:
             color = {True: "cyan", False: "yellow", None: "magenta"}[a["needed"]]
             console.print(f"    [{color}]{a['needed_detail']}[/]")
+
+
+# -- liveness: fair lassos -------------------------------------------------------------------
+
+
+def render_expectations(console: Any, out: dict[str, Any]) -> None:
+    """``check --all``'s liveness table: each variant's [expect] liveness keys."""
+    if not out:
+        return
+    table = Table(title="liveness (fair lassos, complete at 2 requests, 1 page)")
+    for col in ("variant", "property", "expected", "got", "matches"):
+        table.add_column(col)
+    for name, data in out.items():
+        for p in data["properties"]:
+            table.add_row(
+                name,
+                p["name"],
+                p["expected"] or "-",
+                p["verdict"],
+                "yes" if p["matches"] else "[red]NO[/]",
+            )
+    print_table(console, table)
+
+
+def render_liveness(
+    console: Any, check: LivenessCheck, data: dict[str, Any], *, raw: bool = False
+) -> None:
+    """``raw``: a lasso's steps as the model's action labels, not engine words."""
+    voice = voice_for(check, raw)  # a user protocol: its own action labels
+    sizes = data["sizes"]
+    scope = "complete: every depth" if data["complete"] else "truncated: a lower bound"
+    console.print(
+        f"[bold]{check.variant.name}[/] liveness: {sizes['Req']} requests, {sizes['Page']}"
+        f" page(s), explicit-state fair-lasso search ({scope}; {data['states']} states,"
+        f" {data['seconds']:.2f} s)",
+        highlight=False,
+    )
+    console.print(
+        "fairness: weak, on every engine step"
+        + "".join(f"; {f}" for f in data["fairness"] if not f.endswith("(engine)")),
+        highlight=False,
+    )
+    for a in data["assumptions"]:
+        state = "in force" if a["active"] else "dropped (--without)"
+        need = ""
+        if a.get("needed") is None and "needed" in a:
+            need = "; not assessed: every property fails with it too"
+        elif "needed" in a:
+            need = f"; needed: without it {a['hides']} fails" if a["needed"] else "; unnecessary"
+        console.print(f"  assumption {a['name']} ({state}{need})", highlight=False)
+    for p in data["properties"]:
+        if p["verdict"] == "holds":
+            note = "holds at every depth at this size" if data["complete"] else "holds"
+            console.print(f"  [green]holds[/] {p['name']}: {p['statement']} ({note})")
+            continue
+        console.print(
+            f"  [red]VIOLATED[/] {p['name']}: {p['statement']}; fair lasso for {p['instance']}",
+            highlight=False,
+        )
+        loop = p["loop"]
+        rows = p["trace"]
+        said = step_words(rows, voice) if voice else [row["label"] for row in rows]
+        for row, words in zip(rows, said, strict=True):
+            if row["step"] == loop + 1:
+                console.print("     -- loop: repeats forever --", highlight=False)
+            console.print(f"    {row['step']:>2} {words}", highlight=False)
+        if loop == len(p["trace"]):
+            console.print(
+                "     -- loop: stays here forever (no fair step is enabled) --", highlight=False
+            )
+    bad = [p["name"] for p in data["properties"] if not p["matches"]]
+    if bad:
+        console.print(f"  [red]does not match [expect][/]: {', '.join(bad)}")

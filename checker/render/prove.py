@@ -10,8 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kvproof.checker.render.check_text import render_assumptions
-from kvproof.checker.report.tables import print_table
-from kvproof.checker.report.written import wrote
+from kvproof.checker.report.tables import print_table, wrote
 from kvproof.checker.runs.prove_run import ProveRun, VariantProof
 from kvproof.model.search.induction import ProofResult
 

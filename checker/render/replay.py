@@ -1,12 +1,43 @@
 """``kvproof replay``'s report for people, and its ``--json`` object (``replay_run.py`` holds
-the run)."""
+the run).
+
+The verdict in words (``SHOWS``, ``failure_summary``: what the clients saw, and what failed,
+by name) is ``fuzz``'s too (the engine's confirmation of a model-side finding) and the
+HTML report's replay line; duck-typed on the conformance ``ReplayReport``, so that this
+module needs no engine.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from kvproof.checker.report.replay_text import SHOWS, failure_summary
 from kvproof.checker.report.tables import print_table
+
+SHOWS = {
+    "leak": "LEAK: another tenant's canary in a response",
+    "wrong_answer": "a wrong answer (tokens unlike the single node's), no foreign canary in it",
+    "engine_state": "an invariant broken on the engine's state only; no response shows it",
+    "nothing": "nothing wrong",
+}
+
+
+def failure_summary(report: Any) -> str:
+    """What failed, by name: "leak" only when a response carried another tenant's canary."""
+    parts = []
+    if report.crash:
+        parts.append("the engine crashed")
+    if report.divergence is not None:
+        parts.append(f"divergence at step {report.divergence.step}")
+    if report.lasso is not None and report.lasso.repeats:
+        parts.append(report.lasso.summary())
+    if report.leak:
+        parts.append("leak: a response carried another tenant's canary")
+    elif report.failing_answers:
+        parts.append("wrong answer: tokens unlike the single-node engine's")
+    broken = sorted({n for _, n in report.engine_violations if n != "isolation" or not report.leak})
+    if broken:
+        parts.append("the engine violates " + ", ".join(broken))
+    return "; ".join(parts)
 
 
 def print_report(report: Any, console: Any, *, raw: bool = False) -> None:

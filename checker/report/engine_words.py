@@ -13,7 +13,7 @@ The sentences follow the events' meaning in ``spec/events.py`` and the protocol'
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,14 @@ def voice_of(engine: str, transfer_mode: str = "push") -> Voice:
     return Voice(name, transfer_mode != "pull")
 
 
+def voice_for(check: Any, raw: bool = False) -> Voice | None:
+    """The voice of a check's variant (a ``VariantVerdict``, a ``LivenessCheck``); None for
+    ``--raw`` and for a user protocol, whose steps engine words do not tell."""
+    if raw or check.protocol is None or check.protocol.name != "handoff":
+        return None
+    return voice_of(check.variant.engine, getattr(check.variant.switches, "transfer_mode", ""))
+
+
 def _pages(pages: Iterable[int]) -> str:
     names = [f"p{p}" for p in sorted(pages)]
     if not names:
@@ -62,6 +70,32 @@ def _to(row: Mapping[str, Any], var: str, args: tuple[int, ...] | None = None) -
 
 def _freed(row: Mapping[str, Any]) -> list[int]:
     return [c["args"][1] for c in row.get("changes", ()) if c["var"] == "owns" and not c["to"]]
+
+
+# The events told the same way every time: one sentence, or (push, pull) when who writes the
+# KV matters; ``{freed}``: the pages the step freed.
+_SAID: dict[str, str | tuple[str, str]] = {
+    "alloc": "decode reserved p{p} for {req}",
+    "post": (
+        "prefill posted an RDMA write of {req}'s KV into p{p}",
+        "decode posted an RDMA read of {req}'s KV into p{p}",
+    ),
+    "p_abort": "an abort for {req} reached prefill (a timeout or the client left)",
+    "finish": "{req} finished; decode freed {freed}",
+    "abort_seen": "prefill received the ABORT for {req} and stopped sending",
+    "ack": (
+        "prefill confirmed {req}'s writes drained; decode freed {freed}",
+        "decode's reads of {req}'s writes drained; decode freed {freed}",
+    ),
+    "timeout": "no drain confirmation for {req} within {timeout}: decode freed {freed} anyway",
+    "expire": (
+        "prefill freed {req}'s source blocks while still sending them",
+        "prefill's hold on {req}'s blocks expired; the blocks may be reused",
+    ),
+    "insert": "decode cached p{p} in its radix tree as {req}'s prompt head",
+    "share": "{req} matched decode's radix cache and reads p{p} as its prompt head",
+    "crash": "the prefill serving {req} died and will never report",
+}
 
 
 class Story:
@@ -87,12 +121,17 @@ class Story:
         args = row.get("args", {})
         r, p = args.get("r"), args.get("p")
         req = f"r{r}"
+        said = _SAID.get(act)
+        if said is not None:
+            text = said if isinstance(said, str) else said[not self.voice.push]
+            freed = _pages(_freed(row))
+            return text.format(req=req, p=p, freed=freed, timeout=self.voice.release_timeout)
         say = getattr(self, f"_{act}", None)
         if say is not None:
             return say(row, req, r, p)
         return f"{act} for {req}" + (f" on p{p}" if p is not None else "")
 
-    # -- one method per event of spec/events.py --------------------------------------------
+    # -- the other events of spec/events.py: their words depend on what they changed ------
     def _arrive(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
         if _to(row, "resp", (r,)) == "rejected":
             return f"the router sent {req}; its prompt was rejected at admission (400)"
@@ -103,19 +142,11 @@ class Story:
             )
         return f"the router sent {req} to prefill and decode; both admitted it"
 
-    def _alloc(self, row: Mapping[str, Any], req: str, r: int, p: int) -> str:
-        return f"decode reserved p{p} for {req}"
-
     def _send(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
         dst = [c["args"][1] for c in row.get("changes", ()) if c["var"] == "dst" and c["to"]]
         if self.voice.push:
             return f"decode sent {req}'s page table ({_pages(dst)}) to prefill"
         return f"decode began reading {req}'s KV from prefill into {_pages(dst)}"
-
-    def _post(self, row: Mapping[str, Any], req: str, r: int, p: int) -> str:
-        if self.voice.push:
-            return f"prefill posted an RDMA write of {req}'s KV into p{p}"
-        return f"decode posted an RDMA read of {req}'s KV into p{p}"
 
     def _land(self, row: Mapping[str, Any], req: str, r: int, p: int) -> str:
         whose = f"{req}'s KV" if _to(row, "holds", (p, r)) is not False else "stale KV"
@@ -130,9 +161,6 @@ class Story:
                 f"since given to r{holder}" if holder is not None else "already freed"
             )
         return text
-
-    def _p_abort(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
-        return f"an abort for {req} reached prefill (a timeout or the client left)"
 
     def _done(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
         failed = _to(row, "poll", (r,)) == "failed"
@@ -160,9 +188,6 @@ class Story:
         text = f"decode ran another step of {req}, reading its pages again"
         return text + (" (not all its own KV)" if _to(row, "leaked", (r,)) else "")
 
-    def _finish(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
-        return f"{req} finished; decode freed {_pages(_freed(row))}"
-
     def _abort(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
         freed = _freed(row)
         if _to(row, "dphase", (r,)) == "draining":
@@ -173,37 +198,10 @@ class Story:
         tell = " and sent ABORT to prefill" if self.voice.push else ""
         return f"the client aborted {req}; decode {kept}{tell}"
 
-    def _abort_seen(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
-        return f"prefill received the ABORT for {req} and stopped sending"
-
-    def _ack(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
-        who = "prefill confirmed" if self.voice.push else "decode's reads of"
-        return f"{who} {req}'s writes drained; decode freed {_pages(_freed(row))}"
-
-    def _timeout(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
-        return (
-            f"no drain confirmation for {req} within {self.voice.release_timeout}: decode "
-            f"freed {_pages(_freed(row))} anyway"
-        )
-
-    def _expire(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
-        if self.voice.push:
-            return f"prefill freed {req}'s source blocks while still sending them"
-        return f"prefill's hold on {req}'s blocks expired; the blocks may be reused"
-
     def _give_up(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
         freed = _freed(row)
         did = f"freed {_pages(freed)} at once" if freed else "kept its pages held"
         return f"decode gave up waiting for {req}'s transfer without telling prefill and {did}"
-
-    def _insert(self, row: Mapping[str, Any], req: str, r: int, p: int) -> str:
-        return f"decode cached p{p} in its radix tree as {req}'s prompt head"
-
-    def _share(self, row: Mapping[str, Any], req: str, r: int, p: int) -> str:
-        return f"{req} matched decode's radix cache and reads p{p} as its prompt head"
-
-    def _crash(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
-        return f"the prefill serving {req} died and will never report"
 
     def _stale_ack(self, row: Mapping[str, Any], req: str, r: int, p: Any) -> str:
         freed = _freed(row)
@@ -287,6 +285,26 @@ def _sentence(text: str) -> str:
     if not re.match(r"[rp]\d", text):
         text = text[0].upper() + text[1:]
     return text if text.endswith(".") else text + "."
+
+
+# How a lasso's loop is marked wherever a trace is printed as lines (issue #29 item 3). TLC
+# prints a lasso's states and then "Back to state N"; kvproof prints steps, so the mark
+# before the loop's first step says the steps below repeat, and the one after the last step
+# names the step the run goes back to (the loop's first, ``loop + 1``). One wording for the
+# check table, the JUnit/SARIF text and any other printer, so a reader learns it once.
+LOOP_START = "-- loop: the following steps repeat forever --"
+
+
+def back_to(loop: int) -> str:
+    """The closing mark: after the last step the run is back at step ``loop + 1``."""
+    return f"-- back to step {loop + 1} --"
+
+
+def marked_lines(lines: Sequence[str], loop: int | None) -> list[str]:
+    """One line per step, with the loop's two marks (unchanged for a safety trace)."""
+    if loop is None:
+        return list(lines)
+    return [*lines[:loop], LOOP_START, *lines[loop:], back_to(loop)]
 
 
 def uses_model_names(text: str) -> list[str]:

@@ -21,7 +21,6 @@ from typing import Any
 from kvproof import __version__
 from kvproof.checker.report import engine_side, msc, pool_grid
 from kvproof.checker.report.assets import CSS
-from kvproof.checker.report.conform_finding import conform_finding
 from kvproof.checker.report.trace_view import TraceView, build
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.trace import Trace
@@ -160,10 +159,40 @@ def inline(
     return HTML(fragment(trace_body(view, variant=variant, responses=rows)))
 
 
-# -- proofs and state graphs -------------------------------------------------------------------
-
-
 # -- shared pieces -------------------------------------------------------------------------------
+
+
+# A ``kvproof conform`` divergence trace (``checker/conform/trace_out.py``) is a model walk
+# that both sides took up to the step where they disagree; its header's ``meta`` says what
+# the code did there. Without this head line the page would draw a plain trace and hide the
+# finding: where the engine's code left the model, and which switch it contradicts.
+FINDINGS = ("divergence", "upstream_exception")
+
+
+def conform_finding(meta: Mapping[str, Any], steps: int) -> str:
+    """The verdict paragraph for a conform trace's ``meta`` (``""`` for any other trace);
+    ``steps``: the trace's length, the step after which the two sides disagree."""
+    if meta.get("finding") not in FINDINGS or not meta.get("diagnosis"):
+        return ""
+    stalls = [int(s) for s in meta.get("stalls_after_step") or ()]
+    # The walk's time jumps (past the code's lease deadline) are no model step: say where.
+    waited = f"; time passed past the code's deadline after step {stalls[-1]}" if stalls else ""
+    beats = sorted({int(s) for s in meta.get("beats_after_step") or ()})
+    if beats:  # time passing with heartbeats delivered: no fault, but the clock moved
+        at = ("step " if len(beats) == 1 else "steps ") + ", ".join(map(str, beats))
+        waited += f"; time passed with heartbeats delivered after {at}"
+    where = f" after step {steps}" if steps else ""
+    out = (
+        f'<p class="verdict">⚠ DIVERGES{where}{escape(waited)} ({escape(str(meta["source"]))})'
+        f": {escape(str(meta['diagnosis']))}</p>"
+    )
+    if meta.get("detail"):
+        out += (
+            f'<p class="why"><strong>Seen:</strong> <code>{escape(str(meta["detail"]))}</code></p>'
+        )
+    if meta.get("raised"):
+        out += f'<p class="why"><strong>The code raised:</strong> {escape(str(meta["raised"]))}</p>'
+    return out
 
 
 def steps_list(view: TraceView, variant: Any = None) -> str:
@@ -219,39 +248,26 @@ def legend(violated_step: int | None = None, *, loop: int | None = None) -> str:
     "8" on every report, a 7-step trace's too); a lasso's two marks when ``loop``."""
     badge = f"⚠ {violated_step}" if violated_step else "⚠ N"
     items = [
-        (f'<span class="swatch">{badge}</span>', "the step after which the invariant is false"),
-        ('<span class="swatch">r0</span>', "owner: the page is in request r0's page table"),
-        ('<span class="swatch">free</span>', "no request owns the page"),
-        ('<span class="swatch">KV r0</span>', "the page's bytes are r0's KV"),
-        (
-            '<span class="swatch">old KV</span>',
-            "KV of an earlier request outside the trace (pages are never zeroed)",
-        ),
-        ('<span class="swatch">not written</span>', "owned, nothing landed since allocation"),
-        ('<span class="swatch">⇣ write r0</span>', "an RDMA write posted, not landed yet"),
-        ('<span class="swatch">◉ read</span>', "decode read the page: it held fresh KV"),
-        (
-            '<span class="swatch">✖ STALE read</span>',
-            "decode read the page while it held someone else's (or old) KV",
-        ),
-        (
-            '<span class="swatch">✖ STRAY write</span>',
-            "a write landed in the page after its writer had released it",
-        ),
-        (
-            '<span class="swatch">⚑ foreign</span>',
-            "another tenant's canary in a client's response",
-        ),
+        (badge, "the step after which the invariant is false"),
+        ("r0", "owner: the page is in request r0's page table"),
+        ("free", "no request owns the page"),
+        ("KV r0", "the page's bytes are r0's KV"),
+        ("old KV", "KV of an earlier request outside the trace (pages are never zeroed)"),
+        ("not written", "owned, nothing landed since allocation"),
+        ("⇣ write r0", "an RDMA write posted, not landed yet"),
+        ("◉ read", "decode read the page: it held fresh KV"),
+        ("✖ STALE read", "decode read the page while it held someone else's (or old) KV"),
+        ("✖ STRAY write", "a write landed in the page after its writer had released it"),
+        ("⚑ foreign", "another tenant's canary in a client's response"),
     ]
     if loop is not None:  # a lasso breaks no invariant at a step: its marks, no ⚠ badge
         items[:1] = [
-            (
-                f'<span class="swatch">↺ {loop + 1}</span>',
-                f"the loop: steps from {loop + 1} to the last repeat forever",
-            ),
-            ('<span class="swatch">∞ forever</span>', "what the loop never resolves"),
+            (f"↺ {loop + 1}", f"the loop: steps from {loop + 1} to the last repeat forever"),
+            ("∞ forever", "what the loop never resolves"),
         ]
-    rows = "".join(f"<dt>{a}</dt><dd>{escape(b)}</dd>" for a, b in items)
+    rows = "".join(
+        f'<dt><span class="swatch">{a}</span></dt><dd>{escape(b)}</dd>' for a, b in items
+    )
     return f'<dl class="legend">{rows}</dl>'
 
 

@@ -1,4 +1,6 @@
-"""Tables that never cut a word: names, numbers and URLs stay whole at any width.
+"""Console output that never cuts a word: tables, and the ``wrote PATH`` lines.
+
+Tables: names, numbers and URLs stay whole at any width.
 
 rich shrinks a table that is wider than the console by folding or ellipsising cells
 (``sglang-0.5.19-p`` / ``d``, ``21.…``). When every cell's longest word fits, rich draws it
@@ -8,6 +10,8 @@ printed as plain aligned lines, each as long as it needs. A terminal keeps rich'
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 
@@ -52,3 +56,12 @@ def _keep_words_whole(table: Any) -> None:
         words = [w for cell in (column.header, *column.cells) for w in _plain(cell).split()]
         longest = max((len(w) for w in words), default=0)
         column.min_width = max(column.min_width or 0, longest)
+
+
+def wrote(console: Any, paths: Iterable[Path | str]) -> None:
+    """Every command that writes a file says so: one line a file, ``wrote PATH``. On stdout
+    for people; a command run with ``--json`` passes a stderr console (its stdout is the
+    JSON, which lists the files itself where it has a place for them)."""
+    for path in paths:
+        # soft_wrap: a long path stays on one line, whole, in a pipe too
+        console.print(f"wrote {path}", highlight=False, soft_wrap=True, markup=False)

@@ -42,7 +42,7 @@ class ExploreRun:
         return 1 if self.result.violated else 0
 
     def to_json(self) -> dict[str, Any]:
-        from kvproof.checker.render.explore_json import as_json
+        from kvproof.checker.render.explore import as_json
 
         return {**as_json(self.result, self.protocol), "files": list(self.files)}
 

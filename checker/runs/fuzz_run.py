@@ -6,7 +6,7 @@ torch, ``checker/conformance/model_first.py``); a finding there is saved, handed
 ``on_model_finding`` at once (so a shell shows it within a second) and then confirmed on the
 engine. Without one, the engine campaign runs (``checker/conformance/fuzz.py``), where
 engine-only bugs show. The run's ``--json`` document is built once
-(``checker/render/fuzz_json.py``).
+(``checker/render/fuzz.py``).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class FuzzRun:
         return 1 if self.model is not None else int(self.result.exit_code)
 
     def to_json(self) -> dict[str, Any]:
-        from kvproof.checker.render.fuzz_json import fuzz_json
+        from kvproof.checker.render.fuzz import fuzz_json
 
         return fuzz_json(self)
 

@@ -101,7 +101,7 @@ def replay_rows(trace: Any, variant: Any, max_new_tokens: int = 32) -> tuple[lis
     import torch
 
     from kvproof.checker.conformance.replay import replay_trace
-    from kvproof.checker.report.replay_text import SHOWS
+    from kvproof.checker.render.replay import SHOWS
 
     torch.set_num_threads(1)  # tiny models: threads only add wake-up latency
     rep = replay_trace(trace, variant, max_new_tokens=max_new_tokens)

@@ -13,7 +13,7 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.checker.conformance.fuzz import COUNTERS
 from kvproof.checker.conformance.replay import ReplayReport, replay_trace
-from kvproof.checker.report.replay_text import failure_summary
+from kvproof.checker.render.replay import failure_summary
 from kvproof.checker.traces.tracefile import read_jsonl
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster

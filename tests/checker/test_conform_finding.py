@@ -1,9 +1,9 @@
 """The head line ``report --html`` puts on a ``kvproof conform`` divergence trace
-(``checker/report/conform_finding.py``), and nothing on any other trace."""
+(``checker/report/html_page.py``), and nothing on any other trace."""
 
 from __future__ import annotations
 
-from kvproof.checker.report.conform_finding import conform_finding
+from kvproof.checker.report.html_page import conform_finding
 
 META = {
     "finding": "divergence",

@@ -85,7 +85,7 @@ def test_the_incident_told_in_two_sentences() -> None:
 
 def test_liveness_lassos_speak_engine_words_unless_raw() -> None:
     from kvproof.checker.render.check_json import liveness_json
-    from kvproof.checker.render.liveness_text import render
+    from kvproof.checker.render.check_text import render_liveness as render
     from kvproof.checker.verify.checking import protocol_for
     from kvproof.checker.verify.liveness import check_liveness
 
