@@ -24,7 +24,7 @@ from typing import Any
 
 from kvproof import __version__
 from kvproof.checker.report.engine_words import Voice, marked_lines, step_words, voice_for
-from kvproof.checker.report.trace_view import cells_text
+from kvproof.checker.report.trace_view import cells_text, invariant_doc
 from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.spec.files import write_bytes_atomic, write_text_atomic
 from kvproof.spec.invariants import INVARIANTS
@@ -99,11 +99,9 @@ def _statement(check: VariantVerdict, name: str) -> str:
     assert check.protocol is not None
     if info is not None and check.protocol.name == "handoff":
         return info.statement
-    try:
-        doc = check.protocol.invariant(name).doc
-    except KeyError:
-        doc = ""
-    return doc or (info.statement if info else f"the protocol's invariant {name}")
+    return invariant_doc(check.protocol, name) or (
+        info.statement if info else f"the protocol's invariant {name}"
+    )
 
 
 # -- JUnit --------------------------------------------------------------------------------
@@ -183,7 +181,8 @@ def write_sarif(checks: Checked, path: Path) -> None:
     results: list[dict[str, Any]] = []
     roots: set[Path] = set()
 
-    def rule_index(rule_id: str, text: str) -> int:
+    def add(rule_id: str, text: str, level: str, message: str, where: Any, props: Any) -> None:
+        """A result of rule ``rule_id`` (``text``: what it asks), ``where`` its location."""
         if rule_id not in rules:
             rules[rule_id] = {
                 "id": rule_id,
@@ -192,7 +191,16 @@ def write_sarif(checks: Checked, path: Path) -> None:
                 "fullDescription": {"text": text},
                 "help": {"text": f"{text}. Run `kvproof check` on the variant to see the trace."},
             }
-        return list(rules).index(rule_id)
+        results.append(
+            {
+                "ruleId": rule_id,
+                "ruleIndex": list(rules).index(rule_id),
+                "level": level,
+                "message": {"text": message},
+                "locations": [where],
+                "properties": props,
+            }
+        )
 
     for check, data in checks:
         uri, root = _relative(check.variant.path)
@@ -206,38 +214,18 @@ def write_sarif(checks: Checked, path: Path) -> None:
             message = _verdict_line(data, entry)
             if entry["verdict"] == "violated":
                 message += f". Why: {entry['explanation']} Trace: {trace_short(entry)}"
-            results.append(
-                {
-                    "ruleId": name,
-                    "ruleIndex": rule_index(name, _statement(check, name)),
-                    "level": "error" if not entry["matches"] else "note",
-                    "message": {"text": message},
-                    "locations": [_location(uri, root, lines.get(name, lines[""]))],
-                    "properties": {
-                        "variant": check.variant.name,
-                        "expected": entry["expected"],
-                        "verdict": entry["verdict"],
-                        "matches": entry["matches"],
-                        "shortest": entry.get("shortest"),
-                    },
-                }
-            )
+            props = {"variant": check.variant.name}
+            props |= {k: entry.get(k) for k in ("expected", "verdict", "matches", "shortest")}
+            level = "error" if not entry["matches"] else "note"
+            where = _location(uri, root, lines.get(name, lines[""]))
+            add(name, _statement(check, name), level, message, where, props)
         proof = data.get("proof")
         if proof is not None and not check.variant.buggy and not proof["proved"]:
+            said = "; ".join(line.strip() for line in _proof_text(proof).splitlines())
+            message = f"{check.variant.name}: not proved: {said}"
             text = "a fixed variant is proved safe for all numbers of requests and pages"
-            results.append(
-                {
-                    "ruleId": PROOF_RULE,
-                    "ruleIndex": rule_index(PROOF_RULE, text),
-                    "level": "error",
-                    "message": {
-                        "text": f"{check.variant.name}: not proved: "
-                        + "; ".join(line.strip() for line in _proof_text(proof).splitlines())
-                    },
-                    "locations": [_location(uri, root, lines[""])],
-                    "properties": {"variant": check.variant.name},
-                }
-            )
+            where = _location(uri, root, lines[""])
+            add(PROOF_RULE, text, "error", message, where, {"variant": check.variant.name})
     run: dict[str, Any] = {
         "tool": {
             "driver": {

@@ -12,15 +12,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from kvproof import __version__
-from kvproof.checker.report.trace_view import trace_rows
-from kvproof.checker.verify.forever import lasso_explanation
+from kvproof.checker.report.trace_view import statement, trace_explanation, trace_rows
 from kvproof.checker.verify.liveness import LivenessCheck
 from kvproof.checker.verify.verdict import VariantVerdict
-from kvproof.model.lang.concrete import Concrete, State
-from kvproof.model.lang.dsl import Protocol
-from kvproof.model.lang.explain import explain
-from kvproof.model.lang.instance import Instance
-from kvproof.model.lang.trace import Trace, replay
+from kvproof.model.lang.trace import Trace
 from kvproof.spec.assumptions import ASSUMPTIONS, FAIRNESS, GUARD, of_kind
 from kvproof.spec.invariants import INVARIANTS
 from kvproof.spec.variant import Variant
@@ -79,7 +74,7 @@ def safety_json(v: VariantVerdict) -> dict[str, Any]:
         entry: dict[str, Any] = {
             "name": r.invariant,
             "number": info.number if info else None,
-            "statement": info.statement if info else _doc(protocol, r.invariant),
+            "statement": statement(protocol, r.invariant),
             "verdict": "holds" if r.holds else "violated",
             "expected": v.variant.expect.get(r.invariant),
             "matches": v.matches(r.invariant),
@@ -160,13 +155,6 @@ def assumptions_json(variant: Variant, without: tuple[str, ...], found: Sequence
     return out
 
 
-def trace_explanation(protocol: Protocol, trace: Trace, states: Sequence[State] = ()) -> str:
-    if trace.loop is not None:  # a lasso: what its loop never resolves (issue #29)
-        return lasso_explanation(trace, protocol, states)
-    concrete = Concrete(Instance(protocol, trace.sizes))
-    return explain(concrete, list(states) or replay(trace, concrete), trace.violated or "")
-
-
 def initial_facts(trace: Trace) -> list[str]:
     """The free choices of the initial state that matter, e.g. 'r0: over prefill limit'."""
     facts = []
@@ -183,10 +171,3 @@ def initial_facts(trace: Trace) -> list[str]:
             bits.append("decode's prefix cache holds the prompt's head")
         facts.append(f"r{r}: " + (", ".join(bits) if bits else "prompt within both limits"))
     return facts
-
-
-def _doc(protocol: Protocol, name: str) -> str:
-    try:
-        return protocol.invariant(name).doc
-    except KeyError:
-        return ""

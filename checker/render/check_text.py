@@ -22,15 +22,12 @@ def render_check(
     ``raw``: the steps as the model's cells (``owns(r0, p0): F->T``), not engine words."""
     voice = voice_for(check, raw)  # a user protocol's steps stay its own cells
     sizes = data["sizes"]
+    settled = data.get("settled_by") == "proof"
     console.print(
         f"[bold]{data['variant']}[/]  {check.variant.summary}\n"
         f"BMC: {sizes['Req']} requests, {sizes['Page']} pages, depth {data['depth']}, "
         f"{data['seconds']:.2f} s"
-        + (
-            "; settled by the proof: no counterexample at any depth or size"
-            if data.get("settled_by") == "proof"
-            else ""
-        )
+        + ("; settled by the proof: no counterexample at any depth or size" if settled else "")
     )
     render_assumptions(console, data.get("assumptions", []))
     for inv in data["invariants"]:
@@ -43,16 +40,16 @@ def render_check(
             + ("" if inv["primary"] else ", runs through an earlier violation")
             + ")"
         )
-        rows, loop = inv["trace"], inv.get("loop")
-        table = trace_table(title, rows, voice, loop)
-        print_table(console, table)
+        print_table(console, trace_table(title, inv["trace"], voice, inv.get("loop")))
         if inv.get("initial"):
             console.print("  initially: " + "; ".join(inv["initial"]))
         console.print(f"  [bold]why:[/] {inv['explanation']}")
     print_table(console, verdict_table(data))
     proof = data.get("proof")
-    if proof:
-        render_proof_summary(console, proof)
+    if proof and proof["proved"]:
+        console.print(f"[green]{proof['summary']}[/]")
+    elif proof:
+        console.print(f"[red]not proved[/]: {proof.get('summary', '')}")
 
 
 def trace_table(
@@ -110,13 +107,6 @@ def outcome(check: VariantVerdict) -> str:
     return said
 
 
-def render_proof_summary(console: Console, proof: dict[str, Any]) -> None:
-    if proof["proved"]:
-        console.print(f"[green]{proof['summary']}[/]")
-    else:
-        console.print(f"[red]not proved[/]: {proof.get('summary', '')}")
-
-
 def render_all(console: Console, checks: list[VariantVerdict]) -> None:
     table = Table(title="kvproof check --all", title_justify="left")
     # Names are never cut: the table grows past a narrow terminal rather than fold a name.
@@ -146,14 +136,10 @@ def render_all(console: Console, checks: list[VariantVerdict]) -> None:
                 "[green]yes[/]" if check.safety_match else "[red]NO[/]",
             )
         if check.variant.assume:
-            needed: dict[str, bool | str | None] = {n.name: n.needed for n in check.necessity}
-            mark: dict[bool | str | None, str] = {
-                True: " (needed)",
-                False: " (unnecessary)",
-                None: " (?)",
-            }
+            mark = {True: " (needed)", False: " (unnecessary)", None: " (?)"}
+            needed = {n.name: mark[n.needed] for n in check.necessity}
             names = [
-                n + mark.get(needed.get(n, "-"), "") + (" DROPPED" if n in check.without else "")
+                n + needed.get(n, "") + (" DROPPED" if n in check.without else "")
                 for n in check.variant.assume
             ]
             table.add_row(check.variant.name, "(assumes)", "; ".join(names), "", "", "")
@@ -161,14 +147,9 @@ def render_all(console: Console, checks: list[VariantVerdict]) -> None:
     print_table(console, table)
     bad = [c.variant.name for c in checks if not c.safety_match]
     buggy = sum(1 for c in checks if c.variant.buggy)
-    console.print(
-        f"{len(checks)} variants ({buggy} buggy, {len(checks) - buggy} fixed): "
-        + (
-            "[green]every verdict matches its expectation[/]"
-            if not bad
-            else f"[red]mismatch: {', '.join(bad)}[/]"
-        )
-    )
+    said = f"[red]mismatch: {', '.join(bad)}[/]" if bad else ""
+    said = said or "[green]every verdict matches its expectation[/]"
+    console.print(f"{len(checks)} variants ({buggy} buggy, {len(checks) - buggy} fixed): {said}")
 
 
 def render_assumptions(console: Console, assumptions: list[dict[str, Any]]) -> None:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvproof.checker.render.replay import SHOWS, failure_summary
 from kvproof.checker.report.tables import print_table, wrote
-from kvproof.checker.runs.fuzz_run import FuzzRun
+
+if TYPE_CHECKING:
+    from kvproof.checker.runs.fuzz_run import FuzzRun
 
 
 def model_finding(console: Any, variant: Any, found: Any, saved: Path) -> None:

@@ -30,10 +30,6 @@ def _atom(text: str) -> _Text:
     return t
 
 
-def _op(text: str) -> _Text:
-    return _Text(text)
-
-
 def _show(x: Any) -> str:
     if x is True:
         return "true"
@@ -71,7 +67,7 @@ class PrintLogic:
             return b
         if a is False or b is True:
             return True
-        return _op(f"{_show(a)} → {_show(b)}")
+        return _Text(f"{_show(a)} → {_show(b)}")
 
     def ite(self, c: Any, a: Any, b: Any) -> Any:
         if isinstance(c, bool):
@@ -108,8 +104,8 @@ class PrintLogic:
             return body
         if body.startswith(sym + " ") and ": " in body:
             head, rest = body[2:].split(": ", 1)
-            return _op(f"{sym} {name}, {head}: {rest}")
-        return _op(f"{sym} {name}: {body}")
+            return _Text(f"{sym} {name}, {head}: {rest}")
+        return _Text(f"{sym} {name}: {body}")
 
 
 def _text_term(x: Any) -> Any | None:
@@ -117,7 +113,7 @@ def _text_term(x: Any) -> Any | None:
 
 
 def _conj(*terms: Any) -> _Text:
-    return _op(" ∧ ".join(_show(x) for x in terms))
+    return _Text(" ∧ ".join(_show(x) for x in terms))
 
 
 def _disj(terms: list[Any]) -> Any:
@@ -126,7 +122,7 @@ def _disj(terms: list[Any]) -> Any:
     if all(e is not None for e in eqs) and len({e[0] for e in eqs}) == 1:  # type: ignore[index]
         values = ", ".join(e[1] for e in eqs)  # type: ignore[index]
         return _atom(f"{eqs[0][0]} ∈ {{{values}}}")  # type: ignore[index]
-    return terms[0] if len(terms) == 1 else _op(" ∨ ".join(_show(x) for x in terms))
+    return terms[0] if len(terms) == 1 else _Text(" ∨ ".join(_show(x) for x in terms))
 
 
 def _eq_parts(x: Any) -> tuple[str, str] | None:
@@ -138,7 +134,7 @@ class _Reads:
         return _atom(f"{var}({', '.join(map(str, args))})" if args else var)
 
 
-def clause(protocol: Protocol, inv: Invariant) -> str:
+def clause(inv: Invariant) -> str:
     """``inv`` as one line of logic."""
     out = inv.body(Ctx(PrintLogic(), _Reads()))
     return _show(out) if not isinstance(out, _Text) or out.atom else str(out)
@@ -146,5 +142,4 @@ def clause(protocol: Protocol, inv: Invariant) -> str:
 
 def clauses(protocol: Protocol) -> list[tuple[Invariant, str]]:
     """Every safety invariant, then every strengthening conjunct, with its clause."""
-    invs = list(protocol.safety) + list(protocol.strengthening)
-    return [(inv, clause(protocol, inv)) for inv in invs]
+    return [(inv, clause(inv)) for inv in (*protocol.safety, *protocol.strengthening)]

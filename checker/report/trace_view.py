@@ -36,10 +36,7 @@ class StepView:
     label: str  # "alloc(r0, p1)"
 
     def arg(self, sort: str) -> int | None:
-        for s, a in zip(self.params, self.args, strict=True):
-            if s == sort:
-                return a
-        return None
+        return next((a for s, a in zip(self.params, self.args, strict=True) if s == sort), None)
 
 
 @dataclass(frozen=True)
@@ -91,20 +88,10 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
         StepView(i, x.action, x.args, protocol.action(x.action).params, step_label(concrete, x))
         for i, x in enumerate(trace.steps, start=1)
     )
-    info = INVARIANTS.get(trace.violated or "")
-    statement = info.statement if info else ""
-    if not statement and trace.violated:
-        try:
-            statement = protocol.invariant(trace.violated).doc
-        except KeyError:
-            statement = ""
     sw = protocol.switches
-    if trace.loop is not None:  # a liveness property: model/lang/explain.py is for invariants
-        found = forever(trace, protocol, states)
-        why = lasso_explanation(trace, protocol, states)
-    else:
-        found = ()
-        why = explain(concrete, states, trace.violated) if trace.violated else ""
+    lasso = trace.loop is not None
+    found = forever(trace, protocol, states) if lasso else ()
+    why = trace_explanation(protocol, trace, states) if trace.violated or lasso else ""
     return TraceView(
         variant=trace.variant,
         sizes=dict(trace.sizes),
@@ -114,15 +101,37 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
         violated=trace.violated,
         violated_step=violated_step,
         explanation=why,
-        invariant_statement=statement,
+        invariant_statement=statement(protocol, trace.violated) if trace.violated else "",
         initial=tuple(initial_choices(protocol, trace)),
         push=getattr(sw, "transfer_mode", "push") != "pull",
         placeholders=_placeholders(sw, trace),
         meta=dict(trace.meta),
         loop=trace.loop,
         forever=tuple((f.target, f.text()) for f in found),
-        rows=tuple(_rows(concrete, trace, states)),
+        rows=tuple(trace_rows(protocol, trace, states)),
     )
+
+
+def statement(protocol: Protocol, name: str) -> str:
+    """What invariant ``name`` says: the catalog's statement, else the protocol's own doc."""
+    info = INVARIANTS.get(name)
+    return info.statement if info else invariant_doc(protocol, name)
+
+
+def invariant_doc(protocol: Protocol, name: str) -> str:
+    try:
+        return protocol.invariant(name).doc
+    except KeyError:
+        return ""
+
+
+def trace_explanation(protocol: Protocol, trace: Trace, states: Sequence[State] = ()) -> str:
+    """Why the trace's last state is bad (``model/lang/explain.py``), or, for a lasso, what
+    its loop never resolves (issue #29)."""
+    if trace.loop is not None:
+        return lasso_explanation(trace, protocol, states)
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    return explain(concrete, list(states) or replay(trace, concrete), trace.violated or "")
 
 
 def _placeholders(sw: object, trace: Trace) -> tuple[int, ...]:
@@ -158,10 +167,7 @@ def trace_rows(
     """Each step: its action, arguments, label and what it changed (``states``: the
     trace's, as the search derived them; replayed only for a trace that has none)."""
     concrete = Concrete(Instance(protocol, trace.sizes))
-    return _rows(concrete, trace, list(states) or replay(trace, concrete))
-
-
-def _rows(concrete: Concrete, trace: Trace, states: Sequence[State]) -> list[dict[str, Any]]:
+    states = list(states) or replay(trace, concrete)
     rows = []
     for i, inst in enumerate(trace.steps):
         rows.append(
@@ -193,11 +199,8 @@ def page_cells(view: TraceView, k: int, var: str, page: int) -> list[tuple[tuple
     if not sorts or "Page" not in sorts:
         return []
     at = sorts.index("Page")
-    out = []
-    for args, value in sorted(view.states[k].get(var, {}).items()):
-        if args[at] == page and value not in (False, None):
-            out.append((args[:at] + args[at + 1 :], value))
-    return out
+    cells = sorted(view.states[k].get(var, {}).items())
+    return [(a[:at] + a[at + 1 :], v) for a, v in cells if a[at] == page and v not in (False, None)]
 
 
 def others_text(view: TraceView, var: str, rest: tuple[int, ...]) -> str:
@@ -236,11 +239,8 @@ def reads(view: TraceView, step: StepView) -> list[tuple[int, bool]]:
     if step.action not in READS or r is None or not view.has("owns"):
         return []
     k = step.number - 1
-    out = []
-    for p in range(view.sizes.get("Page", 0)):
-        if r in owner(view, k, p):
-            out.append((p, not fresh_for(view, k, p, r)))
-    return out
+    pages = [p for p in range(view.sizes.get("Page", 0)) if r in owner(view, k, p)]
+    return [(p, not fresh_for(view, k, p, r)) for p in pages]
 
 
 def page_extra(view: TraceView, k: int, page: int) -> list[str]:

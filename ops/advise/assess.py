@@ -79,8 +79,8 @@ def _told(
     protocol: Any, trace: Any, voice: Any, states: Any = ()
 ) -> tuple[str, tuple[dict[str, Any], ...]]:
     """``states``: the trace's, as the search derived them (none: replayed here)."""
-    from kvproof.checker.render.check_json import initial_facts, trace_explanation
-    from kvproof.checker.report.trace_view import trace_rows
+    from kvproof.checker.render.check_json import initial_facts
+    from kvproof.checker.report.trace_view import trace_explanation, trace_rows
 
     rows = trace_rows(protocol, trace, states)
     why = trace_explanation(protocol, trace, states)
