@@ -91,28 +91,20 @@ def trace_body(
             f"<p>r{r}'s prompt is over prefill's limit: its reject is pending but not honoured, "
             "so prefill runs a 1-token placeholder and writes one page (SGLang #30233).</p>"
         )
+    chart = f'<div class="chart-scroll">{msc.render(view)}</div>'
     parts = [
-        head,
-        section(
-            "Message sequence chart",
-            f'<div class="chart-scroll">{msc.render(view)}</div>',
-            "msc-section",
-        ),
-        section("What the engines did", steps_list(view, variant), "steps-section"),
-        section("Decode page pool over time", pool_grid.render(view), "pool-section"),
+        ("Message sequence chart", chart, "msc-section"),
+        ("What the engines did", steps_list(view, variant), "steps-section"),
+        ("Decode page pool over time", pool_grid.render(view), "pool-section"),
     ]
     if responses is not None:
-        parts.append(
-            section(
-                "Engine side: what each client got (replay on the reference engine)",
-                engine_side.render(responses, replay_summary),
-                "engine-section",
-            )
-        )
-    parts.append(section("Legend", legend(view.violated_step, loop=view.loop), "legend-section"))
+        title = "Engine side: what each client got (replay on the reference engine)"
+        parts.append((title, engine_side.render(responses, replay_summary), "engine-section"))
+    parts.append(("Legend", legend(view.violated_step, loop=view.loop), "legend-section"))
     if variant is not None:
-        parts.append(section(f"Variant {variant.name}", variant_box(variant), "variant-section"))
-    return f'<div class="kvproof-report">{"".join(parts)}</div>'
+        parts.append((f"Variant {variant.name}", variant_box(variant), "variant-section"))
+    body = "".join(section(*part) for part in parts)
+    return f'<div class="kvproof-report">{head}{body}</div>'
 
 
 def trace_page(

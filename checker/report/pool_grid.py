@@ -13,14 +13,7 @@ from html import escape
 
 from kvproof.checker.report.engine_words import page_word
 from kvproof.checker.report.msc import visible_steps
-from kvproof.checker.report.trace_view import (
-    TraceView,
-    holders,
-    inflight,
-    owner,
-    page_extra,
-    reads,
-)
+from kvproof.checker.report.trace_view import TraceView, holders, inflight, owner, page_extra, reads
 
 
 def render(view: TraceView) -> str:

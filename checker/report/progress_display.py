@@ -100,14 +100,9 @@ class LogLines(Display):
 
     def stage(self, variant: str, stage: str, detail: str = "") -> None:
         with self._lock:
-            if variant in self._finished:
-                return
-            now = self.clock()
-            task = self._tasks.get(variant)
-            if task is None:
-                self._tasks[variant] = _Task(label(stage, detail), now, now)
-            else:
-                task.label = label(stage, detail)
+            if variant not in self._finished:
+                now = self.clock()
+                self._tasks.setdefault(variant, _Task("", now, now)).label = label(stage, detail)
 
     def advance(self, n: int = 1) -> None:
         with self._lock:
@@ -140,20 +135,14 @@ class Live(Display):
     """rich's transient display: the bar, and a row per variant at work."""
 
     def __init__(self, console: Any, description: str, total: int | None) -> None:
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            SpinnerColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+        import rich.progress as rp
 
-        self._bar = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.fields[count]}"),
-            TimeElapsedColumn(),
+        self._bar = rp.Progress(
+            rp.SpinnerColumn(),
+            rp.TextColumn("{task.description}"),
+            rp.BarColumn(),
+            rp.TextColumn("{task.fields[count]}"),
+            rp.TimeElapsedColumn(),
             console=console,
             transient=True,
         )
@@ -170,11 +159,9 @@ class Live(Display):
     def stage(self, variant: str, stage: str, detail: str = "") -> None:
         text = f"  {variant}: {label(stage, detail)}"
         with self._lock:
-            if variant in self._finished:
-                return
-            if variant in self._rows:
+            if variant in self._rows:  # a finished variant's row is gone: never added again
                 self._bar.update(self._rows[variant], description=text)
-            else:
+            elif variant not in self._finished:
                 self._rows[variant] = self._bar.add_task(text, total=None, count="")
 
     def advance(self, n: int = 1) -> None:
