@@ -9,7 +9,6 @@ reports written. Every part reads the one ``--json`` document (``check_json.py``
 from __future__ import annotations
 
 import json
-import sys
 from typing import TYPE_CHECKING, Any
 
 from kvproof.checker.render import check_text
@@ -45,8 +44,5 @@ def render(console: Any, run: CheckRun, *, as_json: bool, raw: bool = False) -> 
         lively = {d["variant"]: d["liveness"] for d in docs if "liveness" in d}
         check_text.render_expectations(console, lively if safety else {})
     if as_json:
-        json.dump(document(run, docs), sys.stdout, indent=2)
-        print()
-    for report in (run.junit, run.sarif):
-        if report is not None:
-            wrote(console, [report])
+        print(json.dumps(document(run, docs), indent=2))
+    wrote(console, [report for report in (run.junit, run.sarif) if report is not None])

@@ -26,10 +26,19 @@ def write_files(v: VariantVerdict, out: Path | None, html: Path | None) -> tuple
     files: list[Path] = []
     for name, trace, states, protocol in found:
         stem = f"{v.variant.name}.{name}"
-        if out is not None:
-            files += _trace_files(out, stem, trace, protocol, states)
+        if out is not None:  # a lasso's loop recorded, for ``kvproof replay``
+            from kvproof.checker.traces.itf import write_itf
+            from kvproof.checker.traces.tracefile import write_jsonl
+
+            jsonl, itf = out / f"{stem}.jsonl", out / f"{stem}.itf.json"
+            write_jsonl(trace, jsonl, protocol=protocol, states=states)
+            write_itf(trace, itf, protocol, states)
+            files += [jsonl, itf]
         if html is not None:
-            files.append(_page(html, stem, trace, protocol, v, states))
+            from kvproof.checker.report.html_page import trace_page, write
+
+            files.append(html / f"{stem}.html")
+            write(files[-1], trace_page(trace, protocol, variant=v.variant, states=states))
     return tuple(files)
 
 
@@ -48,26 +57,3 @@ def _found(v: VariantVerdict) -> list[tuple[str, Trace, Any, Protocol]]:
             if lr.trace is not None:
                 found.append((lr.property, lr.trace, lr.states, v.liveness.protocol))
     return found
-
-
-def _trace_files(out: Path, name: str, trace: Trace, protocol: Protocol, states: Any) -> list[Path]:
-    """``trace`` as ``out/name.jsonl`` and ``out/name.itf.json`` (a lasso's loop recorded,
-    for ``kvproof replay``)."""
-    from kvproof.checker.traces.itf import write_itf
-    from kvproof.checker.traces.tracefile import write_jsonl
-
-    jsonl, itf = out / f"{name}.jsonl", out / f"{name}.itf.json"
-    write_jsonl(trace, jsonl, protocol=protocol, states=states)
-    write_itf(trace, itf, protocol, states)
-    return [jsonl, itf]
-
-
-def _page(
-    out: Path, name: str, trace: Trace, protocol: Protocol, v: VariantVerdict, states: Any
-) -> Path:
-    """``trace`` drawn as ``out/name.html`` (a lasso's loop marked)."""
-    from kvproof.checker.report.html_page import trace_page, write
-
-    path = out / f"{name}.html"
-    write(path, trace_page(trace, protocol, variant=v.variant, states=states))
-    return path

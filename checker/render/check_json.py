@@ -155,19 +155,18 @@ def assumptions_json(variant: Variant, without: tuple[str, ...], found: Sequence
     return out
 
 
+# The initial state's free choices a request's facts name (``hit``: issue 12 item 3).
+_FACTS = {
+    "over_p": "prompt over prefill's limit",
+    "over_d": "prompt over decode's limit",
+    "hit": "decode's prefix cache holds the prompt's head",
+}
+
+
 def initial_facts(trace: Trace) -> list[str]:
     """The free choices of the initial state that matter, e.g. 'r0: over prefill limit'."""
     facts = []
-    over_p = trace.init.get("over_p", {})
-    over_d = trace.init.get("over_d", {})
-    used = {a for inst in trace.steps for a in inst.args[:1]}
-    for r in sorted(used):
-        bits = []
-        if over_p.get((r,)):
-            bits.append("prompt over prefill's limit")
-        if over_d.get((r,)):
-            bits.append("prompt over decode's limit")
-        if trace.init.get("hit", {}).get((r,)):  # issue 12 item 3
-            bits.append("decode's prefix cache holds the prompt's head")
-        facts.append(f"r{r}: " + (", ".join(bits) if bits else "prompt within both limits"))
+    for r in sorted({a for inst in trace.steps for a in inst.args[:1]}):
+        bits = [said for var, said in _FACTS.items() if trace.init.get(var, {}).get((r,))]
+        facts.append(f"r{r}: " + (", ".join(bits) or "prompt within both limits"))
     return facts

@@ -93,14 +93,8 @@ def render(result: Any, protocol: Any) -> str:
             )
     for n, data in nodes:
         x, y = pos[n]
-        cls = ["node"]
-        sym = ""
-        if data["violated"]:
-            cls.append("violated")
-            sym = "✖"
-        elif data["deadlock"]:
-            cls.append("deadlock")
-            sym = "⏸"
+        kind = "violated" if data["violated"] else "deadlock" if data["deadlock"] else ""
+        sym = {"violated": "✖", "deadlock": "⏸"}.get(kind, "")
         cells = nondefault_cells(concrete, data["state"])
         tip = f"state {n}, depth {data['depth']}"
         if data["violated"]:
@@ -108,24 +102,20 @@ def render(result: Any, protocol: Any) -> str:
         if data["deadlock"]:
             tip += "; DEADLOCK"
         tip += ": " + (" ".join(f"{k}{' ' + v if v else ''}" for k, v in cells.items()) or "init")
-        ring = (
-            f'<circle cx="{x}" cy="{y}" r="{R + 3}" fill="none" class="ring"/>'
-            if data["initial"]
-            else ""
-        )
+        ring = f'<circle cx="{x}" cy="{y}" r="{R + 3}" fill="none" class="ring"/>'
         parts.append(
-            f'<g class="{" ".join(cls)}" data-state="{n}"><title>{escape(tip)}</title>{ring}'
+            f'<g class="{f"node {kind}".rstrip()}" data-state="{n}"><title>{escape(tip)}</title>'
+            f"{ring if data['initial'] else ''}"
             f'<circle cx="{x}" cy="{y}" r="{R}"/>'
             f'<text x="{x}" y="{y + 3.5}" text-anchor="middle">{sym or n}</text></g>'
         )
     parts.append("</svg>")
-    note = (
-        f'<p class="note">Only the {MAX_NODES} states nearest the initial states are drawn '
-        f"(of {g.number_of_nodes()}).</p>"
-        if cut
-        else ""
-    )
-    return "".join(parts) + note
+    if cut:
+        parts.append(
+            f'<p class="note">Only the {MAX_NODES} states nearest the initial states are drawn '
+            f"(of {g.number_of_nodes()}).</p>"
+        )
+    return "".join(parts)
 
 
 def summary(result: Any) -> str:

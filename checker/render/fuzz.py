@@ -40,15 +40,11 @@ def model_finding(console: Any, variant: Any, found: Any, saved: Path) -> None:
 
 
 def render(console: Any, run: FuzzRun) -> None:
-    if run.model is not None:
-        _engine_verdict(console, run)
-    else:
-        _campaign(console, run)
-
-
-def _engine_verdict(console: Any, run: FuzzRun) -> None:
+    """The engine's verdict on a model-side finding, or the engine campaign's table."""
     side = run.model
-    assert side is not None
+    if side is None:
+        _campaign(console, run)
+        return
     if run.html is not None:
         wrote(console, [run.html])
     tag = "[bold red]ENGINE CONFIRMS[/]" if side.confirmed else "[bold red]ENGINE DISAGREES[/]"

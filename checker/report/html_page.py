@@ -45,11 +45,6 @@ def document(title: str, body: str) -> str:
     )
 
 
-def fragment(body: str) -> str:
-    """Report markup with its stylesheet, for embedding (a notebook output cell)."""
-    return f"<style>{CSS}</style>{body}"
-
-
 def section(title: str, content: str, cls: str) -> str:
     return f'<section class="{cls}"><h2>{escape(title)}</h2>{content}</section>'
 
@@ -144,11 +139,10 @@ def inline(
 
             variant = load_variant(trace.variant)
         protocol = protocol_of(variant, assumed=False)
-    rows = None
     if responses is not None:
-        rows = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in responses]
-    view = build(trace, protocol)
-    return HTML(fragment(trace_body(view, variant=variant, responses=rows)))
+        responses = [r.to_json() if hasattr(r, "to_json") else dict(r) for r in responses]
+    body = trace_body(build(trace, protocol), variant=variant, responses=responses)
+    return HTML(f"<style>{CSS}</style>{body}")  # the stylesheet travels with the cell
 
 
 # -- shared pieces -------------------------------------------------------------------------------

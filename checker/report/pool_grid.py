@@ -101,14 +101,8 @@ def _cell(view: TraceView, k: int, p: int, read: dict[int, bool]) -> str:
     owners = owner(view, k, p)
     held = holders(view, k, p)
     writes = inflight(view, k, p)
-    classes = ["cell"]
-    lines = []
-    if owners:
-        classes.append("owned")
-        lines.append(f'<span class="own">{" ".join(f"r{r}" for r in owners)}</span>')
-    else:
-        classes.append("free")
-        lines.append('<span class="own">free</span>')
+    classes = ["cell", "owned" if owners else "free"]
+    lines = [f'<span class="own">{" ".join(f"r{r}" for r in owners) or "free"}</span>']
     if held:
         ph = any(h.split(",")[0] in {f"r{x}" for x in view.placeholders} for h in held)
         note = " (placeholder)" if ph else ""

@@ -28,10 +28,8 @@ def print_table(console: Any, table: Any) -> None:
         return
     if table.title:
         console.print(_plain(table.title), highlight=False, markup=False, soft_wrap=True)
-    rows = [[c.header for c in table.columns]]
-    cells = [list(c.cells) for c in table.columns]
-    rows += [list(r) for r in zip(*cells, strict=True)]
-    text = [[_plain(cell) for cell in row] for row in rows]
+    cells = zip(*(c.cells for c in table.columns), strict=True)
+    text = [[_plain(cell) for cell in row] for row in [[c.header for c in table.columns], *cells]]
     widths = [max(len(row[i]) for row in text) for i in range(len(table.columns))]
     for row in text:
         line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
