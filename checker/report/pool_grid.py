@@ -154,9 +154,5 @@ def _callout(view: TraceView, read_at: dict[int, dict[int, bool]]) -> str:
             f"<strong>p{p}</strong> read stale by <code>{escape(step.label)}</code> "
             f"(step {k})</li>"
         )
-    why = (
-        f'<p class="why"><strong>Why:</strong> {escape(view.explanation)}</p>'
-        if view.explanation
-        else ""
-    )
-    return f'<ul class="stale-list">{"".join(items)}</ul>{why}'
+    why = f'<p class="why"><strong>Why:</strong> {escape(view.explanation)}</p>'
+    return f'<ul class="stale-list">{"".join(items)}</ul>{why if view.explanation else ""}'
