@@ -47,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
     done = advise(dep, traces=args.traces, stage=lambda s: print(f"advise: {s}", file=sys.stderr))
     doc = done.to_json()
     if args.html is not None:
-        from kvproof.checker.report.html_page import write
         from kvproof.ops.advise.html import advise_page
+        from kvproof.spec.files import write_text_atomic
 
-        write(args.html, advise_page(doc))
+        write_text_atomic(args.html, advise_page(doc))
         print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps(doc, indent=2))

@@ -28,12 +28,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.paths import check_output_file
-    from kvproof.checker.report.html_page import trace_page, write
+    from kvproof.checker.report.html_page import trace_page
     from kvproof.checker.runs.replay_run import load_trace, replay_rows
     from kvproof.checker.traces.carried_variant import trace_variant
     from kvproof.checker.traces.tracefile import check_against
     from kvproof.model.handoff import protocol_of
     from kvproof.spec.errors import KvproofInputError
+    from kvproof.spec.files import write_text_atomic
     from kvproof.spec.variant import load_variant
 
     out = check_output_file(args.html, "--html")
@@ -48,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.no_replay:
         engine_variant = load_variant(args.variant) if args.variant else own
         rows, summary = replay_rows(trace, engine_variant, args.max_new_tokens)
-    write(out, trace_page(trace, protocol, variant=own, responses=rows, replay_summary=summary))
+    write_text_atomic(
+        out, trace_page(trace, protocol, variant=own, responses=rows, replay_summary=summary)
+    )
     print(f"wrote {out}" + (f" ({summary['line']})" if summary else ""))
     return 0

@@ -35,10 +35,12 @@ def write_files(v: VariantVerdict, out: Path | None, html: Path | None) -> tuple
             write_itf(trace, itf, protocol, states)
             files += [jsonl, itf]
         if html is not None:
-            from kvproof.checker.report.html_page import trace_page, write
+            from kvproof.checker.report.html_page import trace_page
+            from kvproof.spec.files import write_text_atomic
 
             files.append(html / f"{stem}.html")
-            write(files[-1], trace_page(trace, protocol, variant=v.variant, states=states))
+            page = trace_page(trace, protocol, variant=v.variant, states=states)
+            write_text_atomic(files[-1], page)
     return tuple(files)
 
 

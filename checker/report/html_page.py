@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import fields
 from html import escape
-from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
@@ -283,10 +282,3 @@ def variant_box(variant: Variant) -> str:
             li = "".join(f"<li>{item}</li>" for item in items)
             out.append(f"<h3>{title}</h3><ul class='{title.lower()}'>{li}</ul>")
     return "".join(out)
-
-
-def write(path: Path, html: str) -> None:
-    """Atomically, creating missing folders (the CLI checked the path before the work)."""
-    from kvproof.spec.files import write_text_atomic
-
-    write_text_atomic(path, html)

@@ -211,9 +211,10 @@ def write_fuzz_html(
     out: Path, variant: Variant, trace: Any, seed: int, *, stem: str | None = None
 ) -> Path:
     """The finding's report, with the shrunk trace replayed for the engine's answers."""
-    from kvproof.checker.report.html_page import trace_page, write
+    from kvproof.checker.report.html_page import trace_page
     from kvproof.checker.runs.replay_run import replay_rows
     from kvproof.model.handoff import protocol_of
+    from kvproof.spec.files import write_text_atomic
 
     out.mkdir(parents=True, exist_ok=True)
     rows, summary = replay_rows(trace, variant)
@@ -221,5 +222,5 @@ def write_fuzz_html(
     page = trace_page(
         trace, protocol_of(variant), variant=variant, responses=rows, replay_summary=summary
     )
-    write(path, page)
+    write_text_atomic(path, page)
     return path

@@ -109,9 +109,9 @@ def prove_variants(
             saved = one or saved
     if options.html:
         from kvproof.checker.render.prove_html import proof_page
-        from kvproof.checker.report.html_page import write
+        from kvproof.spec.files import write_text_atomic
 
-        write(Path(options.html), proof_page(pages))
+        write_text_atomic(Path(options.html), proof_page(pages))
     return ProveRun(tuple(proofs), html=options.html, saved=saved)
 
 
