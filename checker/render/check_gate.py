@@ -143,9 +143,8 @@ def write_junit(checks: Checked, path: Path, *, gate: bool = True) -> None:
             suite_seconds += proof["seconds"]
             if not proof["proved"]:
                 message = f"not proved: {proof['summary']}"
-                ET.SubElement(tc, "failure", message=message, type="proof").text = _proof_text(
-                    proof
-                )
+                failure = ET.SubElement(tc, "failure", message=message, type="proof")
+                failure.text = _proof_text(proof)
         _tally(suite, suite_seconds)
         seconds += suite_seconds
     _tally(root, seconds)

@@ -1,7 +1,7 @@
 """And/or over a mix of Python constants and terms: one folding for every logic.
 
 Each interpreter of the DSL (``PyLogic``, ``Z3Logic`` in ``logic.py``, the tracing logic in
-``compiled.py``, the printing one in ``checker/report/clauses.py``) keeps Python constants
+``compiled.py``, the printing one in ``checker/render/prove_html.py``) keeps Python constants
 (switch-dependent parts of a formula) out of its terms the same way: a constant equal to
 the absorbing value decides the whole (``False`` for and, ``True`` for or), the other one
 drops out, no terms left is the neutral value. Only what a term is and how terms join

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from kvproof.checker.cli import main
+from kvproof.checker.render.prove_html import clauses
 from kvproof.checker.report import engine_side
-from kvproof.checker.report.clauses import clauses
 from kvproof.checker.report.html_page import trace_page
 from kvproof.checker.report.msc import LANES, visible_steps
 from kvproof.checker.report.trace_view import build

@@ -9,7 +9,7 @@ import itertools
 import pytest
 import z3
 
-from kvproof.checker.report.clauses import PrintLogic
+from kvproof.checker.render.prove_html import PrintLogic
 from kvproof.model.lang.compiled import _SymLogic
 from kvproof.model.lang.fold import fold, one_or
 from kvproof.model.lang.logic import Z3Logic
