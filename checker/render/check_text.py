@@ -147,8 +147,8 @@ def render_all(console: Console, checks: list[VariantVerdict]) -> None:
     print_table(console, table)
     bad = [c.variant.name for c in checks if not c.safety_match]
     buggy = sum(1 for c in checks if c.variant.buggy)
-    said = f"[red]mismatch: {', '.join(bad)}[/]" if bad else ""
-    said = said or "[green]every verdict matches its expectation[/]"
+    ok = "[green]every verdict matches its expectation[/]"
+    said = f"[red]mismatch: {', '.join(bad)}[/]" if bad else ok
     console.print(f"{len(checks)} variants ({buggy} buggy, {len(checks) - buggy} fixed): {said}")
 
 
@@ -225,14 +225,13 @@ def render_liveness(
             f"  [red]VIOLATED[/] {p['name']}: {p['statement']}; fair lasso for {p['instance']}",
             highlight=False,
         )
-        loop = p["loop"]
-        rows = p["trace"]
+        loop, rows = p["loop"], p["trace"]
         said = step_words(rows, voice) if voice else [row["label"] for row in rows]
         for row, words in zip(rows, said, strict=True):
             if row["step"] == loop + 1:
                 console.print("     -- loop: repeats forever --", highlight=False)
             console.print(f"    {row['step']:>2} {words}", highlight=False)
-        if loop == len(p["trace"]):
+        if loop == len(rows):
             console.print(
                 "     -- loop: stays here forever (no fair step is enabled) --", highlight=False
             )
