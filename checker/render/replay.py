@@ -47,9 +47,10 @@ def print_report(report: Any, console: Any, *, raw: bool = False) -> None:
     from rich.table import Table
 
     tr = report.trace
+    sizes = f"{tr.sizes.get('Req', 0)} requests, {tr.sizes.get('Page', 0)} decode pages"
     console.print(
         f"replay of a [bold]{tr.variant}[/] trace ({len(tr.steps)} steps, "
-        f"{_sizes(tr.sizes)}) on [bold]{report.variant}[/]"
+        f"{sizes}) on [bold]{report.variant}[/]"
         + (" (alloc pages put in the sender's order)" if tr.meta.get("normalized") else "")
     )
     console.print(f"steps applied on model and engine: {report.steps_applied}")
@@ -129,10 +130,6 @@ def print_report(report: Any, console: Any, *, raw: bool = False) -> None:
         console.print("[bold red]FAILED[/]: " + failure_summary(report))
     else:
         console.print("[green]no divergence, no leak, no invariant broken on the engine[/]")
-
-
-def _sizes(sizes: dict[str, int]) -> str:
-    return f"{sizes.get('Req', 0)} requests, {sizes.get('Page', 0)} decode pages"
 
 
 def _words(trace: Any) -> list[str]:

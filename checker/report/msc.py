@@ -30,7 +30,6 @@ LOOP_GAP = 110
 
 def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
     """(from lane, to lane, extra label) of one step."""
-    a = step.action
     r = step.arg("Req")
     after = step.number
     now = view.value(after, "resp", (r,), "none") if r is not None else "none"
@@ -63,7 +62,7 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
         "expire": ("prefill", "prefill", "lease expires: blocks freed (#52234)"),
         "stale_ack": ("prefill", "decode", "late ABORT_ACK"),
     }
-    return table.get(a, ("router", "router", ""))
+    return table.get(step.action, ("router", "router", ""))
 
 
 def _poll(view: TraceView, step: StepView) -> str:
