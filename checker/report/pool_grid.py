@@ -48,18 +48,15 @@ def render(view: TraceView) -> str:
     head.append("</tr>")
     idle = [p for p in range(pages) if _untouched(view, p)]
     body = []
-    for p in range(pages):
-        if p in idle:
-            continue
+    for p in (p for p in range(pages) if p not in idle):
         never = view.forever_of(f"p{p}")
         mark = '<br><span class="forever-mark">∞ forever</span>' if never else ""
         cls = ' class="forever"' if never else ""
         row = [f'<tr data-page="p{p}"{cls}><th scope="row">p{p}{mark}</th>']
-        for k in cols:
-            if k is None:
-                row.append('<td class="fold">⋯</td>')
-                continue
-            row.append(_cell(view, k, p, read_at.get(k, {})))
+        row += [
+            '<td class="fold">⋯</td>' if k is None else _cell(view, k, p, read_at.get(k, {}))
+            for k in cols
+        ]
         if view.loop is not None:
             row.append(_back_cell(never))
         row.append("</tr>")
@@ -71,11 +68,10 @@ def render(view: TraceView) -> str:
             f'<td colspan="{len(cols) + (view.loop is not None)}">'
             "free, old KV at every step: no request allocated, wrote or read them</td></tr>"
         )
-    table = (
+    return (
         '<div class="grid-scroll"><table class="pool">'
         f"<thead>{''.join(head)}</thead><tbody>{''.join(body)}</tbody></table></div>"
-    )
-    return table + _callout(view, read_at)
+    ) + _callout(view, read_at)
 
 
 def _back_cell(never: str | None) -> str:
