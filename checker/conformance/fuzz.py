@@ -22,11 +22,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kvproof.checker.conformance.lockstep import EngineFactory
-from kvproof.checker.conformance.model_side import ModelSide
-from kvproof.checker.conformance.remembered import RememberedAnswers
+from kvproof.checker.conformance.lockstep import EngineFactory, ModelSide
 from kvproof.checker.conformance.walk import SIZES, Walk, WalkResult, run_walk, trim, walks
 from kvproof.checker.distrib.campaign import CampaignLog
 from kvproof.checker.distrib.executor import Executor, Unit, make_executor, ordered
@@ -34,6 +32,9 @@ from kvproof.checker.traces.tracefile import write_jsonl
 from kvproof.model.handoff import protocol_of
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import Variant
+
+if TYPE_CHECKING:
+    from kvproof.refimpl.single_node import SingleNode
 
 
 @dataclass
@@ -92,6 +93,28 @@ class FuzzResult:
 
 
 # -- search ------------------------------------------------------------------------------
+
+
+class RememberedAnswers:
+    """A ``SingleNode`` that generates each (prompt, length) once, for the walks of a batch.
+
+    The oracle (``refimpl/oracle.py``) asks the single node what a correct engine says for
+    each prompt that got a 200. In a batch the same prompts come back walk after walk (a
+    request's prompt depends only on its reservation and its canary), and generating them
+    again was about a twelfth of a walk's time (issue 30, cProfile of a batch). The single
+    node writes every position before it reads it, so its answer depends only on the prompt
+    and the length asked: a remembered answer is the answer it would give again."""
+
+    def __init__(self, node: SingleNode) -> None:
+        self.node = node
+        self._answers: dict[tuple[tuple[int, ...], int], list[int]] = {}
+
+    def generate(self, prompt: list[int] | tuple[int, ...], max_new_tokens: int) -> list[int]:
+        key = (tuple(prompt), max_new_tokens)
+        hit = self._answers.get(key)
+        if hit is None:
+            hit = self._answers[key] = self.node.generate(prompt, max_new_tokens)
+        return list(hit)
 
 
 def search_batch(

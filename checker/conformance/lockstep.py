@@ -12,6 +12,7 @@ initial state: every page holds KV of requests outside the instance).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
@@ -34,10 +35,11 @@ from kvproof.checker.conformance.mapping import (
     RidMap,
     prompt_tokens,
 )
-from kvproof.checker.conformance.model_side import ModelSide
 from kvproof.checker.conformance.verdict import Divergence
-from kvproof.model.lang.concrete import State
-from kvproof.model.lang.instance import ActionInstance
+from kvproof.model.handoff import protocol_of
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
@@ -47,6 +49,45 @@ from kvproof.spec.variant import Sizes, Variant
 
 # Builds the engine; tests pass a deliberately broken one.
 EngineFactory = Callable[..., Cluster]
+SideKey = tuple[str, tuple[tuple[str, int], ...], bool]
+
+
+@dataclass(frozen=True)
+class ModelSide:
+    """The model's half of a lockstep, built once and shared by every walk of a fuzz batch.
+
+    Building it compiles the DSL into straight-line Python per action instance
+    (``model/lang/compiled.py``): done per walk, that compile was about a sixth of a fuzz
+    walk's time (issue 30, cProfile of a batch). The interpreters hold no walk's state
+    (states are values passed in and out), so one ``ModelSide`` serves any number of walks
+    of the same variant, sizes and build."""
+
+    key: SideKey  # the variant, sizes and build it serves
+    protocol: Protocol
+    concrete: Concrete
+    # The rules without the variant's assumptions: a step only they forbid is one the
+    # assumed environment never takes (the engine itself may well allow it).
+    unassumed: Concrete | None
+    actions: frozenset[str]
+
+    @classmethod
+    def of(cls, variant: Variant, sizes: dict[str, int], *, liveness: bool = False) -> ModelSide:
+        protocol = protocol_of(variant, liveness=liveness)
+        unassumed = None
+        if variant.assume:
+            bare = protocol_of(variant, assumed=False, liveness=liveness)
+            unassumed = Concrete(Instance(bare, sizes))
+        return cls(
+            _key(variant, sizes, liveness),
+            protocol,
+            Concrete(Instance(protocol, sizes)),
+            unassumed,
+            frozenset(a.name for a in protocol.actions),
+        )
+
+
+def _key(variant: Variant, sizes: dict[str, int], liveness: bool) -> SideKey:
+    return variant.name, tuple(sorted(sizes.items())), liveness
 
 
 class Lockstep:
@@ -63,7 +104,6 @@ class Lockstep:
         model: str | Model = "echo",
         warmup: bool = True,
         max_new_tokens: int = 8,
-        page_size: int = PAGE_SIZE,
         shared_head: frozenset[int] | None = None,
         liveness: bool = False,
         side: ModelSide | None = None,
@@ -73,8 +113,8 @@ class Lockstep:
         # A lasso comes from the liveness build: its prefill may die (crash, E20).
         if side is None:
             side = ModelSide.of(variant, sizes, liveness=liveness)
-        elif not side.serves(variant, sizes, liveness):
-            raise ValueError(f"a model side built for {side.variant} {side.sizes}")
+        elif side.key != _key(variant, sizes, liveness):  # one variant's engine, another's rules
+            raise ValueError(f"a model side built for {side.key[0]} {side.key[1]}")
         self.protocol = side.protocol
         self.concrete = side.concrete
         self.unassumed = side.unassumed
@@ -82,9 +122,7 @@ class Lockstep:
         self._actions = side.actions
         # The engine's state as the model sees it, after the last step (``abstracted``).
         self._seen: State | None = None
-        self.sizes = sizes
-        self.reserve = reserve
-        self.page_size = ps = page_size
+        ps = PAGE_SIZE
         n_pages = sizes["Page"]
         # A prefix hit (issue 12 item 3): decode's cache holds the prompt's first page.
         self.hits = [bool(init.get("hit", {}).get((r,), False)) for r in range(len(reserve))]
@@ -97,7 +135,9 @@ class Lockstep:
         pool_pages = sum(reserve) + n_pages + 4
         # A placeholder reuses the prefill page freed last: a held warm-up request (see
         # ``_hold_canary``) needs one decode page outside the model's instance.
-        self._spare = n_pages if warmup and self._placeholder_possible() else None
+        # (The model's ``placeholder(r)`` can hold: a prefill reject is not honoured.)
+        placeholder = self.sw.placeholder_prompt and not self.sw.honor_pending_reject
+        self._spare = n_pages if warmup and placeholder else None
         self.cluster = engine(
             variant,
             sizes=Sizes(context, pool_pages * ps, n_pages * ps, ps),
@@ -127,7 +167,7 @@ class Lockstep:
     def _warm_up(self, n_pages: int) -> int:
         """A canary tenant's request fills every decode page with its KV (the model's
         initial state: every page holds KV of requests outside the instance)."""
-        c, ps = self.cluster, self.page_size
+        c, ps = self.cluster, PAGE_SIZE
         own = n_pages - 1 if self.sw.decode_reserve == "plus_one" else n_pages
         if own < 1:
             return 0
@@ -141,16 +181,12 @@ class Lockstep:
         self.canaries[WARMUP_TENANT] = WARMUP_CANARY
         if own < n_pages:  # plus_one: the warm-up's last page, read at chunk ``own``
             fill_unwritten(c, range(n_pages), WARMUP_CANARY, own)
-        if self._spare is None:
-            return 1
-        return 1 + self._hold_canary(chunk, self._spare)
+        if self._spare is not None:
+            self._hold_canary(chunk, self._spare)
+        return 1 + (self._spare is not None)
 
     # -- position (issue 12 item 3) -----------------------------------------------------
-    def _placeholder_possible(self) -> bool:
-        """The model's ``placeholder(r)`` can hold: a prefill reject is not honoured."""
-        return self.sw.placeholder_prompt and not self.sw.honor_pending_reject
-
-    def _hold_canary(self, chunk: str, spare: int) -> int:
+    def _hold_canary(self, chunk: str, spare: int) -> None:
         """A one-page canary request of the warm-up tenant, run until decoding and held
         there (it never finishes: its decode page ``spare`` lies outside the instance).
         Its prefill page is the one freed last, so prefill's LIFO allocator hands it to the
@@ -165,7 +201,6 @@ class Lockstep:
         while c.status(rid).decode != "running":
             ev = next(e for e in c.enabled() if e.rid == rid and e.name in progress)
             c.apply(ev)
-        return 1
 
     def _force_limits(self, n: int, *, over_p: bool, over_d: bool) -> None:
         # The deployment decides which side rejects: put the prompt on the trace's side of

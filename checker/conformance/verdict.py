@@ -17,15 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from kvproof.checker.conformance.abstraction import Mismatch
 from kvproof.checker.conformance.responses import ClientResponse
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.oracle import AnswerFinding
-
-if TYPE_CHECKING:
-    from kvproof.checker.conformance.lasso import LassoRun
 
 # What a replay shows, from strongest to weakest.
 LEAK = "leak"
@@ -53,6 +49,45 @@ class Divergence:
     rows: tuple[tuple[str, str, str, bool], ...] = ()  # side by side: cell, model, engine
 
 
+@dataclass(frozen=True)
+class LassoRun:
+    """How far the engine followed a lasso's loop."""
+
+    loop: int  # the trace's loop index: steps[loop:] repeat
+    loops: int  # rounds asked for (``--loops``)
+    rounds: int  # rounds the engine went through, back at the loop's start after each
+    forever: tuple[str, ...]  # what stayed unresolved on the engine through every round
+    resolved: str | None = None  # what the engine resolved although the model never does
+
+    @property
+    def repeats(self) -> bool:
+        """The engine repeats the loop as the model does: the lasso shows on the engine."""
+        return self.rounds == self.loops and self.resolved is None
+
+    def summary(self) -> str:
+        if not self.repeats:
+            return f"the loop ran {self.rounds} of {self.loops} rounds on the engine"
+        what = " / ".join(self.forever) if self.forever else "it is back where it started"
+        return f"the loop repeats on the engine ({self.rounds} rounds): {what}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "loop": self.loop,
+            "loops": self.loops,
+            "rounds": self.rounds,
+            "repeats": self.repeats,
+            "forever": list(self.forever),
+            "resolved": self.resolved,
+        }
+
+
+def loop_step(lasso_start: int, loop_len: int, step_no: int) -> int:
+    """The trace's step number of the engine's ``step_no``-th step (rounds go on counting)."""
+    if step_no <= lasso_start:
+        return step_no
+    return lasso_start + 1 + (step_no - lasso_start - 1) % loop_len
+
+
 @dataclass
 class ReplayReport:
     variant: str
@@ -68,7 +103,7 @@ class ReplayReport:
     responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
     crash: str | None = None  # the engine raised: what, and at which step
     drained: tuple[str, ...] = ()  # the steps the drain took after the trace
-    # A lasso's loop on the engine (``lasso.py``: LassoRun); None for a finite trace.
+    # A lasso's loop on the engine (``replay.py``); None for a finite trace.
     lasso: LassoRun | None = None
 
     @property

@@ -20,9 +20,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvproof.checker.conformance.drain import drain
-from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep
+from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep, ModelSide
 from kvproof.checker.conformance.model_first import shrink_steps
-from kvproof.checker.conformance.model_side import ModelSide
 from kvproof.checker.conformance.responses import ClientResponse, client_responses
 from kvproof.checker.conformance.verdict import (
     ENGINE_STATE,
@@ -124,7 +123,7 @@ def run_walk(
     ``answers=False``: no drain after a finding, whose kind is then only provisional
     (``violation``, or ``wrong_answer`` for the oracle): Hypothesis's search and shrinking
     need only whether a walk fails; the walk itself is the same either way. ``side``: the
-    model's half, shared by the walks of a batch (``model_side.py``).
+    model's half, shared by the walks of a batch (``lockstep.ModelSide``).
 
     An engine that raises is a finding (``crash``), not the fuzzer's crash: it is shrunk and
     saved like any other (e.g. a planted bug committing decode before the transfer ended
@@ -137,23 +136,25 @@ def run_walk(
         init["hit"] = {(r,): v for r, v in enumerate(walk.hit)}
     steps: list[ActionInstance] = []
     n_faults = 0
-    ls: Lockstep | None = None
 
     def result(
-        kind: str | None = None,
-        detail: str = "",
-        div: Divergence | None = None,
-        seen: Seen | None = None,
+        kind: str | None = None, detail: str = "", div: Divergence | None = None
     ) -> WalkResult:
         meta = {"reserve": list(walk.reserve), "finding": kind, "detail": detail}
         trace = Trace(variant.name, dict(sizes), init, tuple(steps), None, meta)
-        if seen is None:
-            return WalkResult(trace, n_faults, kind, detail, div)
-        trace = replace(trace, violated=seen.violated)
-        return WalkResult(trace, n_faults, kind, detail, div, seen.shows, seen.responses)
+        return WalkResult(trace, n_faults, kind, detail, div)
+
+    def judged(ls: Lockstep, state: str, violated: str | None, otherwise: str) -> WalkResult:
+        kind = "violation" if violated else "wrong_answer"
+        seen = (kind, otherwise, (), "clients' answers not drained")
+        kind, shows, responses, why = _answers(ls, reference, otherwise) if answers else seen
+        res = result(kind, f"{state}; {why}")
+        res.trace = replace(res.trace, violated=violated)
+        res.shows, res.responses = shows, responses
+        return res
 
     def go() -> WalkResult:
-        nonlocal n_faults, ls
+        nonlocal n_faults
         ls = Lockstep(
             variant,
             sizes,
@@ -196,12 +197,9 @@ def run_walk(
                 who, bad = ("engine", bad_engine) if bad_engine else ("model", bad_model)
                 state = f"{who} violates {', '.join(bad)} after {inst}"
                 named = (bad_model or bad_engine)[0]  # the trace's claim is the model's
-                state_only = ENGINE_STATE if bad_engine else NOTHING
-                seen = _answers(ls, reference, named, state_only, answers)
-                return result(seen.kind, seen.say(state), seen=seen)
+                return judged(ls, state, named, ENGINE_STATE if bad_engine else NOTHING)
         if any(f.wrong for f in ls.oracle(reference)):  # a 200 unlike the single node's
-            seen = _answers(ls, reference, None, NOTHING, answers)
-            return result(seen.kind, seen.say("no invariant broken"), seen=seen)
+            return judged(ls, "no invariant broken", None, NOTHING)
         return result()
 
     try:
@@ -211,49 +209,28 @@ def run_walk(
         return result("crash", f"the engine raised {type(exc).__name__}: {exc}{at}")
 
 
-@dataclass(frozen=True)
-class Seen:
-    """What the clients got once the engine drained after a finding."""
-
-    kind: str  # leak | wrong_answer | violation
-    shows: str  # replay's word: leak | wrong_answer | engine_state | nothing
-    responses: tuple[ClientResponse, ...]
-    violated: str | None  # the invariant the walk broke (None: only an answer was wrong)
-    why: str  # the response that shows it, or why none does
-
-    def say(self, state: str) -> str:
-        return f"{state}; {self.why}"
+Seen = tuple[str, str, tuple[ClientResponse, ...], str]  # kind, shows, responses, why
 
 
-def _answers(
-    ls: Lockstep,
-    reference: Reference | None,
-    violated: str | None,
-    otherwise: str,
-    answers: bool = True,
-) -> Seen:
+def _answers(ls: Lockstep, reference: Reference | None, otherwise: str) -> Seen:
     """Drain the engine to every client's answer as replay does (``drain.py``: no new
     fault, each step still checked against the model), then judge the answers as replay
     does: a leak is a foreign canary in a response, never the engine's state."""
-    if not answers:
-        kind = "violation" if violated else "wrong_answer"
-        return Seen(kind, otherwise, (), violated, "clients' answers not drained")
     _, div = drain(ls)
     responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
     leaked, wrong = canary_leaks(responses), wrong_answers(responses)
     if leaked:
         r = leaked[0]
-        who = ", ".join(r.foreign)
-        why = f"r{r.request} got 200 with tenant {who}'s canary: {r.text!r}"
-        return Seen("leak", LEAK, responses, violated, why)
+        why = f"r{r.request} got 200 with tenant {', '.join(r.foreign)}'s canary: {r.text!r}"
+        return "leak", LEAK, responses, why
     if wrong:
         r = wrong[0]
         why = f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"
-        return Seen("wrong_answer", WRONG_ANSWER, responses, violated, why)
+        return "wrong_answer", WRONG_ANSWER, responses, why
     why = "no response shows it"
     if div is not None:
         why += f" (the drain stopped: {div.reason} at {div.action})"
-    return Seen("violation", otherwise, responses, violated, why)
+    return "violation", otherwise, responses, why
 
 
 def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:
