@@ -20,7 +20,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,7 +85,6 @@ class FuzzResult:
     finding: WalkResult | None = None
     seed: int = 0
     batches: int = 0
-    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -141,8 +140,7 @@ def search_batch(
 
     start = time.perf_counter()
     model = build_model("echo", seed=0, device=device)
-    node = SingleNode(model, page_size=16, num_pages=64, device=device)
-    reference = RememberedAnswers(node)
+    reference = RememberedAnswers(SingleNode(model, page_size=16, num_pages=64, device=device))
     if device != "cpu":
         engine = functools.partial(engine, device=device)
     stats = FuzzStats()
@@ -160,10 +158,6 @@ def search_batch(
         found_at = stats.first_finding_s
         if found_at is not None and time.perf_counter() - start - found_at > shrink_budget_s:
             return False
-        seen[walk] = verdict = _fails(walk)
-        return verdict
-
-    def _fails(walk: Walk) -> bool:
         # Whether it fails is all Hypothesis needs: no drain to the clients' answers here.
         res = run_walk(variant, walk, answers=False, **kw)
         if stats.first_finding_s is None or not res.failed:
@@ -175,6 +169,7 @@ def search_batch(
                 # The first finding is counted under what the clients saw (a drain).
                 res = run_walk(variant, walk, **kw)
                 stats.count(res.kind)  # type: ignore[arg-type]
+        seen[walk] = res.failed
         return res.failed
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]

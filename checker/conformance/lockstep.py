@@ -16,24 +16,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
-from kvproof.checker.conformance.canaries import (
+from kvproof.checker.conformance.mapping import (
+    PAGE_SIZE,
     REQUEST_LEAD,
     REUSE_CANARY,
     REUSE_TENANT,
+    WARMUP_CANARY,
+    WARMUP_TENANT,
+    RidMap,
     canary_prompt,
     fill_unwritten,
     page_chunk,
+    prompt_tokens,
     request_canary,
     reuse_source,
     system_prompt,
     tenant,
-)
-from kvproof.checker.conformance.mapping import (
-    PAGE_SIZE,
-    WARMUP_CANARY,
-    WARMUP_TENANT,
-    RidMap,
-    prompt_tokens,
 )
 from kvproof.checker.conformance.verdict import Divergence
 from kvproof.model.handoff import protocol_of
@@ -102,7 +100,6 @@ class Lockstep:
         *,
         engine: EngineFactory = Cluster,
         model: str | Model = "echo",
-        warmup: bool = True,
         max_new_tokens: int = 8,
         shared_head: frozenset[int] | None = None,
         liveness: bool = False,
@@ -137,7 +134,7 @@ class Lockstep:
         # ``_hold_canary``) needs one decode page outside the model's instance.
         # (The model's ``placeholder(r)`` can hold: a prefill reject is not honoured.)
         placeholder = self.sw.placeholder_prompt and not self.sw.honor_pending_reject
-        self._spare = n_pages if warmup and placeholder else None
+        self._spare = n_pages if placeholder else None
         self.cluster = engine(
             variant,
             sizes=Sizes(context, pool_pages * ps, n_pages * ps, ps),
@@ -146,8 +143,7 @@ class Lockstep:
             prefill_pages=pool_pages,
         )
         self.canaries: dict[str, str] = {}
-        offset = self._warm_up(n_pages) if warmup else 0
-        self.rids = RidMap(offset)
+        self.rids = RidMap(self._warm_up(n_pages))
         self.max_new_tokens = max_new_tokens
         # Decode's radix cache keys a page by its tokens (``refimpl/radix.py``): a hit is a
         # prompt that opens with the page another request inserted, so with the radix cache
@@ -156,7 +152,7 @@ class Lockstep:
         # that application; the others are tenants with prompts of their own, whose first
         # page is their canary (a freed shared page they overwrite then shows it to a hit).
         system = system_prompt(ps) if self.sw.radix_cache != "off" else []
-        for r, n in enumerate(prompts):  # each request's own canary (``canaries.py``)
+        for r, n in enumerate(prompts):  # each request's own canary (``mapping.py``)
             head = system if shared_head is None or r in shared_head else []
             self.canaries[tenant(r)] = canary = request_canary(r)
             rest = canary_prompt(canary, n - len(head), ps, REQUEST_LEAD)
@@ -174,7 +170,7 @@ class Lockstep:
         chunk = page_chunk(WARMUP_CANARY, ps)  # one page, canary after slot 0
         text = (chunk * own)[: own * ps]
         rid = c.submit(WARMUP_TENANT, text, 1)
-        self._force_limits(len(text), over_p=False, over_d=False)
+        self._force_limits(len(text))
         c.run()
         if c.requests[rid].resp != "ok":  # pragma: no cover - the engine's own happy path
             raise RuntimeError(f"warm-up request failed: {c.requests[rid].reason}")
@@ -194,7 +190,7 @@ class Lockstep:
         1.. of chunk 0, in the slots the placeholder leaves (the model's ``at_pos``)."""
         c = self.cluster
         rid = c.submit(WARMUP_TENANT, chunk, 1)
-        self._force_limits(len(chunk), over_p=False, over_d=False)
+        self._force_limits(len(chunk))
         c.apply(Event("arrive", rid))
         c.apply(Event("alloc", rid, spare))
         progress = ("send", "post", "land", "done", "commit")
@@ -202,7 +198,7 @@ class Lockstep:
             ev = next(e for e in c.enabled() if e.rid == rid and e.name in progress)
             c.apply(ev)
 
-    def _force_limits(self, n: int, *, over_p: bool, over_d: bool) -> None:
+    def _force_limits(self, n: int, over_p: bool = False, over_d: bool = False) -> None:
         # The deployment decides which side rejects: put the prompt on the trace's side of
         # each node's limit (read only at arrive).
         def lim(over: bool) -> Limits:
@@ -222,12 +218,8 @@ class Lockstep:
     def engine_enabled(self, *, assumed: bool = True) -> list[ActionInstance]:
         """The engine's enabled events as model actions; with ``assumed``, less those the
         variant's assumptions exclude from the environment."""
-        out = []
-        for ev in self.cluster.enabled():
-            inst = self.rids.action(ev)
-            if inst is not None and not (assumed and self.excluded(inst)):
-                out.append(inst)
-        return out
+        insts = (self.rids.action(ev) for ev in self.cluster.enabled())
+        return [i for i in insts if i is not None and not (assumed and self.excluded(i))]
 
     def excluded(self, inst: ActionInstance) -> bool:
         """Only an assumption forbids ``inst`` now (the rules alone enable it)."""
@@ -258,10 +250,8 @@ class Lockstep:
             )
         if inst.action == "arrive":
             r = inst.args[0]
-            req = self.cluster.requests[ev.rid]
-            over_p = self.concrete.value(self.state, "over_p", (r,))
-            over_d = self.concrete.value(self.state, "over_d", (r,))
-            self._force_limits(len(req.prompt), over_p=over_p, over_d=over_d)
+            over = [self.concrete.value(self.state, v, (r,)) for v in ("over_p", "over_d")]
+            self._force_limits(len(self.cluster.requests[ev.rid].prompt), *over)
             self.cluster.set_prefix_hit(1 if self.hits[r] else 0)
         self.cluster.apply(ev)
         if inst.action == "expire":  # other traffic reuses the released prefill blocks
@@ -294,15 +284,12 @@ class Lockstep:
         return self.concrete.violated(self.state)
 
     def engine_violated(self) -> list[str]:
-        return self.concrete.violated(self.abstracted())
-
-    def abstracted(self) -> State:
-        """The engine's state as a model state: the one the last step's comparison built
+        """On the engine's state as a model state: the one the last step's comparison built
         (a walk asks for it again at once; building it was a tenth of a walk's time),
         unless the engine moved outside ``apply`` since (``redeliver``)."""
         if self._seen is None:
             self._seen = abstract(self.cluster, self.concrete, self.rids.offset)
-        return self._seen
+        return self.concrete.violated(self._seen)
 
     def redeliver(self, inst: ActionInstance) -> None:
         """The status message of ``inst`` (done, ack) arrives a second time (a fault)."""

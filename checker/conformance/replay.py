@@ -3,7 +3,7 @@
 The trace's steps go through a ``Lockstep`` (``lockstep.py``: model and engine side by side,
 every step checked). After the trace the engine drains to every client's answer
 (``drain.py``), then the output oracle (``refimpl.oracle``: single-node tokens, canaries of
-``canaries.py``) judges every 200; the report (``verdict.py``) says what clients saw: a
+``mapping.py``) judges every 200; the report (``verdict.py``) says what clients saw: a
 leak, a wrong answer, or engine state only.
 
 A lasso (issue #29 item 3) runs its stem once, then its loop ``loops`` times. The model's
@@ -26,8 +26,13 @@ from kvproof.checker.conformance.abstraction import abstract, compare, side_by_s
 from kvproof.checker.conformance.drain import drain as drain_to_answers
 from kvproof.checker.conformance.lockstep import EngineFactory, Lockstep
 from kvproof.checker.conformance.mapping import normalize, reservations
-from kvproof.checker.conformance.responses import client_responses
-from kvproof.checker.conformance.verdict import Divergence, LassoRun, ReplayReport, loop_step
+from kvproof.checker.conformance.verdict import (
+    Divergence,
+    LassoRun,
+    ReplayReport,
+    client_responses,
+    loop_step,
+)
 from kvproof.checker.verify.forever import WAITING, Forever, forever
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import State
@@ -47,7 +52,6 @@ def replay_trace(
     engine: EngineFactory = Cluster,
     drain: bool = True,
     max_new_tokens: int = 32,
-    warmup: bool = True,
     reference: Reference | None = None,
     loops: int = DEFAULT_LOOPS,
 ) -> ReplayReport:
@@ -64,7 +68,6 @@ def replay_trace(
             trace.init,
             _reserve(trace, variant),
             engine=engine,
-            warmup=warmup,
             max_new_tokens=max_new_tokens,
             shared_head=_shared_head(trace),
             liveness=lasso,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -117,7 +118,7 @@ def read_event_log(path: Path) -> EventLog:
     pages = header.get("pages")
     if pages is None:
         pages = max([e.action.args[1] + 1 for e in events if len(e.action.args) > 1] + [1])
-    if not isinstance(pages, int) or isinstance(pages, bool) or pages < 1:
+    if not _nat(pages) or pages < 1:
         raise KvproofInputError("'pages' must be a positive integer", f"{path}:1")
     for e in events:
         if len(e.action.args) > 1 and e.action.args[1] >= pages:
@@ -194,11 +195,10 @@ def _choices(concrete: Concrete, state: State, ev: LogEvent) -> list[State]:
         return [state]
     r = ev.action.args[0]
     out = []
-    for op in (False, True) if ev.over_p is None else (ev.over_p,):
-        for od in (False, True) if ev.over_d is None else (ev.over_d,):
-            values = concrete.as_dict(state)
-            values["over_p"][(r,)], values["over_d"][(r,)] = op, od
-            out.append(concrete.make_state(values))
+    for op, od in product(*((False, True) if x is None else (x,) for x in (ev.over_p, ev.over_d))):
+        values = concrete.as_dict(state)
+        values["over_p"][(r,)], values["over_d"][(r,)] = op, od
+        out.append(concrete.make_state(values))
     return out
 
 

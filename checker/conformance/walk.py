@@ -22,13 +22,14 @@ from typing import Any
 from kvproof.checker.conformance.drain import drain
 from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep, ModelSide
 from kvproof.checker.conformance.model_first import shrink_steps
-from kvproof.checker.conformance.responses import ClientResponse, client_responses
 from kvproof.checker.conformance.verdict import (
     ENGINE_STATE,
     LEAK,
     NOTHING,
     WRONG_ANSWER,
+    ClientResponse,
     canary_leaks,
+    client_responses,
     wrong_answers,
 )
 from kvproof.model.lang.instance import ActionInstance
