@@ -1,12 +1,8 @@
 """Model-guided fuzzing: random walks of model and engine in lockstep, shrunk by Hypothesis.
 
-Each walk (``walk.py``) is a run of the model forced on the engine, every step checked
-(model state = abstraction of the engine state); with ``faults`` the environment's events
-join in. A finding is a divergence, an engine crash, an invariant broken or a wrong answer,
-named by what the clients saw once the engine drained (a leak, a wrong answer or a
-violation).
-Hypothesis (``hypothesis.find``) shrinks a failing walk to a minimal one, which is saved as
-a trace for ``kvproof replay``.
+Each walk (``walk.py``: what it checks, what a finding is called) is a run of the model
+forced on the engine. Hypothesis (``hypothesis.find``) shrinks a failing walk to a minimal
+one, which is saved as a trace for ``kvproof replay``.
 
 Work is cut into batches with their own seeds, so a run's result does not depend on the
 number of worker processes.
@@ -277,10 +273,10 @@ def fuzz(
         stats, found = out
         if found is not None:
             raw[index] = found
-        if found is not None and stats.first_finding_s is not None:
-            # When the batch found it: its arrival, less the time spent after the finding.
-            now = time.perf_counter() - start
-            found_at[index] = now - (stats.seconds - stats.first_finding_s)
+            if stats.first_finding_s is not None:
+                # When the batch found it: its arrival, less the time spent after the finding.
+                now = time.perf_counter() - start
+                found_at[index] = now - (stats.seconds - stats.first_finding_s)
         if log is not None:
             n, s = plans[index]
             if found is not None:
@@ -302,9 +298,9 @@ def fuzz(
 
             def units(first: int = first, budget: int = budget) -> Iterator[Unit]:
                 # lazily: a unit is made when a slot asks for one
-                for i, n in enumerate(_batches(budget)):
-                    plans[first + i] = (n, _batch_seed(seed, first + i))
-                    yield Unit(first + i, search_batch, (variant, *plans[first + i]), kw, gpus)
+                for index, n in enumerate(_batches(budget), start=first):
+                    plans[index] = (n, _batch_seed(seed, index))
+                    yield Unit(index, search_batch, (variant, *plans[index]), kw, gpus)
 
             def plan_of(index: int, first: int = first, budget: int = budget) -> Any:
                 n = _nth_batch(budget, index - first)
@@ -331,14 +327,14 @@ def fuzz(
         # without a GPU shrinks a --device cuda finding on the CPU (recorded in the trace).
         n, s = plans[hit]
         here = device if device == "cpu" or _has_cuda() else "cpu"
-        _, result.finding = search_batch(
+        _, shrunk = search_batch(
             variant, n, s, faults=faults, sizes=sizes, engine=engine, device=here
         )
-        if result.finding is None:  # cannot happen with pinned constants; never lose it
-            result.finding = raw.get(hit)
-        if result.finding is not None and device != "cpu":
-            result.finding.trace.meta["shrunk_on"] = here
+        # None cannot happen with pinned constants; never lose the finding
+        result.finding = shrunk if shrunk is not None else raw.get(hit)
         if result.finding is not None:
+            if device != "cpu":
+                result.finding.trace.meta["shrunk_on"] = here
             total.recount(hit_stats, result.finding.kind)  # type: ignore[arg-type]
     total.seconds = time.perf_counter() - start
     return result
@@ -358,14 +354,8 @@ def _campaign(
     folder: Path, variant: Variant, seed: int, faults: bool, sizes: dict[str, int]
 ) -> CampaignLog:
     switches = asdict(variant.switches) if is_dataclass(variant.switches) else {}
-    settings = {
-        "variant": variant.name,
-        "switches": {k: repr(v) for k, v in switches.items()},
-        "seed": seed,
-        "faults": faults,
-        "sizes": sizes,
-    }
-    return CampaignLog(folder, settings)
+    settings = {"variant": variant.name, "switches": {k: repr(v) for k, v in switches.items()}}
+    return CampaignLog(folder, settings | {"seed": seed, "faults": faults, "sizes": sizes})
 
 
 def _done(

@@ -238,16 +238,16 @@ class Lockstep:
         nxt = self.model_step(inst)
         ev = self.rids.event(inst)
         engine_ok = self.cluster.can(ev)
+
+        def diverged(why: str) -> tuple[str, Divergence]:
+            return "divergence", Divergence(step, str(inst), why)
+
         if nxt is None:
             if engine_ok and not self.excluded(inst):
-                return "divergence", Divergence(
-                    step, str(inst), "the engine performs it, the model does not enable it"
-                )
+                return diverged("the engine performs it, the model does not enable it")
             return "not_enabled", None
         if not engine_ok:
-            return "divergence", Divergence(
-                step, str(inst), "the model enables it, the engine refuses it"
-            )
+            return diverged("the model enables it, the engine refuses it")
         if inst.action == "arrive":
             r = inst.args[0]
             over = [self.concrete.value(self.state, v, (r,)) for v in ("over_p", "over_d")]
@@ -263,10 +263,8 @@ class Lockstep:
             return "divergence", div
         for other in self.engine_enabled(assumed=False):
             if self.model_step(other) is None and not self.excluded(other):
-                return "divergence", Divergence(
-                    step,
-                    str(inst),
-                    f"afterwards the engine could perform {other}, which the model forbids",
+                return diverged(
+                    f"afterwards the engine could perform {other}, which the model forbids"
                 )
         return "ok", None
 

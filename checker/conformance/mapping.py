@@ -16,9 +16,10 @@ choices to follow the trace:
   page (pages are symmetric), so ``normalize`` permutes the pages of each request's allocs
   so that the pages the trace posts come first; the result is checked to replay in the model.
 
-**Canaries** make foreign KV readable in a replayed client's answer. The echo model answers the text stored at positions 0, 1, 2, ... of the pages a request
-attends to (``refimpl/echo_model.py``). A leak shows only if the foreign bytes differ from
-the reader's own: two requests with the same prompt leak each other's KV without a visible
+**Canaries** make foreign KV readable in a replayed client's answer. The echo model answers
+the text stored at positions 0, 1, 2, ... of the pages a request attends to
+(``refimpl/echo_model.py``). A leak shows only if the foreign bytes differ from the
+reader's own: two requests with the same prompt leak each other's KV without a visible
 difference (the stray write carries the very tokens the victim had). So every party of a
 replay writes its own canary into its KV, one per page-sized chunk:
 
@@ -89,11 +90,8 @@ def normalize(trace: Trace, protocol: Protocol) -> Trace:
             continue
         alloc_at = [i for i in alloc_at if i < sends[0]]
         pages = [steps[i].args[1] for i in alloc_at]
-        posted: list[int] = []
-        for s in steps:
-            if s.action == "post" and s.args[0] == r and s.args[1] not in posted:
-                posted.append(s.args[1])
-        order = [p for p in pages if p in posted] + [p for p in pages if p not in posted]
+        posted = {s.args[1] for s in steps if s.action == "post" and s.args[0] == r}
+        order = sorted(pages, key=lambda p: p not in posted)  # stable: posted pages first
         if order != pages:
             changed = True
             for i, p in zip(alloc_at, order, strict=True):

@@ -145,13 +145,10 @@ def _event(row: dict[str, Any], where: str, n: int) -> LogEvent:
     if page is not None and not _nat(page):
         raise KvproofInputError("'page' must be a non-negative integer", where)
     args: tuple[int, ...] = (rid,) if page is None else (rid, page)
-    flags = {}
     for key in ("over_p", "over_d"):
-        if key in row:
-            if name != "arrive" or not isinstance(row[key], bool):
-                raise KvproofInputError(f"'{key}' is a boolean of an arrive event", where)
-            flags[key] = row[key]
-    return LogEvent(n, ActionInstance(name, args), flags.get("over_p"), flags.get("over_d"))
+        if key in row and (name != "arrive" or not isinstance(row[key], bool)):
+            raise KvproofInputError(f"'{key}' is a boolean of an arrive event", where)
+    return LogEvent(n, ActionInstance(name, args), row.get("over_p"), row.get("over_d"))
 
 
 def _nat(x: object) -> TypeGuard[int]:

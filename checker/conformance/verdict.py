@@ -96,6 +96,16 @@ def wrong_answers(responses: Sequence[ClientResponse]) -> list[ClientResponse]:
     return [r for r in responses if r.status == 200 and not r.tokens_match]
 
 
+def shown(responses: Sequence[ClientResponse], engine_state: bool) -> str:
+    """What clients saw, the strongest of: leak, wrong_answer, engine_state (an invariant
+    broken on the engine's state), nothing."""
+    if canary_leaks(responses):
+        return LEAK
+    if wrong_answers(responses):
+        return WRONG_ANSWER
+    return ENGINE_STATE if engine_state else NOTHING
+
+
 @dataclass(frozen=True)
 class Divergence:
     step: int  # 1-based; 0 = the initial state
@@ -185,14 +195,7 @@ class ReplayReport:
 
     @property
     def shows(self) -> str:
-        """The strongest of: leak, wrong_answer, engine_state, nothing."""
-        if self.leak:
-            return LEAK
-        if self.wrong_answers:
-            return WRONG_ANSWER
-        if self.engine_violations:
-            return ENGINE_STATE
-        return NOTHING
+        return shown(self.responses, bool(self.engine_violations))
 
     @property
     def failed(self) -> bool:

@@ -23,13 +23,13 @@ from kvproof.checker.conformance.drain import drain
 from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep, ModelSide
 from kvproof.checker.conformance.model_first import shrink_steps
 from kvproof.checker.conformance.verdict import (
-    ENGINE_STATE,
     LEAK,
     NOTHING,
     WRONG_ANSWER,
     ClientResponse,
     canary_leaks,
     client_responses,
+    shown,
     wrong_answers,
 )
 from kvproof.model.lang.instance import ActionInstance
@@ -86,11 +86,14 @@ def walks(sizes: dict[str, int], variant: Variant, max_steps: int = MAX_STEPS) -
 
     n, m = sizes["Req"], sizes["Page"]
     low = 2 if variant.switches.decode_reserve == "plus_one" else 1
+
+    def per_request(s: Any) -> Any:
+        return st.lists(s, min_size=n, max_size=n).map(tuple)
+
     # Over a limit one time in four: a rejected request ends at arrive, so even odds would
     # leave most walks without a transfer.
-    over = st.integers(0, 3).map(lambda x: x == 3)
-    flags = st.lists(over, min_size=n, max_size=n).map(tuple)
-    reserve = st.lists(st.integers(low, max(low, m)), min_size=n, max_size=n).map(tuple)
+    flags = per_request(st.integers(0, 3).map(lambda x: x == 3))
+    reserve = per_request(st.integers(low, max(low, m)))
     # Half the walks run the full length; shrinking goes to the short branch, then down.
     length = st.one_of(st.integers(0, max_steps), st.just(max_steps))
     if variant.switches.radix_cache != "off":
@@ -100,9 +103,7 @@ def walks(sizes: dict[str, int], variant: Variant, max_steps: int = MAX_STEPS) -
         length = st.one_of(st.just(max_steps), st.integers(0, max_steps))
     choice = st.integers(0, 2**16 - 1)
     choices = st.lists(choice, min_size=max_steps, max_size=max_steps).map(tuple)
-    hits = st.lists(st.booleans(), min_size=n, max_size=n).map(tuple)
-    if not variant.switches.decode_prefix_cache:
-        hits = st.just(())
+    hits = per_request(st.booleans()) if variant.switches.decode_prefix_cache else st.just(())
     return st.builds(Walk, flags, flags, reserve, length, choices, hits)
 
 
@@ -145,10 +146,10 @@ def run_walk(
         trace = Trace(variant.name, dict(sizes), init, tuple(steps), None, meta)
         return WalkResult(trace, n_faults, kind, detail, div)
 
-    def judged(ls: Lockstep, state: str, violated: str | None, otherwise: str) -> WalkResult:
+    def judged(ls: Lockstep, state: str, violated: str | None, engine_state: bool) -> WalkResult:
         kind = "violation" if violated else "wrong_answer"
-        seen = (kind, otherwise, (), "clients' answers not drained")
-        kind, shows, responses, why = _answers(ls, reference, otherwise) if answers else seen
+        seen = (kind, shown((), engine_state), (), "clients' answers not drained")
+        kind, shows, responses, why = _answers(ls, reference, engine_state) if answers else seen
         res = result(kind, f"{state}; {why}")
         res.trace = replace(res.trace, violated=violated)
         res.shows, res.responses = shows, responses
@@ -198,9 +199,9 @@ def run_walk(
                 who, bad = ("engine", bad_engine) if bad_engine else ("model", bad_model)
                 state = f"{who} violates {', '.join(bad)} after {inst}"
                 named = (bad_model or bad_engine)[0]  # the trace's claim is the model's
-                return judged(ls, state, named, ENGINE_STATE if bad_engine else NOTHING)
+                return judged(ls, state, named, bool(bad_engine))
         if any(f.wrong for f in ls.oracle(reference)):  # a 200 unlike the single node's
-            return judged(ls, "no invariant broken", None, NOTHING)
+            return judged(ls, "no invariant broken", None, False)
         return result()
 
     try:
@@ -213,25 +214,23 @@ def run_walk(
 Seen = tuple[str, str, tuple[ClientResponse, ...], str]  # kind, shows, responses, why
 
 
-def _answers(ls: Lockstep, reference: Reference | None, otherwise: str) -> Seen:
+def _answers(ls: Lockstep, reference: Reference | None, engine_state: bool) -> Seen:
     """Drain the engine to every client's answer as replay does (``drain.py``: no new
     fault, each step still checked against the model), then judge the answers as replay
     does: a leak is a foreign canary in a response, never the engine's state."""
     _, div = drain(ls)
     responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
-    leaked, wrong = canary_leaks(responses), wrong_answers(responses)
-    if leaked:
-        r = leaked[0]
-        why = f"r{r.request} got 200 with tenant {', '.join(r.foreign)}'s canary: {r.text!r}"
-        return "leak", LEAK, responses, why
-    if wrong:
-        r = wrong[0]
-        why = f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"
-        return "wrong_answer", WRONG_ANSWER, responses, why
+    shows = shown(responses, engine_state)
     why = "no response shows it"
-    if div is not None:
+    if shows == LEAK:
+        r = canary_leaks(responses)[0]
+        why = f"r{r.request} got 200 with tenant {', '.join(r.foreign)}'s canary: {r.text!r}"
+    elif shows == WRONG_ANSWER:
+        r = wrong_answers(responses)[0]
+        why = f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"
+    elif div is not None:
         why += f" (the drain stopped: {div.reason} at {div.action})"
-    return "violation", otherwise, responses, why
+    return shows if shows in (LEAK, WRONG_ANSWER) else "violation", shows, responses, why
 
 
 def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:
@@ -291,20 +290,13 @@ def _is_fault(ls: Lockstep, inst: ActionInstance) -> bool:
 
 
 def _candidates(ls: Lockstep, faults: bool) -> list[ActionInstance]:
-    c = ls.cluster
-    out = []
-    fault_names = ls.protocol.faults
-    for inst in ls.engine_enabled():
-        rid = inst.args[0] + ls.rids.offset
-        if inst.action == "step" and c.status(rid).generated >= MAX_NEW_TOKENS:
-            continue
-        if not faults and _is_fault(ls, inst):
-            continue
-        out.append(inst)
-    return sorted(out, key=lambda i: _order(i, fault_names))
+    def full(i: ActionInstance) -> bool:  # the request decoded its MAX_NEW_TOKENS
+        return ls.cluster.status(i.args[0] + ls.rids.offset).generated >= MAX_NEW_TOKENS
 
+    def order(i: ActionInstance) -> tuple[bool, tuple[int, ...], float]:
+        # ``insert`` ranks with its request's own events (see ORDER), not after them.
+        args = i.args[:1] if i.action == "insert" else i.args
+        return i.action in ls.protocol.faults, args, ORDER.get(i.action, 99)
 
-def _order(i: ActionInstance, fault_names: frozenset[str]) -> tuple[bool, tuple[int, ...], float]:
-    # ``insert`` ranks with its request's own events (see ORDER), not after them.
-    args = i.args[:1] if i.action == "insert" else i.args
-    return i.action in fault_names, args, ORDER.get(i.action, 99)
+    out = [i for i in ls.engine_enabled() if not (i.action == "step" and full(i))]
+    return sorted((i for i in out if faults or not _is_fault(ls, i)), key=order)
