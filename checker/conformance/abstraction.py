@@ -37,8 +37,8 @@ def page_stale(cluster: Cluster, rid: int) -> bool:
 # The model's per-request and per-page flags, read off the view's field of the same name;
 # a build without one (``hit``, ``p_dead`` of a liveness build, ``at_pos``, the radix
 # cache's ``cached``, ``prefix_ok``, ``shared_write``) leaves it out.
-REQ_FIELDS = ("over_p", "over_d", "dphase", "pphase", "poll", "resp", "pend", "abort_msg")
-REQ_FIELDS += ("src_ok", "hit", "p_dead")
+REQ_FIELDS = ["over_p", "over_d", "dphase", "pphase", "poll", "resp", "pend", "abort_msg"]
+REQ_FIELDS += ["src_ok", "hit", "p_dead"]
 PAGE_FIELDS = ("filled", "stray", "at_pos", "cached", "prefix_ok", "shared_write")
 # (Req, Page) relations: the page is in the request's field of the view.
 PAGE_SETS = {"owns": "table", "dst": "dst", "posted": "posted", "inflight": "inflight"}

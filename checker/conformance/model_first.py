@@ -118,9 +118,9 @@ def _shorten(
     def keeps(cand: Steps) -> Steps | None:
         state: State | None = init
         for inst in cand:
-            if (state := concrete.step(state, inst)) is None:
+            if (state := concrete.step(state, inst)) is None:  # type: ignore[arg-type]
                 return None
-        return cand if inv in concrete.violated(state) else None
+        return cand if inv in concrete.violated(state) else None  # type: ignore[arg-type]
 
     best = list(shrink_steps(tuple(steps), sorted({s.args[0] for s in steps}), keeps))
     # Cut the tail after the first state that violates ``inv``.
