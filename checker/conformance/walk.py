@@ -147,9 +147,13 @@ def run_walk(
         return WalkResult(trace, n_faults, kind, detail, div)
 
     def judged(ls: Lockstep, state: str, violated: str | None, engine_state: bool) -> WalkResult:
-        kind = "violation" if violated else "wrong_answer"
-        seen = (kind, shown((), engine_state), (), "clients' answers not drained")
-        kind, shows, responses, why = _answers(ls, reference, engine_state) if answers else seen
+        """The finding, named by what the clients saw (``_answers``); without ``answers``
+        only provisionally (a violation, or a wrong answer for the oracle)."""
+        if answers:
+            kind, shows, responses, why = _answers(ls, reference, engine_state)
+        else:
+            kind = "violation" if violated else "wrong_answer"
+            shows, responses, why = shown((), engine_state), (), "clients' answers not drained"
         res = result(kind, f"{state}; {why}")
         res.trace = replace(res.trace, violated=violated)
         res.shows, res.responses = shows, responses
