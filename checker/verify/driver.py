@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING
 
 from kvproof.checker.distrib.events import ProgressFn
 from kvproof.checker.distrib.fork import Child, fork_call
-from kvproof.checker.verify.checking import ProtocolFactory, protocol_for
 from kvproof.checker.verify.plan import SUBSET_LEAD, CheckOptions, Phase, plan, split_names
-from kvproof.checker.verify.protocols import factory_of
+from kvproof.checker.verify.protocols import ProtocolFactory, factory_of, protocol_for
 from kvproof.checker.verify.verdict import CompleteRun, VariantVerdict
 from kvproof.model.lang.dsl import Protocol
 from kvproof.spec.errors import KvproofInputError

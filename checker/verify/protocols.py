@@ -1,4 +1,5 @@
-"""Which protocol and which variants a command runs on: kvproof's own, or a user's.
+"""Which protocol and which variants a command runs on: kvproof's own, or a user's, under
+the variant's assumptions (``protocol_for``).
 
 A user protocol is written with kvproof's DSL in the user's own module and named on the
 command line as ``module:attr`` (or ``path/to/file.py:attr``). ``attr`` is a factory
@@ -38,6 +39,30 @@ from kvproof.spec.variant import (
     list_variants,
     load_variant,
 )
+
+ProtocolFactory = Callable[[Any], Protocol]
+
+
+def protocol_for(
+    variant: Variant,
+    factory: ProtocolFactory | None = None,
+    without: tuple[str, ...] = (),
+    *,
+    liveness: bool = False,
+) -> Protocol:
+    """The protocol a variant's switches configure: kvproof's handoff unless ``factory``,
+    under the variant's assumptions less ``without``. A user protocol gets the guards of
+    kvproof's assumptions on the actions it shares with kvproof's handoff, and the
+    fairness of its fairness assumptions. ``liveness``: kvproof's handoff with a peer that
+    may die unless the variant assumes ``prefill_eventually_reports`` (``protocol_of``)."""
+    from kvproof.model.handoff import protocol_of  # loads Z3: not before names are checked
+    from kvproof.model.handoff.assumptions import active, apply
+
+    if factory is None:
+        return protocol_of(variant, without=without, liveness=liveness)
+    names = active(variant, without)
+    protocol = factory(variant.switches)
+    return apply(protocol, names, variant.switches, str(variant.path)) if names else protocol
 
 
 @dataclass(frozen=True)

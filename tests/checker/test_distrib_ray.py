@@ -16,10 +16,9 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.checker.conformance.fuzz import fuzz
 from kvproof.checker.distrib.executor import PoolExecutor, SerialExecutor, Unit
-from kvproof.checker.verify.check_pool import run_jobs
+from kvproof.checker.verify.check_pool import prove_variants, run_jobs
 from kvproof.checker.verify.driver import prepare
 from kvproof.checker.verify.plan import CheckOptions
-from kvproof.checker.verify.prove_pool import prove_variants
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
