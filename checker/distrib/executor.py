@@ -5,10 +5,14 @@ resources it asks for. ``Executor.imap`` runs units as slots free up and yields
 ``(index, result)`` in completion order; ``ordered`` turns that into unit order, skips
 units a campaign already has, and stops feeding units past the first one the caller says
 ends the run (a fuzz finding): the merge is the serial run's, whatever finished first.
+
+``--ray [ADDRESS]`` (``fuzz``, ``check --all``, ``prove --all``) asks for the Ray executor:
+parsing the flag never imports Ray; only ``executor_for`` does, and only when it was given.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import multiprocessing
 import sys
@@ -229,5 +233,29 @@ def ordered(
 
 
 def make_executor(workers: int) -> SerialExecutor | PoolExecutor:
-    """This process for one worker, else a local pool (Ray: ``options.executor_for``)."""
+    """This process for one worker, else a local pool (Ray: ``executor_for``)."""
     return SerialExecutor() if workers <= 1 else PoolExecutor(workers)
+
+
+LOCAL = "local"  # what a bare ``--ray`` parses to: start a Ray on this machine
+
+
+def add_ray_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        default=None,
+        metavar="ADDRESS",
+        help="run the work units on Ray: bare, a local Ray started here; 'auto' or "
+        "host:port, a running cluster (needs: pip install 'kvproof[ray]')",
+    )
+
+
+def executor_for(ray: str | None, workers: int) -> Any:
+    """A Ray executor for ``--ray`` (``workers``: CPUs of a Ray started here), or None."""
+    if ray is None:
+        return None
+    from kvproof.checker.distrib.ray_executor import RayExecutor
+
+    return RayExecutor(None if ray == LOCAL else ray, num_cpus=workers)

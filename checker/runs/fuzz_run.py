@@ -37,7 +37,7 @@ class FuzzOptions:
     engine_only: bool = False  # skip the model-first search
     device: str = "cpu"
     resume: Path | None = None  # campaign folder (conformance/fuzz.py)
-    ray: str | None = None  # a Ray address (checker/distrib/options.py), or None
+    ray: str | None = None  # a Ray address (checker/distrib/executor.py), or None
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -136,7 +136,7 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
     import torch
 
     from kvproof.checker.conformance.fuzz import default_workers, fuzz
-    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.distrib.executor import executor_for
 
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     workers = options.workers if options.workers is not None else default_workers()

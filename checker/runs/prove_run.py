@@ -194,7 +194,7 @@ def _necessity(
 def _on_ray(variants: list, options: ProveOptions, report: Reporter) -> list:
     """Every variant's proof as one Ray task; results in variant order. A proof is one
     solver call with no stages inside, so progress hears of each as its result arrives."""
-    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.distrib.executor import executor_for
     from kvproof.checker.verify.check_pool import prove_variants as on_pool
 
     for v in variants:

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kvproof.checker.distrib.events import ProgressFn, forwarded, forwarding_kind
+from kvproof.checker.distrib.events import ProgressFn, forwarded
 from kvproof.checker.distrib.executor import Executor, PoolExecutor, Unit, ordered
 from kvproof.checker.distrib.fork import ForkExecutor
 from kvproof.checker.verify.driver import CheckJob, Protocols, built, run_job
@@ -68,6 +68,8 @@ def run_jobs(
             out.append(verdict)
         return out
     forks = executor is None and hasattr(os, "fork")
+    slots = min(workers, len(jobs))
+    pool: Executor = executor or (ForkExecutor(slots) if forks else PoolExecutor(slots))
     results: dict[int, VariantVerdict] = {}
 
     def arrived(i: int, out: VariantVerdict) -> None:
@@ -76,24 +78,17 @@ def run_jobs(
         if on_done:
             on_done(results[i])
 
-    pool: Executor
-    if executor is not None:
-        pool = executor
-    else:
-        slots = min(workers, len(jobs))
-        pool = ForkExecutor(slots) if forks else PoolExecutor(slots)
     try:
-        with forwarded(progress, forwarding_kind(executor)) as sink:
+        with forwarded(progress, getattr(pool, "forwards", None)) as sink:
             units = [
                 Unit(i, work, (job, protocols if forks else None, sink))
                 for i, (job, protocols) in enumerate(jobs)
             ]
-            for _ in ordered(pool, sorted(units, key=_cost), on_arrival=arrived):
-                pass
+            done = ordered(pool, sorted(units, key=_cost), on_arrival=arrived)
+            return [results[i] for i, _ in done]
     finally:
         if executor is None:
             pool.close()
-    return [results[i] for i in range(len(jobs))]
 
 
 def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:
