@@ -120,14 +120,13 @@ def _model_first(
     )
     if found is None:
         return None
-    stem = _stem(variant, options)
-    saved = _save(variant, found.trace, options, stem)
+    saved = _save(variant, found.trace, options)
     if on_found is not None:
         on_found(found, saved)
     start = time.perf_counter()
     report = confirm(found.trace, variant)
     side = ModelSide(found, report, time.perf_counter() - start)
-    html = _html(variant, found.trace, options, stem)
+    html = _html(variant, found.trace, options, saved)
     return FuzzRun(variant, options, model=side, trace_file=saved, html=html)
 
 
@@ -174,37 +173,33 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
         report.done(name, said, advance=0)
     saved = html = None
     if result.finding is not None:
-        stem = _stem(variant, options)
-        saved = _save(variant, result.finding.trace, options, stem)
-        html = _html(variant, result.finding.trace, options, stem)
+        saved = _save(variant, result.finding.trace, options)
+        html = _html(variant, result.finding.trace, options, saved)
     return FuzzRun(variant, options, result=result, workers=workers, trace_file=saved, html=html)
 
 
-def _stem(variant: Variant, options: FuzzOptions) -> str:
-    """``V.fuzz-SEED``, or ``V.fuzz-SEED.runN`` when an earlier run's finding has that name:
-    the trace and its report share the stem, and neither overwrites an earlier one."""
+def _save(variant: Variant, trace: Any, options: FuzzOptions) -> Path:
+    """The finding's trace, ``V.fuzz-SEED.jsonl``, or ``V.fuzz-SEED.runN.jsonl`` when an
+    earlier run's finding has that name: the trace and its report share the stem, and
+    neither overwrites an earlier one."""
+    from kvproof.checker.traces.tracefile import write_jsonl
+    from kvproof.model.handoff import protocol_of
     from kvproof.spec.files import unused_stem
 
     places = [(options.out, ".jsonl")]
     if options.html is not None:
         places.append((options.html, ".html"))
-    return unused_stem(places, f"{variant.name}.fuzz-{options.seed}")
-
-
-def _save(variant: Variant, trace: Any, options: FuzzOptions, stem: str) -> Path:
-    from kvproof.checker.traces.tracefile import write_jsonl
-    from kvproof.model.handoff import protocol_of
-
+    stem = unused_stem(places, f"{variant.name}.fuzz-{options.seed}")
     options.out.mkdir(parents=True, exist_ok=True)
     saved = options.out / f"{stem}.jsonl"
     write_jsonl(trace, saved, protocol=protocol_of(variant))
     return saved
 
 
-def _html(variant: Variant, trace: Any, options: FuzzOptions, stem: str) -> Path | None:
+def _html(variant: Variant, trace: Any, options: FuzzOptions, saved: Path) -> Path | None:
     if options.html is None:
         return None
-    return write_fuzz_html(options.html, variant, trace, options.seed, stem=stem)
+    return write_fuzz_html(options.html, variant, trace, options.seed, stem=saved.stem)
 
 
 def write_fuzz_html(

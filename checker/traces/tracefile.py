@@ -43,19 +43,9 @@ from kvproof.spec.files import read_text, write_text_atomic
 FORMAT_VERSION = 1
 # ``steps``: the number of step lines. A file cut at a line boundary is still valid JSON
 # Lines; without the count it would replay as a shorter, passing trace.
-HEADER_KEYS = {
-    "kvproof_trace",
-    "kvproof_version",
-    "variant",
-    "sizes",
-    "seed",
-    "init",
-    "violated",
-    "steps",
-    "loop",
-}
+REQUIRED_HEADER = ("kvproof_trace", "variant", "sizes", "init", "steps")
 # ``loop`` only for a lasso: safety traces (and every file written before it) omit it.
-OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version", "loop"}
+OPTIONAL_HEADER = ("kvproof_version", "seed", "violated", "loop", "meta")
 STEP_KEYS = {"step", "action", "args", "state", "in_loop"}
 
 
@@ -176,8 +166,8 @@ def read_jsonl(path: Path) -> Trace:
     version = header["kvproof_trace"]
     _require(version == FORMAT_VERSION, path, n, f"unsupported trace format {version!r} (want 1)")
     for key in header:
-        _require(key in HEADER_KEYS | {"meta"}, path, n, f"unknown header key '{key}'")
-    for key in HEADER_KEYS - OPTIONAL_HEADER:
+        _require(key in REQUIRED_HEADER + OPTIONAL_HEADER, path, n, f"unknown header key '{key}'")
+    for key in REQUIRED_HEADER:
         _require(key in header, path, n, f"missing header key '{key}'")
     variant, sizes, init = header["variant"], header["sizes"], header["init"]
     ok = isinstance(variant, str) and bool(variant)

@@ -131,19 +131,17 @@ def resolve_variants(
     folder: Path | None = None,
     protocol: str | UserProtocol | None = None,
 ) -> list[Variant]:
-    """The variants named (or every one in the folder), validated for ``protocol``."""
-    if protocol is None:
-        # kvproof's own protocol: its switches and invariants, exactly as before.
-        folder = folder or VARIANTS_DIR
-        if every:
-            return list_variants(folder)
-        return [load_variant(n, folder) for n in names]
+    """The variants named (or every one in the folder), validated for ``protocol`` (None:
+    kvproof's own, its switches and invariants)."""
     user = load_protocol(protocol) if isinstance(protocol, str) else protocol
-    folder = folder or user.variants_dir or VARIANTS_DIR
-    names_ = user.assumptions
+    vocabulary: tuple[Any, ...] = ()
+    if user is not None:
+        folder = folder or user.variants_dir
+        vocabulary = (user.switches_type, user.invariants, user.assumptions)
+    folder = folder or VARIANTS_DIR
     if every:
-        return list_variants(folder, user.switches_type, user.invariants, names_)
-    return [load_variant(n, folder, user.switches_type, user.invariants, names_) for n in names]
+        return list_variants(folder, *vocabulary)
+    return [load_variant(n, folder, *vocabulary) for n in names]
 
 
 def _import(modname: str) -> ModuleType:
