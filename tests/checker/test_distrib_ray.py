@@ -28,7 +28,7 @@ pytestmark = pytest.mark.slow  # a Ray start costs ~20 s on the shared machine
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvproof[ray]'")
-    from kvproof.checker.distrib.ray_executor import RayExecutor
+    from kvproof.checker.distrib.executor import RayExecutor
 
     # Functions of this test module travel by value: Ray's workers cannot import it.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
