@@ -100,9 +100,10 @@ def prove_variants(
     proofs: list[VariantProof] = []
     pages: list[Any] = []
     with progress.open("proving", len(variants)) as report:
-        results = _on_ray(variants, options, report) if options.ray is not None else None
-        for i, variant in enumerate(variants):
-            ray_result = None if results is None else results[i]
+        results = [None] * len(variants)
+        if options.ray is not None:
+            results = _on_ray(variants, options, report)
+        for variant, ray_result in zip(variants, results, strict=True):
             done, page = _prove_one(variant, ray_result, factory, templates, options, report)
             proofs.append(done)
             pages += [page] if page else []

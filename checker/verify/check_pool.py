@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvproof.checker.distrib.events import ProgressFn, forwarded
-from kvproof.checker.distrib.executor import Executor, PoolExecutor, Unit, ordered
+from kvproof.checker.distrib.executor import Executor, PoolExecutor, SerialExecutor, Unit, ordered
 from kvproof.checker.distrib.fork import ForkExecutor
 from kvproof.checker.verify.driver import CheckJob, Protocols, built, run_job
 from kvproof.checker.verify.protocols import factory_of, protocol_for
@@ -59,17 +59,12 @@ def run_jobs(
     """Every job's verdict, in the order of ``jobs``: in this process, on ``workers`` local
     forks, or on ``executor`` (a Ray cluster: ``check --all --ray``). ``progress`` hears
     every phase of every job as it begins; ``on_done`` sees each verdict as it arrives."""
-    if executor is None and (workers <= 1 or len(jobs) <= 1):
-        out = []
-        for job, protocols in jobs:
-            verdict = run_job(job, protocols, progress)
-            if on_done:
-                on_done(verdict)
-            out.append(verdict)
-        return out
+    serial = executor is None and (workers <= 1 or len(jobs) <= 1)
     forks = executor is None and hasattr(os, "fork")
     slots = min(workers, len(jobs))
-    pool: Executor = executor or (ForkExecutor(slots) if forks else PoolExecutor(slots))
+    pool: Executor = executor or (
+        SerialExecutor() if serial else ForkExecutor(slots) if forks else PoolExecutor(slots)
+    )
     results: dict[int, VariantVerdict] = {}
 
     def arrived(i: int, out: VariantVerdict) -> None:
@@ -81,10 +76,11 @@ def run_jobs(
     try:
         with forwarded(progress, getattr(pool, "forwards", None)) as sink:
             units = [
-                Unit(i, work, (job, protocols if forks else None, sink))
+                Unit(i, work, (job, protocols if forks or serial else None, sink))
                 for i, (job, protocols) in enumerate(jobs)
             ]
-            done = ordered(pool, sorted(units, key=_cost), on_arrival=arrived)
+            # this process runs them in the order given, as a user listed them
+            done = ordered(pool, units if serial else sorted(units, key=_cost), on_arrival=arrived)
             return [results[i] for i, _ in done]
     finally:
         if executor is None:
