@@ -172,10 +172,6 @@ def load(folder: Path = TRACES_DIR) -> dict[str, Trace]:
     return {p.stem: read_jsonl(p) for p in sorted(folder.glob("*.jsonl"))}
 
 
-def counterpart(trace: Trace) -> str | None:
-    return load_variant(trace.variant).counterpart
-
-
 def main(argv: list[str] | None = None) -> int:
     import argparse
     import tempfile

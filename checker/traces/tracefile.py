@@ -62,18 +62,8 @@ def param_names(params: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def cell_key(args: tuple[int, ...]) -> str:
-    return ",".join(map(str, args))
-
-
-def parse_cell_key(key: str) -> tuple[int, ...]:
-    if key == "":
-        return ()
-    return tuple(int(x) for x in key.split(","))
-
-
 def _cells_json(cells: dict[tuple[int, ...], Any]) -> dict[str, Any]:
-    return {cell_key(a): v for a, v in cells.items()}
+    return {",".join(map(str, a)): v for a, v in cells.items()}
 
 
 def write_jsonl(
@@ -181,7 +171,9 @@ def read_jsonl(path: Path) -> Trace:
     for var, cells in init.items():
         _require(isinstance(cells, dict), path, n, f"'init.{var}' must map cell keys to values")
         try:
-            init_cells[var] = {parse_cell_key(k): v for k, v in cells.items()}
+            init_cells[var] = {
+                tuple(map(int, k.split(","))) if k else (): v for k, v in cells.items()
+            }
         except ValueError:
             raise _fail(path, n, f"'init.{var}': cell keys are comma-separated ints") from None
     violated, seed = header.get("violated"), header.get("seed")
