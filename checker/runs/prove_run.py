@@ -155,41 +155,34 @@ def _prove_one(
 def _proof(
     variant: Any, result: Any, own: bool, options: ProveOptions, report: Reporter
 ) -> VariantProof:
+    """The proof's ``--json`` object; for kvproof's own protocol (``own``), an assumption
+    is needed when the proof fails without it (the proof alone cannot show a counterexample
+    exists: ``kvproof check --without`` does)."""
     from kvproof.checker.render.check_json import assumptions_json
-
-    timeout_ms = options.timeout * 1000
-    found = _necessity(variant, options.without, result.proved, timeout_ms, report) if own else ()
-    data = {
-        "variant": variant.name,
-        **result.to_json(),
-        "assumptions": assumptions_json(variant, options.without, found),
-        "without": list(options.without),
-    }
-    return VariantProof(variant.name, data, proof=result)
-
-
-def _necessity(
-    variant: Any, without: tuple[str, ...], proved: bool, timeout_ms: int, report: Reporter
-) -> tuple:
-    """For a proof, an assumption is needed when the proof fails without it (the proof
-    alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
     from kvproof.checker.verify.necessity import Necessity
     from kvproof.model.handoff import protocol_of
     from kvproof.model.search.induction import prove
 
-    if not proved:
-        return ()
-    out = []
-    for name in variant.assume:
+    without = options.without
+    found = []
+    for name in variant.assume if own and result.proved else ():
         if name in without:
             continue
         report.stage(variant.name, "necessity", name)
-        again = prove(protocol_of(variant, without=(*without, name)), timeout_ms=timeout_ms)
+        again = prove(
+            protocol_of(variant, without=(*without, name)), timeout_ms=options.timeout * 1000
+        )
         if again.proved:
-            out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
+            found.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
         else:
-            out.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
-    return tuple(out)
+            found.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
+    data = {
+        "variant": variant.name,
+        **result.to_json(),
+        "assumptions": assumptions_json(variant, without, found),
+        "without": list(without),
+    }
+    return VariantProof(variant.name, data, proof=result)
 
 
 def _on_ray(variants: list, options: ProveOptions, report: Reporter) -> list:
