@@ -219,20 +219,20 @@ def ordered(
             index = order.popleft()
             yield index, buffered.pop(index)
 
-    stream = executor.imap(feed())
-    try:
+    def released() -> Iterator[tuple[int, Any]]:
         for index, result in stream:
             if on_arrival is not None:
                 on_arrival(index, result)
             arrived(index, result)
             buffered[index] = result
-            for out in release():
-                yield out
-                if stops(out[1]):
-                    return
+            yield from release()
         # the feed has run to its end (or to the first stop): what the campaign already
         # held past the last fresh result
-        for out in release():
+        yield from release()
+
+    stream = executor.imap(feed())
+    try:
+        for out in released():
             yield out
             if stops(out[1]):
                 return
