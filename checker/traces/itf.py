@@ -56,8 +56,7 @@ def write_itf(trace: Trace, path: Path, protocol: Any, states: Sequence[State] =
     states = states or replay(trace, concrete)
     rows = []
     for i, st in enumerate(states):
-        row: dict[str, Any] = {"#meta": {"index": i}}
-        row.update(_encode_state(concrete, st))
+        row: dict[str, Any] = {"#meta": {"index": i}, **_encode_state(concrete, st)}
         if i == 0:
             row[ACTION_KEY], row[PICKS_KEY] = INIT_ACTION, {}
         else:

@@ -108,8 +108,7 @@ def load_protocol(spec: str) -> UserProtocol:
         def invariants(sw: Any) -> tuple[str, ...]:
             return tuple(i.name for i in factory(sw).safety)
 
-    folder = lookup("VARIANTS_DIR")
-    declared = lookup("ASSUMPTIONS")
+    folder, declared = lookup("VARIANTS_DIR"), lookup("ASSUMPTIONS")
     return UserProtocol(
         spec,
         factory,
