@@ -79,12 +79,14 @@ def run_jobs(
                 Unit(i, work, (job, protocols if forks or serial else None, sink))
                 for i, (job, protocols) in enumerate(jobs)
             ]
-            # this process runs them in the order given, as a user listed them
-            done = ordered(pool, units if serial else sorted(units, key=_cost), on_arrival=arrived)
-            return [results[i] for i, _ in done]
+            # in this process in the order given, as a user listed them; else longest first
+            fed = units if serial else sorted(units, key=_cost)
+            for _ in ordered(pool, fed, on_arrival=arrived):
+                pass
     finally:
         if executor is None:
             pool.close()
+    return [results[i] for i in range(len(jobs))]
 
 
 def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:
