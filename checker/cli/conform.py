@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
 from kvproof.checker.cli.progress import add_quiet_option
-from kvproof.checker.distrib.options import add_ray_option
+from kvproof.checker.distrib.executor import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -126,8 +126,7 @@ def _progress(quiet: bool, what: str):
 def _run_all(args: argparse.Namespace) -> int:
     import sys
 
-    from kvproof.checker.distrib.executor import make_executor
-    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.distrib.executor import executor_for, make_executor
     from kvproof.checker.render.conform import render_json, render_matrix
     from kvproof.checker.upstream.matrix import Cell, conform_all
 

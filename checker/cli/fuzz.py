@@ -26,7 +26,7 @@ from pathlib import Path
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
 from kvproof.checker.cli.consoles import console_for
 from kvproof.checker.cli.progress import add_quiet_option
-from kvproof.checker.distrib.options import add_ray_option
+from kvproof.checker.distrib.executor import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
