@@ -1,7 +1,8 @@
 """The ``kvproof`` parser: one subcommand per module of ``COMMANDS``, usage errors as values.
 
 Each subcommand module exposes ``configure(parser)`` (arguments only, cheap imports) and
-``run(args) -> int``; its docstring is its help.
+``run(args) -> int``; its docstring is its help. The operator's commands live in
+``ops/cli/``, the checker's here.
 """
 
 from __future__ import annotations
@@ -14,24 +15,25 @@ from kvproof import __version__
 from kvproof.checker.cli import exits
 from kvproof.checker.cli.helptext import HelpFormatter, plain, start_here
 
-# Order is the order of ``kvproof --help``. A command whose module is absent is skipped,
-# so a partial checkout still runs the commands it has.
-COMMANDS: tuple[str, ...] = (
-    "advise",
-    "variants",
-    "check",
-    "prove",
-    "explore",
-    "replay",
-    "validate",
-    "fuzz",
-    "conform",
-    "audit",
-    "demo",
-    "serve",
-    "probe",
-    "report",
-)
+# Command -> the room of its module (``kvproof.<room>.cli.<command>``). Order is the order
+# of ``kvproof --help``. A command whose module is absent is skipped, so a partial checkout
+# still runs the commands it has.
+COMMANDS: dict[str, str] = {
+    "advise": "ops",
+    "variants": "checker",
+    "check": "checker",
+    "prove": "checker",
+    "explore": "checker",
+    "replay": "checker",
+    "validate": "checker",
+    "fuzz": "checker",
+    "conform": "checker",
+    "audit": "ops",
+    "demo": "checker",
+    "serve": "ops",
+    "probe": "ops",
+    "report": "checker",
+}
 
 
 class UsageError(Exception):
@@ -52,19 +54,20 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     fmt = HelpFormatter
+    present = {
+        name: f"kvproof.{room}.cli.{name}"
+        for name, room in COMMANDS.items()
+        if importlib.util.find_spec(f"kvproof.{room}.cli.{name}")
+    }
     parser = _Parser(
         prog="kvproof",
-        description="KV-cache isolation, provable and testable.\n\n"
-        + start_here({n for n in COMMANDS if importlib.util.find_spec(f"kvproof.checker.cli.{n}")}),
+        description="KV-cache isolation, provable and testable.\n\n" + start_here(set(present)),
         epilog=exits.CONTRACT,
         formatter_class=fmt,
     )
     parser.add_argument("--version", action="version", version=f"kvproof {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        modname = f"kvproof.checker.cli.{name}"
-        if importlib.util.find_spec(modname) is None:
-            continue
+    for name, modname in present.items():
         module = importlib.import_module(modname)
         doc = (module.__doc__ or "").strip().splitlines()
         p = sub.add_parser(
