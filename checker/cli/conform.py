@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
-from kvproof.checker.cli.progress import add_quiet_option
+from kvproof.checker.cli.consoles import add_quiet_option
 from kvproof.checker.distrib.options import add_ray_option
 
 

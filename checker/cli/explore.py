@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kvproof.checker.cli.argtypes import positive_float, positive_int
+from kvproof.checker.cli.argtypes import positive_float, positive_int, same_names
 from kvproof.checker.cli.consoles import console_for
 
 
@@ -28,7 +28,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-seconds", type=positive_float, metavar="S", help="stop after S seconds (> 0)"
     )
     parser.add_argument(
-        "--no-symmetry", action="store_true", help="do not reduce states under page permutations"
+        "--no-symmetry",
+        action="store_false",
+        dest="symmetry",
+        help="do not reduce states under page permutations",
     )
     parser.add_argument(
         "--stop-at-violation",
@@ -47,25 +50,13 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.selection import check_names
 
     check_names([args.variant], args.variants_dir, args.protocol)
-    from kvproof.checker.cli.paths import check_input_dir, check_output_file
+    from kvproof.checker.cli.paths import check_output_file
     from kvproof.checker.runs.explore_run import ExploreOptions, explore_variant
 
     check_output_file(args.dot, "--dot")
     check_output_file(args.graphml, "--graphml")
-    check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
-    options = ExploreOptions(
-        requests=args.requests,
-        pages=args.pages,
-        max_states=args.max_states,
-        max_seconds=args.max_seconds,
-        symmetry=not args.no_symmetry,
-        stop_at_violation=args.stop_at_violation,
-        protocol=args.protocol,
-        dot=args.dot,
-        graphml=args.graphml,
-        html=args.html,
-    )
+    options = ExploreOptions(**same_names(ExploreOptions, args))
     if args.json:
         import json
 
