@@ -26,7 +26,7 @@ from kvproof.checker.report.progress_display import heartbeat_s, progress_for
 from kvproof.checker.runs.progress import Progress
 
 # A CI log's width: prose wraps here, tables wrap between words (never inside one), and
-# no line is longer than its content or this width (tests/checker/test_pipe_widths.py).
+# no line is longer than its content or this width (tests/checker/cli/test_pipe_widths.py).
 PIPE_WIDTH = 120
 
 
