@@ -101,10 +101,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.selection import check_names, check_selection
+    from kvproof.checker.cli.selection import check_names
 
-    check_selection(args)
-    check_names(args.variants, args.variants_dir, args.protocol, args.invariants or ())
+    check_names(args.variants, args.variants_dir, args.protocol, args.invariants or (), args.all)
 
     from kvproof.checker.cli.consoles import for_run
     from kvproof.checker.cli.paths import check_output_dir, check_output_file

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kvproof.checker.cli.argtypes import positive_float, positive_int, same_names
-from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.consoles import console_for, emit
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,28 +57,26 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.graphml, "--graphml")
     check_output_file(args.html, "--html")
     options = ExploreOptions(**same_names(ExploreOptions, args))
-    if args.json:
-        import json
-
-        done = explore_variant(args.variant, variants_dir=args.variants_dir, options=options)
-        print(json.dumps(done.to_json(), indent=2))
-        return done.exit_code
     from kvproof.checker.render.explore import render
     from kvproof.checker.report.written import wrote
 
     console = console_for()
-    with _spinner(console) as progress:
+    with _spinner(console, off=args.json) as progress:
         done = explore_variant(
             args.variant, variants_dir=args.variants_dir, options=options, on_progress=progress
         )
-    render(console, done.result, done.protocol)
-    wrote(console, done.files)
-    return done.exit_code
+
+    def show() -> None:
+        render(console, done.result, done.protocol)
+        wrote(console, done.files)
+
+    return emit(done, args.json, show)
 
 
 @contextlib.contextmanager
-def _spinner(console: Any) -> Iterator[Callable[[int, int, int], None]]:
-    """The search's states, depth and frontier on a terminal; nothing in a pipe."""
+def _spinner(console: Any, off: bool) -> Iterator[Callable[[int, int, int], None]]:
+    """The search's states, depth and frontier on a terminal; nothing in a pipe or under
+    ``--json``."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(
@@ -87,7 +85,7 @@ def _spinner(console: Any) -> Iterator[Callable[[int, int, int], None]]:
         TimeElapsedColumn(),
         transient=True,
         console=console,
-        disable=not console.is_terminal,  # a pipe gets no progress (and no blank line)
+        disable=off or not console.is_terminal,  # a pipe gets no progress (nor a blank line)
     ) as bar:
         task = bar.add_task("exploring")
 

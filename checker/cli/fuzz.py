@@ -38,10 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--faults", action="store_true", help="inject environment faults")
     parser.add_argument(
-        "--workers",
-        type=int_at_least(1, 256),
-        default=None,
-        help="processes (default: CPUs, max 4)",
+        "--workers", type=int_at_least(1, 256), help="processes (default: CPUs, max 4)"
     )
     parser.add_argument(
         "--requests", type=int_at_least(1, 16), default=2, help="requests per walk (2)"

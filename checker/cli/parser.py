@@ -39,10 +39,6 @@ COMMANDS: dict[str, str] = {
 class UsageError(Exception):
     """argparse's usage error, caught by ``main`` instead of exiting the process."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
 
 class _Parser(argparse.ArgumentParser):
     """Usage errors become one line and exit 2, through ``main`` (so a library call returns)."""
