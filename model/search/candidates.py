@@ -28,6 +28,7 @@ import numpy as np
 
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import BOOL, Invariant, Protocol, Var
+from kvproof.model.lang.instance import Instance
 from kvproof.spec.errors import KvproofInputError
 
 
@@ -280,13 +281,20 @@ def _shape_candidates(
     return list(out.values())
 
 
-def _flat(concrete: Concrete, datas: list[Any]) -> tuple[list[int], Any]:
-    """Every state as one int vector: each cell's value as its index in the domain."""
+def cell_codes(concrete: Concrete) -> tuple[list[int], list[dict[Any, int]]]:
+    """A state as one int vector: per variable, where its cells start, and each value's
+    code there (its index in the variable's domain)."""
     offsets, codes, n = [], [], 0
     for v in concrete.protocol.vars:
         offsets.append(n)
         n += len(concrete.inst.cells(v))
         codes.append({val: i for i, val in enumerate(_domain(v))})
+    return offsets, codes
+
+
+def _flat(concrete: Concrete, datas: list[Any]) -> tuple[list[int], Any]:
+    """Every state as one int vector (``cell_codes``)."""
+    offsets, codes = cell_codes(concrete)
     flat = np.array(
         [[codes[i][x] for i, row in enumerate(d) for x in row] for d in datas], dtype=np.int8
     )
@@ -358,32 +366,31 @@ def distinct_envs(sizes: dict[str, int], qvars: tuple[str, ...]) -> list[tuple[i
     ]
 
 
+def ground(inst: Instance, c: Clause) -> list[tuple[tuple[int, int, Any], ...]]:
+    """Per assignment of ``c``'s quantified variables, its cube's cells: (variable index,
+    flat cell index, value)."""
+    return [
+        tuple(
+            (
+                inst.var_index[lit.atom.var],
+                inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args)),
+                lit.value,
+            )
+            for lit in c.cube
+        )
+        for env in distinct_envs(inst.sizes, c.qvars)
+    ]
+
+
 class Evaluator:
     """Clauses on concrete states of one instance (the Houdini loop's inner check)."""
 
     def __init__(self, concrete: Concrete) -> None:
         self.inst = concrete.inst
-        self._envs: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
         self._cells: dict[Clause, list[tuple[tuple[int, int, Any], ...]]] = {}
 
-    def _plan(self, c: Clause) -> list[tuple[tuple[int, int, Any], ...]]:
+    def holds(self, c: Clause, data: Any) -> bool:
         plan = self._cells.get(c)
         if plan is None:
-            envs = self._envs.get(c.qvars)
-            if envs is None:
-                envs = self._envs[c.qvars] = distinct_envs(self.inst.sizes, c.qvars)
-            plan = self._cells[c] = [
-                tuple(
-                    (
-                        self.inst.var_index[lit.atom.var],
-                        self.inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args)),
-                        lit.value,
-                    )
-                    for lit in c.cube
-                )
-                for env in envs
-            ]
-        return plan
-
-    def holds(self, c: Clause, data: Any) -> bool:
-        return not any(all(data[i][j] == v for i, j, v in cube) for cube in self._plan(c))
+            plan = self._cells[c] = ground(self.inst, c)
+        return not any(all(data[i][j] == v for i, j, v in cube) for cube in plan)

@@ -154,8 +154,8 @@ def check_complete(
         initially=lambda c: all(checker.holds(c, sizes, s) for s in inits),
         deadline=start + budget_s * 0.5,
     )
-    if h.proved:
-        return done("holds", "invariant", conjuncts=len(h.needed))
+    if h.closed:
+        return done("holds", "invariant", conjuncts=len(h.kept))
     # 3. BMC, deepened until a counterexample
     return _deepen(base, sizes, deadline, variant, done, budget_s)
 

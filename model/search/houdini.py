@@ -98,136 +98,16 @@ def inductive_subset(
 # initial-state check, proves safety; a dropped safety invariant ends it with its CTI.
 
 
-@dataclass
-class HoudiniResult:
-    live: list[Conjunct]  # the candidates not dropped
-    needed: list[Conjunct]  # inductive and implies safety when ``proved``
-    proved: bool
-    queries: int
-    dropped: int
-    seconds: float
-    reason: str = ""  # why not proved: "safety <name> dropped", "budget", "unknown"
-    cti: Cex | None = None  # the counterexample that dropped a safety invariant
-    cti_conjunct: str | None = None
-
-
-def houdini(
-    steps: Sequence[Any],
-    conjuncts: Sequence[Conjunct],
-    checker: Checker,
-    *,
-    initially: Callable[[Conjunct], bool],
-    deadline: float,
-    needed_first: Sequence[str] = (),
-) -> HoudiniResult:
-    """Goal-directed Houdini over ``steps`` (each has ``solver``, ``formula``, ``cex``)."""
-    start = time.perf_counter()
-    live: dict[str, Conjunct] = {c.name: c for c in conjuncts}
-    needed: list[str] = [c.name for c in conjuncts if c.safety]
-    needed += [n for n in needed_first if n in live and n not in needed]
-    safety = list(needed)
-    lits: list[dict[str, Any]] = [{} for _ in steps]
-    posts: list[dict[str, Any]] = [{} for _ in steps]
-    verified: set[tuple[int, str]] = set()
-    queries = dropped = 0
-
-    def result(proved: bool, reason: str = "", **kw: Any) -> HoudiniResult:
-        kept, took = [live[n] for n in needed if n in live], time.perf_counter() - start
-        alive = list(live.values())
-        return HoudiniResult(alive, kept, proved, queries, dropped, took, reason, **kw)
-
-    while True:
-        bad_init = [n for n in needed if n not in safety and not initially(live[n])]
-        for n in bad_init:
-            del live[n]
-            dropped += 1
-        if bad_init:
-            needed = [n for n in needed if n in live]
-            verified.clear()
-        todo = [(i, n) for i in range(len(steps)) for n in needed if (i, n) not in verified]
-        if not todo:
-            return result(True)
-        if time.perf_counter() > deadline:
-            return result(False, "budget")
-        i = todo[0][0]
-        step = steps[i]
-        frontier = [n for j, n in todo if j == i]
-        for n in needed:
-            if n not in lits[i]:
-                lit = z3.Bool(f"pre:{n}")
-                step.solver.add(z3.Implies(lit, step.formula(live[n], post=False)))
-                lits[i][n] = lit
-        for n in frontier:
-            if n not in posts[i]:
-                posts[i][n] = step.formula(live[n], post=True)
-        queries += 1
-        goal = z3.Bool(f"goal#{queries}")
-        step.solver.add(z3.Implies(goal, z3.Or(*(z3.Not(posts[i][n]) for n in frontier))))
-        assumed = [goal, *(lits[i][n] for n in needed)]
-        res = z3.unsat
-        if step.small is not None:
-            res = step.solver.check(step.small, *assumed)
-        if res == z3.unsat:
-            res = step.solver.check(*assumed)
-        if _DEBUG:
-            print(
-                f"houdini q{queries} {res} needed={len(needed)} frontier={len(frontier)} "
-                f"live={len(live)} t={time.perf_counter() - start:.1f}",
-                file=sys.stderr,
-            )
-        if res == z3.unknown:
-            return result(False, f"unknown: {step.solver.reason_unknown()}")
-        if res == z3.unsat:
-            verified.update((i, n) for n in frontier)
-            continue
-        cex = step.cex(step.solver.model())
-        bad_pre = [c for c in live.values() if not checker.holds(c, cex.sizes, cex.pre)]
-        if any(c.name in needed for c in bad_pre):
-            raise ProofError(f"Houdini counterexample {cex.action}: pre-state breaks a needed one")
-        if bad_pre:  # not a state of the invariant: the simplest blocking candidates join
-            needed.append(min(bad_pre, key=lambda c: c.size).name)
-            continue
-        post = checker.post(cex)
-        broken = [c for c in live.values() if not checker.holds(c, cex.sizes, post)]
-        if not broken:
-            raise ProofError(f"Houdini counterexample {cex.action} breaks no conjunct")
-        lost = [c.name for c in broken if c.safety]
-        if lost:
-            return result(False, f"safety {lost[0]} dropped", cti=cex, cti_conjunct=lost[0])
-        for c in broken:
-            del live[c.name]
-        dropped += len(broken)
-        gone = {c.name for c in broken}
-        needed = [n for n in needed if n not in gone]
-        verified.clear()  # what was proved with a dropped conjunct is proved no more
-
-
-# -- unsat-core: a small inductive subset on one finite instance ----------------------------
-# ``FiniteStep``'s queries are propositional. ``live``: the candidates no Houdini
-# counterexample has broken yet; ``kept``: the part of them a proof of safety uses. A
-# conjunct joins ``kept`` when a kept one's consecution query needs it: "every live candidate
-# before, this kept one broken after" is unsat, and its unsat core, shrunk by deletion (new
-# candidates first, the longest first), names the new ones (asked first with only ``kept``
-# assumed: usually enough). When that query is sat, its pre-state is a Houdini counterexample:
-# every live candidate its post-state breaks is dropped, and a short concrete walk from it
-# (``ClauseTable``: every candidate at once) drops in one query what would take dozens; the
-# walk starts from the initial states too. A dropped kept conjunct restarts ``kept`` from
-# safety; a broken safety invariant ends the search with its CTI. Why not ``houdini`` here:
-# its counterexamples are not Houdini ones and it blocks each with one more conjunct (~120
-# piled up on the handoff; the proof over uninterpreted sorts then took seconds per
-# conjunct). Why not one query over every live candidate: its final unsat, a disjunction of
-# ~400 broken post-states, took 19 s where 40 single ones take milliseconds each.
-
-
 @dataclass(frozen=True)
 class Closure:
-    """What ``small_inductive`` found: ``kept`` (inductive, implies safety) or the reason."""
+    """What a Houdini strategy found: ``kept`` (inductive, implies safety) or the reason."""
 
     kept: list[Conjunct]
     live: list[Conjunct]
     queries: int
     dropped: int
-    reason: str = ""  # "" when ``kept`` is inductive at this size; else why not
+    # "" when ``kept`` is inductive; else why not: "safety <name> dropped", "budget", ...
+    reason: str = ""
     cti: Cex | None = None  # the counterexample that broke a safety invariant
     cti_conjunct: str | None = None
 
@@ -239,7 +119,7 @@ class Closure:
 class Lits:
     """Assumption literals for conjuncts in one step's solver, each made once."""
 
-    def __init__(self, step: FiniteStep) -> None:
+    def __init__(self, step: Any) -> None:
         self.step = step
         self.pre: dict[str, z3.BoolRef] = {}
         self.post: dict[str, z3.BoolRef] = {}
@@ -263,6 +143,110 @@ class Lits:
     def core(self) -> set[str]:
         ids = (x.get_id() for x in self.step.solver.unsat_core())
         return {self.by_lit[i] for i in ids if i in self.by_lit}
+
+
+def houdini(
+    steps: Sequence[Any],
+    conjuncts: Sequence[Conjunct],
+    checker: Checker,
+    *,
+    initially: Callable[[Conjunct], bool],
+    deadline: float,
+    needed_first: Sequence[str] = (),
+) -> Closure:
+    """Goal-directed Houdini over ``steps`` (each has ``solver``, ``formula``, ``cex``)."""
+    start = time.perf_counter()
+    live: dict[str, Conjunct] = {c.name: c for c in conjuncts}
+    needed: list[str] = [c.name for c in conjuncts if c.safety]
+    needed += [n for n in needed_first if n in live and n not in needed]
+    safety = list(needed)
+    lits = [Lits(step) for step in steps]
+    posts: list[dict[str, Any]] = [{} for _ in steps]
+    verified: set[tuple[int, str]] = set()
+    queries = dropped = 0
+
+    def result(reason: str = "", **kw: Any) -> Closure:
+        kept = [live[n] for n in needed if n in live]
+        return Closure(kept, list(live.values()), queries, dropped, reason, **kw)
+
+    while True:
+        bad_init = [n for n in needed if n not in safety and not initially(live[n])]
+        for n in bad_init:
+            del live[n]
+            dropped += 1
+        if bad_init:
+            needed = [n for n in needed if n in live]
+            verified.clear()
+        todo = [(i, n) for i in range(len(steps)) for n in needed if (i, n) not in verified]
+        if not todo:
+            return result()
+        if time.perf_counter() > deadline:
+            return result("budget")
+        i = todo[0][0]
+        step = steps[i]
+        frontier = [n for j, n in todo if j == i]
+        for n in needed:
+            lits[i].holds_before(live[n])
+        for n in frontier:
+            if n not in posts[i]:
+                posts[i][n] = step.formula(live[n], post=True)
+        queries += 1
+        goal = z3.Bool(f"goal#{queries}")
+        step.solver.add(z3.Implies(goal, z3.Or(*(z3.Not(posts[i][n]) for n in frontier))))
+        assumed = [goal, *(lits[i].holds_before(live[n]) for n in needed)]
+        res = z3.unsat
+        if step.small is not None:
+            res = step.solver.check(step.small, *assumed)
+        if res == z3.unsat:
+            res = step.solver.check(*assumed)
+        if _DEBUG:
+            print(
+                f"houdini q{queries} {res} needed={len(needed)} frontier={len(frontier)} "
+                f"live={len(live)} t={time.perf_counter() - start:.1f}",
+                file=sys.stderr,
+            )
+        if res == z3.unknown:
+            return result(f"unknown: {step.solver.reason_unknown()}")
+        if res == z3.unsat:
+            verified.update((i, n) for n in frontier)
+            continue
+        cex = step.cex(step.solver.model())
+        bad_pre = [c for c in live.values() if not checker.holds(c, cex.sizes, cex.pre)]
+        if any(c.name in needed for c in bad_pre):
+            raise ProofError(f"Houdini counterexample {cex.action}: pre-state breaks a needed one")
+        if bad_pre:  # not a state of the invariant: the simplest blocking candidates join
+            needed.append(min(bad_pre, key=lambda c: c.size).name)
+            continue
+        post = checker.post(cex)
+        broken = [c for c in live.values() if not checker.holds(c, cex.sizes, post)]
+        if not broken:
+            raise ProofError(f"Houdini counterexample {cex.action} breaks no conjunct")
+        lost = [c.name for c in broken if c.safety]
+        if lost:
+            return result(f"safety {lost[0]} dropped", cti=cex, cti_conjunct=lost[0])
+        for c in broken:
+            del live[c.name]
+        dropped += len(broken)
+        gone = {c.name for c in broken}
+        needed = [n for n in needed if n not in gone]
+        verified.clear()  # what was proved with a dropped conjunct is proved no more
+
+
+# -- unsat-core: a small inductive subset on one finite instance ----------------------------
+# ``FiniteStep``'s queries are propositional. ``live``: the candidates no Houdini
+# counterexample has broken yet; ``kept``: the part of them a proof of safety uses. A
+# conjunct joins ``kept`` when a kept one's consecution query needs it: "every live candidate
+# before, this kept one broken after" is unsat, and its unsat core, shrunk by deletion (new
+# candidates first, the longest first), names the new ones (asked first with only ``kept``
+# assumed: usually enough). When that query is sat, its pre-state is a Houdini counterexample:
+# every live candidate its post-state breaks is dropped, and a short concrete walk from it
+# (``ClauseTable``: every candidate at once) drops in one query what would take dozens; the
+# walk starts from the initial states too. A dropped kept conjunct restarts ``kept`` from
+# safety; a broken safety invariant ends the search with its CTI. Why not ``houdini`` here:
+# its counterexamples are not Houdini ones and it blocks each with one more conjunct (~120
+# piled up on the handoff; the proof over uninterpreted sorts then took seconds per
+# conjunct). Why not one query over every live candidate: its final unsat, a disjunction of
+# ~400 broken post-states, took 19 s where 40 single ones take milliseconds each.
 
 
 class _Live:

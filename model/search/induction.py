@@ -187,6 +187,10 @@ class Prover:
         )
         return concrete, concrete.make_state(values), ActionInstance(action.name, args_)
 
+    def init_view(self) -> FnView:
+        """The initial state: every variable but the rigid ones at its default."""
+        return FnView(self.fns, {v.name: v.default for v in self.protocol.vars if not v.rigid})
+
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
@@ -216,8 +220,7 @@ class Prover:
             )
 
         # (1) init => each conjunct
-        defaults = {v.name: v.default for v in self.protocol.vars if not v.rigid}
-        init_view = FnView(self.fns, defaults)
+        init_view = self.init_view()
         for c in self.conjuncts:
             solver = self._solver()
             init = self.logic.lift(self.protocol.init(self.ctx(init_view)))
@@ -272,9 +275,7 @@ class Prover:
         model = solver.model()
         for name, sort in self.sorts.items():
             for n in range(1, 6):
-                consts = [z3.Const(f"{name}!{i}", sort) for i in range(n)]
-                x = z3.Const(f"{name}!x", sort)
-                bound = z3.ForAll([x], z3.Or(*(x == c for c in consts)))
+                bound = at_most(name, sort, n)
                 solver.push()
                 solver.add(bound)
                 res = self._check(solver, *assumptions)
@@ -298,38 +299,30 @@ class Prover:
     ) -> Cti:
         """The model's pre-state (read through ``view``) and step, re-checked concretely."""
         concrete, pre, inst_a = self.decode(model, view, action, params)
-        inst, sizes = concrete.inst, dict(concrete.inst.sizes)
-        named = {"protocol": self.protocol.name, "switches": self.protocol.switches}
-        pre_cells = tuple(_nondefault(concrete, pre))
-        if query == "init":
+        post = None if inst_a is None else concrete.step(pre, inst_a)
+        if inst_a is None:
             if concrete.check(conjunct, pre):
                 raise ProofError(f"init CTI for {conjunct.name} does not replay")
-            return Cti(query, conjunct.name, sizes, pre, None, None, **named, pre_cells=pre_cells)
-        assert inst_a is not None
-        post = concrete.step(pre, inst_a)
-        # mypyvy's smoke test: the solver's CTI must be one for the plain interpreter too.
-        broken = [c.name for c in self.conjuncts if not concrete.check(c, pre)]
-        if post is None or broken or concrete.check(conjunct, post):
-            raise ProofError(
-                f"CTI for {conjunct.name} after {step_label(concrete, inst_a)} does not replay"
-                " concretely"
-                f" (enabled={post is not None}, pre violates {broken})"
-            )
-        changes = tuple(
-            f"{inst.describe(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(pre, post)
-        )
-        return Cti(
-            query,
-            conjunct.name,
-            sizes,
-            pre,
-            inst_a,
-            post,
-            **named,
-            pre_cells=pre_cells,
-            changes=changes,
-            label=step_label(concrete, inst_a),
-        )
+        else:
+            # mypyvy's smoke test: the solver's CTI must be one for the plain interpreter too.
+            broken = [c.name for c in self.conjuncts if not concrete.check(c, pre)]
+            if post is None or broken or concrete.check(conjunct, post):
+                raise ProofError(
+                    f"CTI for {conjunct.name} after {step_label(concrete, inst_a)} does not"
+                    f" replay concretely (enabled={post is not None}, pre violates {broken})"
+                )
+        cells, changes = for_people(concrete, pre, post)
+        label = "" if inst_a is None else step_label(concrete, inst_a)
+        p, sizes = self.protocol, dict(concrete.inst.sizes)
+        shown = (tuple(cells), tuple(changes), label)
+        return Cti(query, conjunct.name, sizes, pre, inst_a, post, p.name, p.switches, *shown)
+
+
+def at_most(name: str, sort: Any, n: int) -> Any:
+    """Every element of ``sort`` is one of ``n`` constants: a model of at most ``n``."""
+    consts = [z3.Const(f"{name}!{i}", sort) for i in range(n)]
+    x = z3.Const(f"{name}!x", sort)
+    return z3.ForAll([x], z3.Or(*(x == c for c in consts)))
 
 
 @steady
@@ -337,10 +330,11 @@ def prove(protocol: Protocol, timeout_ms: int = 60_000) -> ProofResult:
     return Prover(protocol, timeout_ms).prove()
 
 
-def _nondefault(concrete: Concrete, state: State) -> list[str]:
-    out = []
-    for v in concrete.protocol.vars:
-        for args, value in concrete.as_dict(state)[v.name].items():
-            if value != v.default:
-                out.append(f"{concrete.inst.describe(v.name, args)} = {value}")
-    return out
+def for_people(
+    concrete: Concrete, pre: State, post: State | None = None
+) -> tuple[list[str], list[str]]:
+    """A step for people: the pre-state's non-default cells, and what it changed."""
+    name = concrete.inst.describe
+    cells = [f"{name(v, a)} = {n}" for v, a, _, n in concrete.diff(concrete.make_state(), pre)]
+    changes = [f"{name(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(pre, post or pre)]
+    return cells, changes

@@ -40,7 +40,7 @@ from kvproof.model.search.candidates import (
 )
 from kvproof.model.search.clause_table import Checker, Conjunct
 from kvproof.model.search.houdini import houdini, small_inductive
-from kvproof.model.search.induction import FnView, ProofError, ProofResult, Prover
+from kvproof.model.search.induction import ProofError, ProofResult, Prover, for_people
 from kvproof.model.search.step import Cex, FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
@@ -166,8 +166,8 @@ def infer(
         queries, dropped = queries + h.queries, dropped + h.dropped
         timeline["houdini_symbolic"] = time.perf_counter() - start
         reason = h.reason
-        if h.proved:
-            found = tuple(c.clause for c in h.needed if c.clause is not None)
+        if h.closed:
+            found = tuple(c.clause for c in h.kept if c.clause is not None)
             proof = prove(with_strengthening(base, found), timeout_ms=timeout_ms)
             timeline["proof_again"] = time.perf_counter() - start
     proved = proof.proved  # the prover's word, even on a set cut short by the budget
@@ -201,15 +201,13 @@ def describe_cex(protocol: Protocol, cex: Cex, conjunct: str | None) -> dict[str
     post = concrete.step(cex.pre, cex.action)
     if post is None:
         raise ProofError(f"counterexample {cex.action} is not enabled concretely")
-    name = concrete.inst.describe
+    cells, changes = for_people(concrete, cex.pre, post)
     return {
         "conjunct": conjunct,
         "sizes": dict(cex.sizes),
-        "pre": [
-            f"{name(v, a)} = {n}" for v, a, _, n in concrete.diff(concrete.make_state(), cex.pre)
-        ],
+        "pre": cells,
         "action": str(cex.action),
-        "changes": [f"{name(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(cex.pre, post)],
+        "changes": changes,
     }
 
 
@@ -220,10 +218,8 @@ def with_strengthening(protocol: Protocol, clauses: tuple[Clause, ...]) -> Proto
 
 def initially_unbounded(prover: Prover) -> Any:
     """Does a conjunct hold in every initial state of every size? (Z3, folded first.)"""
-    protocol = prover.protocol
-    defaults = {v.name: v.default for v in protocol.vars if not v.rigid}
-    view = FnView(prover.fns, defaults)
-    init = prover.logic.lift(protocol.init(prover.ctx(view)))
+    view = prover.init_view()
+    init = prover.logic.lift(prover.protocol.init(prover.ctx(view)))
 
     def check(c: Conjunct) -> bool:
         body = c.inv.body(prover.ctx(view))

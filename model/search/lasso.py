@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,7 @@ from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.liveness import Fair, Liveness, check_liveness_names, fairness
 from kvproof.model.lang.trace import ReplayError, Trace, initial_assignment, replay
-from kvproof.model.search.scc import components, shortest_path
+from kvproof.model.search.scc import breadth_first, components, path_to
 
 
 @dataclass(frozen=True)
@@ -207,16 +206,13 @@ def find_lassos(
     graph = Graph(concrete, obligations, max_states)
 
     def find(prop: Liveness) -> tuple[Trace, tuple[State, ...], tuple[int, ...]] | None:
-        found = None
-        for args in instances_of(concrete.inst, prop):
-            lasso = _lasso(graph, prop, args, obligations)
-            # The shortest lasso (stem and loop) over the property's instances; the first
-            # of equal length wins.
-            if lasso is not None and (found is None or _length(lasso) < _length(found[0])):
-                found = (lasso, args)
-        if found is None:
+        # The shortest lasso (stem and loop) over the property's instances; the first of
+        # equal length wins.
+        lassos = [(_lasso(graph, prop, args), args) for args in instances_of(concrete.inst, prop)]
+        found = [(lasso, args) for lasso, args in lassos if lasso is not None]
+        if not found:
             return None
-        (stem, loop, init_id), args = found
+        (stem, loop, init_id), args = min(found, key=lambda f: len(f[0][0]) + len(f[0][1]))
         trace, states = lasso_trace(concrete, graph.datas[init_id], stem, loop, prop, args, variant)
         return trace, states, args
 
@@ -231,12 +227,6 @@ def find_lassos(
         seconds=time.perf_counter() - start,
         truncated=graph.truncated,
     )
-
-
-def _length(lasso: tuple[Any, Any, int]) -> int:
-    """Steps of a lasso ``(stem, loop, init_id)``: its stem and its loop."""
-    stem, loop, _ = lasso
-    return len(stem) + len(loop)
 
 
 def lasso_trace(
@@ -272,77 +262,37 @@ def lasso_trace(
 
 
 def _lasso(
-    graph: Graph, prop: Liveness, args: tuple[int, ...], obligations: tuple[Fair, ...]
+    graph: Graph, prop: Liveness, args: tuple[int, ...]
 ) -> tuple[list[ActionInstance], list[ActionInstance], int] | None:
     trig = graph.truth(prop.trigger, args)
     goal = graph.truth(prop.goal, args)
-    pending = _pending(graph, trig, goal)
+    # pending: reachable with the monitor set, the closure of trigger-and-not-goal states
+    # under not-goal successors
+    seeds = [n for n in range(len(graph.datas)) if trig[n] and not goal[n]]
+    pending, _ = breadth_first(seeds, lambda n: [(a, m) for a, m in graph.succ[n] if not goal[m]])
     if not pending:
         return None
     comps = components(pending, lambda n: (m for _, m in graph.succ[n]))
     fair = [c for c in comps if _fair(graph, c)]
     if not fair:
         return None
-    dist, back = _stem_search(graph, trig, goal)
+    # the stems: breadth-first over (state, monitor) from the initial states
+    stems, _ = breadth_first(
+        [(n, trig[n] and not goal[n]) for n in graph.initial],
+        lambda k: [(a, (m, not goal[m] and (k[1] or trig[m]))) for a, m in graph.succ[k[0]]],
+    )
+    dist = {n: d for (n, monitor), (d, _, _) in stems.items() if monitor}
     best = None
     for comp in fair:
-        entry = min(comp, key=lambda n: dist.get((n, True), 1 << 60))
-        if (entry, True) in dist and (best is None or dist[(entry, True)] < best[0]):
-            best = (dist[(entry, True)], entry, comp)
+        entry = min(comp, key=lambda n: dist.get(n, 1 << 60))
+        if entry in dist and (best is None or dist[entry] < best[0]):
+            best = (dist[entry], entry, comp)
     if best is None:
         return None
     _, entry, comp = best
-    stem, init_id = _stem(back, entry)
+    (init_id, _), stem = path_to(stems, (entry, True))
     loop = _loop(graph, comp, entry)
-    return stem, loop, init_id
-
-
-def _pending(graph: Graph, trig: list[bool], goal: list[bool]) -> set[int]:
-    """States reachable with the monitor set: closure of trigger-and-not-goal under
-    not-goal successors."""
-    seen = {n for n in range(len(graph.datas)) if trig[n] and not goal[n]}
-    todo = list(seen)
-    while todo:
-        n = todo.pop()
-        for _, m in graph.succ[n]:
-            if not goal[m] and m not in seen:
-                seen.add(m)
-                todo.append(m)
-    return seen
-
-
-def _stem_search(
-    graph: Graph, trig: list[bool], goal: list[bool]
-) -> tuple[dict[tuple[int, bool], int], dict[tuple[int, bool], Any]]:
-    """Breadth-first over (state, monitor) from the initial states."""
-    dist: dict[tuple[int, bool], int] = {}
-    back: dict[tuple[int, bool], Any] = {}
-    queue: deque[tuple[int, bool]] = deque()
-    for n in graph.initial:
-        key = (n, trig[n] and not goal[n])
-        if key not in dist:
-            dist[key] = 0
-            back[key] = None
-            queue.append(key)
-    while queue:
-        n, mon = queue.popleft()
-        for action, m in graph.succ[n]:
-            key = (m, not goal[m] and (mon or trig[m]))
-            if key not in dist:
-                dist[key] = dist[(n, mon)] + 1
-                back[key] = ((n, mon), action)
-                queue.append(key)
-    return dist, back
-
-
-def _stem(back: dict[tuple[int, bool], Any], entry: int) -> tuple[list[ActionInstance], int]:
-    steps: list[ActionInstance] = []
-    key = (entry, True)
-    while back[key] is not None:
-        key, action = back[key]
-        steps.append(action)
-    steps.reverse()
-    return steps, key[0]
+    return [a for a, _ in stem], loop, init_id
 
 
 def _fair(graph: Graph, comp: list[int]) -> bool:
@@ -375,10 +325,10 @@ def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
             continue
         disabling = [v for v in comp if ob not in enabled[v]]
         if disabling:
-            path, here = shortest_path(graph, inside, here, set(disabling))
+            path, here = _path(graph, inside, here, set(disabling))
         else:
             sources = {v for v in comp if any(m in inside for m in enabled[v][ob])}
-            path, here = shortest_path(graph, inside, here, sources)
+            path, here = _path(graph, inside, here, sources)
             target = next(m for m in enabled[here][ob] if m in inside)
             path.append((ob, target))
             here = target
@@ -387,6 +337,19 @@ def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
             taken.add(action)
             visited.add(m)
     if here != entry:
-        path, here = shortest_path(graph, inside, here, {entry})
+        path, here = _path(graph, inside, here, {entry})
         steps += [a for a, _ in path]
     return steps
+
+
+def _path(
+    graph: Graph, inside: set[int], src: int, targets: set[int]
+) -> tuple[list[tuple[ActionInstance, int]], int]:
+    """A shortest path inside the component from ``src`` to one of ``targets``."""
+    succ = graph.succ
+    reached, end = breadth_first(
+        [src], lambda n: [(a, m) for a, m in succ[n] if m in inside], targets.__contains__
+    )
+    if end is None:
+        raise ReplayError("lasso: the component is not strongly connected")
+    return path_to(reached, end)[1], end

@@ -32,8 +32,8 @@ from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import Z3Logic
 from kvproof.model.lang.unroll import select_cell
-from kvproof.model.search.candidates import Clause, distinct_envs
-from kvproof.model.search.induction import Prover
+from kvproof.model.search.candidates import Clause, ground
+from kvproof.model.search.induction import Prover, at_most
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,6 @@ class FiniteStep:
             self.pre[v.name] = row
         self.post, self.act, self.options = self._transition()
         self.small = None  # a finite instance is small already
-        self._envs: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
         self._lits: dict[tuple[int, Any], Any] = {}
 
     def ctx(self, cells: dict[str, list[Any]]) -> Ctx:
@@ -89,17 +88,12 @@ class FiniteStep:
     def clause(self, clause: Clause, post: bool) -> Any:
         """A clause, ground over the instance, built straight from cell literals (fast)."""
         cells = self.post if post else self.pre
-        envs = self._envs.get(clause.qvars)
-        if envs is None:
-            envs = self._envs[clause.qvars] = distinct_envs(self.inst.sizes, clause.qvars)
+        rows = [cells[v.name] for v in self.protocol.vars]
         out = []
-        for env in envs:
+        for cube in ground(self.inst, clause):
             lits = []
-            for lit in clause.cube:
-                cell = cells[lit.atom.var][
-                    self.inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args))
-                ]
-                x = self._differs(cell, lit.value)
+            for i, j, value in cube:
+                x = self._differs(rows[i][j], value)
                 if x is True:
                     break
                 if x is not False:
@@ -198,9 +192,7 @@ class SymbolicStep:
         # (Houdini asks again without it before it trusts an unsat).
         self.small = z3.Bool(f"small:{self.action.name}")
         for name, sort in prover.sorts.items():
-            elems = [z3.Const(f"{name}!{i}", sort) for i in range(3)]
-            x = z3.Const(f"{name}!x", sort)
-            self.solver.add(z3.Implies(self.small, z3.ForAll([x], z3.Or(*(x == e for e in elems)))))
+            self.solver.add(z3.Implies(self.small, at_most(name, sort, 3)))
 
     def formula(self, c: Any, post: bool) -> Any:
         view = self.post if post else self.prover.pre
