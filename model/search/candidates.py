@@ -52,13 +52,8 @@ class Clause:
     cube: tuple[Literal, ...]
 
     def names(self) -> list[str]:
-        counts: dict[str, int] = {}
-        out = []
-        for s in self.qvars:
-            n = counts.get(s, 0)
-            counts[s] = n + 1
-            out.append(f"{s[:1].lower()}{n}")
-        return out
+        """``r0``, ``r1``, ``p0``: the sort's initial, numbered within the sort."""
+        return [f"{s[:1].lower()}{self.qvars[:i].count(s)}" for i, s in enumerate(self.qvars)]
 
     def literal_text(self, lit: Literal, names: Sequence[str]) -> str:
         call = f"{lit.atom.var}({', '.join(names[i] for i in lit.atom.args)})"
@@ -246,12 +241,6 @@ def _shape_candidates(
             got[codes_of(slots)] = True
         return got
 
-    def encode(slots: tuple[int, ...], digits: Any) -> Any:
-        codes = np.zeros(len(digits), dtype=np.int64)
-        for col, s in enumerate(slots):
-            codes = codes * sizes[s] + digits[:, col]
-        return codes
-
     perms = _renamings(qvars)
     out: dict[tuple[Literal, ...], Clause] = {}
     every = set(range(len(qvars)))
@@ -263,15 +252,12 @@ def _shape_candidates(
             if not len(unseen):
                 continue
             # the unseen combinations' digits, one row each (mixed radix, last slot last)
-            digits = np.zeros((len(unseen), j), dtype=np.int64)
-            rest = unseen.copy()
-            for col in range(j - 1, -1, -1):
-                digits[:, col] = rest % sizes[slots[col]]
-                rest //= sizes[slots[col]]
+            digits = np.stack(np.unravel_index(unseen, [sizes[s] for s in slots]), axis=1)
             minimal = np.ones(len(unseen), dtype=bool)  # every smaller cube is seen
             for i in range(j if j > 1 else 0):
                 drop = slots[:i] + slots[i + 1 :]
-                minimal &= seen(drop)[encode(drop, np.delete(digits, i, axis=1))]
+                rest = tuple(np.delete(digits, i, axis=1).T)
+                minimal &= seen(drop)[np.ravel_multi_index(rest, [sizes[s] for s in drop])]
             for values in digits[minimal].tolist():
                 cube = tuple(
                     Literal(found[s], doms[s][v]) for s, v in zip(slots, values, strict=True)
@@ -339,9 +325,8 @@ def _canonical(cube: tuple[Literal, ...], perms: list[tuple[int, ...]]) -> tuple
     def key(lit: Literal) -> tuple[Any, ...]:
         return (lit.atom.var, lit.atom.args, str(lit.value))
 
-    best = None
-    for p in perms:
-        lits = tuple(
+    renamed = (
+        tuple(
             sorted(
                 (
                     Literal(Atom(lit.atom.var, tuple(p[a] for a in lit.atom.args)), lit.value)
@@ -350,11 +335,9 @@ def _canonical(cube: tuple[Literal, ...], perms: list[tuple[int, ...]]) -> tuple
                 key=key,
             )
         )
-        k = tuple(key(x) for x in lits)
-        if best is None or k < best[0]:
-            best = (k, lits)
-    assert best is not None
-    return best[1]
+        for p in perms
+    )
+    return min(renamed, key=lambda lits: tuple(map(key, lits)))
 
 
 def distinct_envs(sizes: dict[str, int], qvars: tuple[str, ...]) -> list[tuple[int, ...]]:

@@ -32,9 +32,12 @@ from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
-from kvproof.model.search.candidates import DEFAULT_TEMPLATES, Templates, candidates
+from kvproof.model.lang.unroll import Unroller
+from kvproof.model.search.candidates import DEFAULT_TEMPLATES, candidates
 from kvproof.model.search.clause_table import Checker, Conjunct
 from kvproof.model.search.houdini import houdini
+from kvproof.model.search.induction import prove
+from kvproof.model.search.infer import sample_states
 from kvproof.model.search.step import FiniteStep
 
 
@@ -97,7 +100,6 @@ def check_complete(
     budget_s: float = 60.0,
     explore_s: float = 2.0,
     variant: str = "",
-    templates: Templates = DEFAULT_TEMPLATES,
     proof: bool = True,
     proved: Any = None,
 ) -> CompleteResult:
@@ -105,8 +107,6 @@ def check_complete(
     ``proved``: this protocol's ``ProofResult`` when the caller already has one (``check``
     proves fixed variants anyway), so that it is not asked twice."""
     from kvproof.model.search.explore import explore
-    from kvproof.model.search.induction import prove
-    from kvproof.model.search.infer import sample_states
 
     start = time.perf_counter()
     deadline = start + budget_s
@@ -137,9 +137,9 @@ def check_complete(
     if not ex.truncated:
         return done("holds", "explore", states=ex.states, symmetry=sym)
     # 2. an inductive invariant of this instance, from the templates
-    small = {s: min(n, templates.per_sort) for s, n in sizes.items()}
+    small = {s: min(n, DEFAULT_TEMPLATES.per_sort) for s, n in sizes.items()}
     datas = sample_states(base, small)
-    clauses = candidates(base, Concrete(Instance(base, small)), datas, templates)
+    clauses = candidates(base, Concrete(Instance(base, small)), datas)
     conjuncts = [Conjunct(i.name, i) for i in base.safety] + [
         Conjunct(f"c{n}", c.invariant(f"c{n}"), c) for n, c in enumerate(clauses)
     ]
@@ -157,32 +157,16 @@ def check_complete(
     if h.closed:
         return done("holds", "invariant", conjuncts=len(h.kept))
     # 3. BMC, deepened until a counterexample
-    return _deepen(base, sizes, deadline, variant, done, budget_s)
-
-
-def _deepen(
-    protocol: Protocol,
-    sizes: dict[str, int],
-    deadline: float,
-    variant: str,
-    done: Any,
-    budget_s: float,
-) -> CompleteResult:
-    from kvproof.model.lang.unroll import Unroller
-
-    inst = Instance(protocol, sizes)
-    concrete = Concrete(inst)
-    unroller = Unroller(inst)
+    unroller = Unroller(concrete.inst)
     solver = unroller.solver
     k = 0
     while time.perf_counter() < deadline:
         ctx = unroller.ctx(k)
-        bad = unroller.logic.or_(*(unroller.logic.not_(i.body(ctx)) for i in protocol.safety))
+        bad = unroller.logic.or_(*(unroller.logic.not_(i.body(ctx)) for i in base.safety))
         if bad is not False:
             lit = z3.Bool(f"complete_bad@{k}")
             solver.add(z3.Implies(lit, bad))
-            left = max(1, int((deadline - time.perf_counter()) * 1000))
-            solver.set("timeout", left)
+            solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
             res = solver.check(lit)
             if res == z3.sat:
                 init, steps = unroller.trace_from_model(solver.model(), k)

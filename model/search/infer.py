@@ -30,7 +30,9 @@ from typing import Any
 
 import z3
 
+from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.instance import Instance
 from kvproof.model.search.candidates import (
     DEFAULT_TEMPLATES,
     Clause,
@@ -40,7 +42,7 @@ from kvproof.model.search.candidates import (
 )
 from kvproof.model.search.clause_table import Checker, Conjunct
 from kvproof.model.search.houdini import houdini, small_inductive
-from kvproof.model.search.induction import ProofError, ProofResult, Prover, for_people
+from kvproof.model.search.induction import ProofResult, Prover, for_people, prove
 from kvproof.model.search.step import Cex, FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
@@ -112,21 +114,16 @@ def infer(
     protocol: Protocol,
     *,
     templates: Templates = DEFAULT_TEMPLATES,
-    sample: dict[str, int] | None = None,
     budget_s: float = 120.0,
     timeout_ms: int = 60_000,
 ) -> InferResult:
     """Infer an inductive invariant that proves ``protocol``'s safety invariants."""
-    from kvproof.model.lang.concrete import Concrete
-    from kvproof.model.lang.instance import Instance
-    from kvproof.model.search.induction import prove
-
     if not protocol.vars:
         raise KvproofInputError(no_vars(protocol))
     start = time.perf_counter()
     timeline: dict[str, float] = {}
     base = dataclasses.replace(protocol, strengthening=())
-    sizes = sample or {s: templates.per_sort for s in protocol.sorts}
+    sizes = {s: templates.per_sort for s in protocol.sorts}
     datas = sample_states(base, sizes, budget_s=budget_s / 2)
     timeline["sample"] = time.perf_counter() - start
     clauses = candidates(base, Concrete(Instance(base, sizes)), datas, templates)
@@ -187,21 +184,14 @@ def infer(
         reason,
         proof,
         timeline,
-        describe_cex(base, closure.cti, closure.cti_conjunct) if closure.cti else None,
+        describe_cex(checker, closure.cti, closure.cti_conjunct) if closure.cti else None,
     )
 
 
-def describe_cex(protocol: Protocol, cex: Cex, conjunct: str | None) -> dict[str, Any]:
+def describe_cex(checker: Checker, cex: Cex, conjunct: str | None) -> dict[str, Any]:
     """A finite counterexample to induction for people: non-default pre-state cells, the
     action, what it changed (re-run by the concrete interpreter)."""
-    from kvproof.model.lang.concrete import Concrete
-    from kvproof.model.lang.instance import Instance
-
-    concrete = Concrete(Instance(protocol, cex.sizes))
-    post = concrete.step(cex.pre, cex.action)
-    if post is None:
-        raise ProofError(f"counterexample {cex.action} is not enabled concretely")
-    cells, changes = for_people(concrete, cex.pre, post)
+    cells, changes = for_people(checker.get(cex.sizes)[0], cex.pre, checker.post(cex))
     return {
         "conjunct": conjunct,
         "sizes": dict(cex.sizes),

@@ -61,7 +61,6 @@ class LivenessResult:
     fair: tuple[str, ...]  # "action (why)" of every weak-fairness obligation
     seconds: float
     depth: int | None = None  # bmc: the largest stem + loop searched
-    truncated: bool = False
 
     @property
     def holds(self) -> bool:
@@ -70,7 +69,7 @@ class LivenessResult:
     @property
     def complete(self) -> bool:
         """A 'holds' means every depth at this size (the whole graph was searched)."""
-        return self.engine == "explicit" and not self.truncated
+        return self.engine == "explicit"
 
     def result(self, name: str) -> LassoResult:
         return next(r for r in self.results if r.property == name)
@@ -94,11 +93,11 @@ def judge(props: tuple[Liveness, ...], find: Finder) -> tuple[LassoResult, ...]:
     for prop in props:
         t0 = time.perf_counter()
         found = find(prop)
+        took = time.perf_counter() - t0
         if found is None:
-            results.append(LassoResult(prop.name, True, seconds=time.perf_counter() - t0))
+            results.append(LassoResult(prop.name, True, seconds=took))
         else:
             trace, states, args = found
-            took = time.perf_counter() - t0
             results.append(LassoResult(prop.name, False, trace, args, took, states))
     return tuple(results)
 
@@ -121,39 +120,23 @@ def label(prop: Liveness, args: tuple[int, ...]) -> str:
 class Graph:
     """Every reachable state of an instance, with its enabled instances and successors."""
 
-    def __init__(
-        self, concrete: Concrete, obligations: tuple[Fair, ...], max_states: int | None = None
-    ) -> None:
+    def __init__(self, concrete: Concrete, obligations: tuple[Fair, ...]) -> None:
         self.concrete = concrete
         self._plain = {f.action for f in obligations if f.when is None}
         self._guarded = [f for f in obligations if f.when is not None]
         self._when: dict[tuple[int, ActionInstance], Any] = {}
         self._enabled: dict[int, dict[ActionInstance, list[int]]] = {}
-        self.ids: dict[Any, int] = {}
-        self.datas: list[Any] = []
-        self.succ: list[list[tuple[ActionInstance, int]]] = []
-        self.initial: list[int] = []
-        self.truncated = False
-        for s in concrete.initial_states():
-            if s.data not in self.ids:
-                self.initial.append(self._add(s.data))
-        sid = 0
-        while sid < len(self.datas):
-            if max_states is not None and len(self.datas) >= max_states:
-                self.truncated = True
-                break
-            out = []
-            for action, nxt in concrete.successor_data(self.datas[sid]):
-                nid = self.ids.get(nxt)
-                out.append((action, self._add(nxt) if nid is None else nid))
-            self.succ[sid] = out
-            sid += 1
+        expanded: list[list[tuple[ActionInstance, Any]]] = []  # per state, in BFS order
 
-    def _add(self, data: Any) -> int:
-        self.ids[data] = len(self.datas)
-        self.datas.append(data)
-        self.succ.append([])
-        return len(self.datas) - 1
+        def expand(data: Any) -> list[tuple[ActionInstance, Any]]:
+            expanded.append(concrete.successor_data(data))
+            return expanded[-1]
+
+        reached, _ = breadth_first((s.data for s in concrete.initial_states()), expand)
+        self.datas = list(reached)
+        ids = {data: n for n, data in enumerate(self.datas)}
+        self.succ = [[(action, ids[nxt]) for action, nxt in out] for out in expanded]
+        self.initial = [n for n, (d, _, _) in enumerate(reached.values()) if d == 0]
 
     @property
     def transitions(self) -> int:
@@ -167,17 +150,14 @@ class Graph:
     def fair_enabled(self, n: int) -> dict[ActionInstance, list[int]]:
         """The weakly fair instances enabled in state ``n``, each with its successors."""
         out = self._enabled.get(n)
-        if out is not None:
-            return out
-        out = {}
-        for action, m in self.succ[n]:
-            fair = action.action in self._plain or any(
-                f.action == action.action and self._holds_when(i, action, n)
-                for i, f in enumerate(self._guarded)
-            )
-            if fair:
-                out.setdefault(action, []).append(m)
-        self._enabled[n] = out
+        if out is None:
+            out = self._enabled[n] = {}
+            for action, m in self.succ[n]:
+                if action.action in self._plain or any(
+                    f.action == action.action and self._holds_when(i, action, n)
+                    for i, f in enumerate(self._guarded)
+                ):
+                    out.setdefault(action, []).append(m)
         return out
 
     def _holds_when(self, i: int, action: ActionInstance, n: int) -> bool:
@@ -195,7 +175,6 @@ def find_lassos(
     *,
     variant: str = "",
     names: tuple[str, ...] | None = None,
-    max_states: int | None = None,
 ) -> LivenessResult:
     """Every liveness property of ``protocol`` (or ``names``) at ``sizes``: a fair lasso
     for each violated one, shortest stem first."""
@@ -203,7 +182,7 @@ def find_lassos(
     props = selected(protocol, names)
     obligations = fairness(protocol)
     concrete = Concrete(Instance(protocol, sizes))
-    graph = Graph(concrete, obligations, max_states)
+    graph = Graph(concrete, obligations)
 
     def find(prop: Liveness) -> tuple[Trace, tuple[State, ...], tuple[int, ...]] | None:
         # The shortest lasso (stem and loop) over the property's instances; the first of
@@ -225,7 +204,6 @@ def find_lassos(
         transitions=graph.transitions,
         fair=fair_labels(obligations),
         seconds=time.perf_counter() - start,
-        truncated=graph.truncated,
     )
 
 

@@ -20,7 +20,6 @@ is never trusted unchecked (mypyvy's ``--smoke-test-solver``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,6 +203,6 @@ class SymbolicStep:
         return Cex(dict(concrete.inst.sizes), pre, action)
 
 
-def symbolic_steps(prover: Prover, names: Sequence[str] | None = None) -> list[SymbolicStep]:
+def symbolic_steps(prover: Prover) -> list[SymbolicStep]:
     steps = [SymbolicStep(prover, a.name) for a in prover.protocol.actions]
-    return [s for s in steps if not s.disabled and (names is None or s.action.name in names)]
+    return [s for s in steps if not s.disabled]
