@@ -53,9 +53,7 @@ _DEBUG = bool(os.environ.get("KVPROOF_DEBUG_HOUDINI"))
 
 @dataclass(frozen=True)
 class Subset:
-    proved: tuple[str, ...]  # safety invariants the surviving set proves (empty: none)
-    dropped: tuple[str, ...]  # conjuncts dropped, in order
-    proofs: int  # prover runs
+    proved: tuple[str, ...] = ()  # safety invariants the surviving set proves (empty: none)
     # the proved set's conjuncts (invariants and strengthening, by name; empty: no proof)
     inductive: tuple[str, ...] = ()
 
@@ -68,24 +66,22 @@ def inductive_subset(
     invs = [i for i in protocol.safety if safety is None or i.name in safety]
     others = tuple(i for i in protocol.invariants if not i.safety)
     strengthening = list(protocol.strengthening)
-    dropped: list[str] = []
-    for n in range(1, max_proofs + 1):
+    for _ in range(max_proofs):
         if not invs:
-            return Subset((), tuple(dropped), n - 1)
+            break
         trial = dataclasses.replace(
             protocol, invariants=(*invs, *others), strengthening=tuple(strengthening)
         )
         result = prove(trial)
         if result.proved:
             kept = tuple(i.name for i in (*trial.invariants, *trial.strengthening))
-            return Subset(tuple(i.name for i in invs), tuple(dropped), n, kept)
+            return Subset(tuple(i.name for i in invs), kept)
         if result.cti is None:  # the solver answered unknown: nothing is settled
-            return Subset((), tuple(dropped), n)
+            break
         gone = result.cti.conjunct
-        dropped.append(gone)
         invs = [i for i in invs if i.name != gone]
         strengthening = [i for i in strengthening if i.name != gone]
-    return Subset((), tuple(dropped), max_proofs)
+    return Subset()
 
 
 # -- goal-directed: only the conjuncts the proof needs so far --------------------------------

@@ -260,14 +260,11 @@ def _lasso(
         lambda k: [(a, (m, not goal[m] and (k[1] or trig[m]))) for a, m in graph.succ[k[0]]],
     )
     dist = {n: d for (n, monitor), (d, _, _) in stems.items() if monitor}
-    best = None
-    for comp in fair:
-        entry = min(comp, key=lambda n: dist.get(n, 1 << 60))
-        if entry in dist and (best is None or dist[entry] < best[0]):
-            best = (dist[entry], entry, comp)
-    if best is None:
+    entries = [(min(comp, key=lambda n: dist.get(n, 1 << 60)), comp) for comp in fair]
+    reachable = [(dist[entry], entry, comp) for entry, comp in entries if entry in dist]
+    if not reachable:
         return None
-    _, entry, comp = best
+    _, entry, comp = min(reachable, key=lambda r: r[0])
     (init_id, _), stem = path_to(stems, (entry, True))
     loop = _loop(graph, comp, entry)
     return [a for a, _ in stem], loop, init_id
@@ -275,17 +272,10 @@ def _lasso(
 
 def _fair(graph: Graph, comp: list[int]) -> bool:
     """Every instance enabled throughout ``comp`` is taken on an edge inside it."""
-    if len(comp) == 1:  # the common case: one state, stuttering or looping on itself
-        (n,) = comp
-        return all(n in ms for ms in graph.fair_enabled(n).values())
     inside = set(comp)
-    always: set[ActionInstance] | None = None
-    taken: set[ActionInstance] = set()
-    for n in comp:
-        enabled = graph.fair_enabled(n)
-        always = set(enabled) if always is None else always & set(enabled)
-        taken |= {a for a, ms in enabled.items() if any(m in inside for m in ms)}
-    return not (always or set()) - taken
+    enabled = [graph.fair_enabled(n) for n in comp]
+    always = set.intersection(*(set(e) for e in enabled))
+    return always <= {a for e in enabled for a, ms in e.items() if any(m in inside for m in ms)}
 
 
 def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
@@ -301,12 +291,10 @@ def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
     for ob in sorted(every, key=str):
         if ob in taken or any(ob not in enabled[v] for v in visited):
             continue
-        disabling = [v for v in comp if ob not in enabled[v]]
-        if disabling:
-            path, here = _path(graph, inside, here, set(disabling))
-        else:
-            sources = {v for v in comp if any(m in inside for m in enabled[v][ob])}
-            path, here = _path(graph, inside, here, sources)
+        disabling = {v for v in comp if ob not in enabled[v]}
+        sources = disabling or {v for v in comp if any(m in inside for m in enabled[v][ob])}
+        path, here = _path(graph, inside, here, sources)
+        if not disabling:
             target = next(m for m in enabled[here][ob] if m in inside)
             path.append((ob, target))
             here = target

@@ -20,50 +20,42 @@ def components(nodes: Iterable[N], successors: Callable[[N], Iterable[N]]) -> It
     the same on every run."""
     inside = set(nodes)
 
-    def out(n: N) -> Iterator[N]:
-        return iter([m for m in successors(n) if m in inside])
-
     index: dict[N, int] = {}
     low: dict[N, int] = {}
     on: set[N] = set()
     stack: list[N] = []
-    counter = 0
+
+    def enter(n: N) -> tuple[N, Iterator[N]]:
+        index[n] = low[n] = len(index)
+        stack.append(n)
+        on.add(n)
+        return n, iter([m for m in successors(n) if m in inside])
+
     for root in sorted(inside):  # type: ignore[type-var]
         if root in index:
             continue
-        work = [(root, out(root))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on.add(root)
+        work = [enter(root)]
         while work:
             n, it = work[-1]
-            advanced = False
             for m in it:
                 if m not in index:
-                    index[m] = low[m] = counter
-                    counter += 1
-                    stack.append(m)
-                    on.add(m)
-                    work.append((m, out(m)))
-                    advanced = True
+                    work.append(enter(m))
                     break
                 if m in on:
                     low[n] = min(low[n], index[m])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[n])
-            if low[n] == index[n]:
-                comp = []
-                while True:
-                    k = stack.pop()
-                    on.discard(k)
-                    comp.append(k)
-                    if k == n:
-                        break
-                yield comp
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[n])
+                if low[n] == index[n]:
+                    comp = []
+                    while True:
+                        k = stack.pop()
+                        on.discard(k)
+                        comp.append(k)
+                        if k == n:
+                            break
+                    yield comp
 
 
 def breadth_first(
