@@ -150,7 +150,14 @@ def bmc(
             return None
         init, steps = unroller.trace_from_model(solver.model(), k)
         trace = Trace(variant, dict(sizes), init, tuple(steps), violated=inv_name)
-        return trace, _recheck(trace, concrete, inv_name)
+        # the solver's counterexample must replay and end in a violation of ``inv``; its
+        # states: the one replay a reported counterexample gets
+        states = replay(trace, concrete)
+        if concrete.check(inv, states[-1]):
+            raise ReplayError(
+                f"solver counterexample for {inv_name} replays but its last state satisfies it"
+            )
+        return trace, tuple(states)
 
     def any_violation(k: int, pending: list[str]) -> bool:
         """One query for every pending invariant at depth k (most depths are unsat)."""
@@ -245,14 +252,3 @@ def bmc(
         stats={"unrolled": float(unroller.depth)},
         proved=tuple(sorted(proved)),
     )
-
-
-def _recheck(trace: Trace, concrete: Concrete, inv_name: str) -> tuple[State, ...]:
-    """The solver's counterexample must replay and end in a violation of ``inv_name``;
-    its states, the one replay a reported counterexample gets."""
-    states = replay(trace, concrete)
-    if concrete.check(concrete.protocol.invariant(inv_name), states[-1]):
-        raise ReplayError(
-            f"solver counterexample for {inv_name} replays but its last state satisfies it"
-        )
-    return tuple(states)

@@ -158,21 +158,21 @@ def no_vars(protocol: Protocol) -> str:
 
 def shapes(protocol: Protocol, t: Templates) -> list[tuple[str, ...]]:
     """Quantifier prefixes, smallest first: e.g. (Req,), (Req, Page), (Req, Req, Page)."""
-    out = []
-    for counts in itertools.product(range(t.per_sort + 1), repeat=len(protocol.sorts)):
-        if sum(counts) > t.total:
-            continue
-        out.append(tuple(s for s, n in zip(protocol.sorts, counts, strict=True) for _ in range(n)))
+    out = [
+        tuple(s for s, n in zip(protocol.sorts, counts, strict=True) for _ in range(n))
+        for counts in itertools.product(range(t.per_sort + 1), repeat=len(protocol.sorts))
+        if sum(counts) <= t.total
+    ]
     return sorted(out, key=lambda q: (len(q), q))
 
 
 def atoms(protocol: Protocol, qvars: tuple[str, ...]) -> list[Atom]:
-    out = []
-    for v in protocol.vars:
-        choices = [[i for i, s in enumerate(qvars) if s == a] for a in v.args]
-        for args in itertools.product(*choices):
-            out.append(Atom(v.name, tuple(args)))
-    return out
+    """Every variable applied to quantified variables of its argument sorts."""
+    return [
+        Atom(v.name, args)
+        for v in protocol.vars
+        for args in itertools.product(*([i for i, s in enumerate(qvars) if s == a] for a in v.args))
+    ]
 
 
 def _domain(v: Var) -> list[Any]:

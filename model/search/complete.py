@@ -116,13 +116,11 @@ def check_complete(
         return CompleteResult(verdict, dict(sizes), method, time.perf_counter() - start, **kw)
 
     # 0. the unbounded proof; a failed one only costs its queries (under a second here)
-    if proof and proved is not None and proved.proved:
-        return done("holds", "proof", conjuncts=len(proved.conjuncts))
-    if proof and protocol.strengthening:
+    if proof and not (proved and proved.proved) and protocol.strengthening:
         left_ms = max(1, min(60_000, int(budget_s * 250)))  # a query: at most budget/4
-        unbounded = prove(protocol, timeout_ms=left_ms)
-        if unbounded.proved:
-            return done("holds", "proof", conjuncts=len(unbounded.conjuncts))
+        proved = prove(protocol, timeout_ms=left_ms)
+    if proof and proved and proved.proved:
+        return done("holds", "proof", conjuncts=len(proved.conjuncts))
 
     # 1. explicit state, briefly
     # every sort the protocol declares symmetric (its own vocabulary: generic code knows

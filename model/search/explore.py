@@ -246,8 +246,7 @@ def explore(
             action, state = next((o for o in options if o[0] == via[target]), options[0])
             steps.append(action)
         init = initial_assignment(concrete, State(datas[nid]))
-        meta = {"source": "explore"}
-        trace = Trace(variant, dict(sizes), init, tuple(steps), violated=violated, meta=meta)
+        trace = Trace(variant, dict(sizes), init, tuple(steps), violated, {"source": "explore"})
         last = replay(trace, concrete)[-1]  # a deadlock's trace is replayed too
         if violated is not None and violated not in concrete.violated(last):
             raise ReplayError(f"explore: the trace for {violated} does not end in a violation")

@@ -181,15 +181,14 @@ def houdini(
         i = todo[0][0]
         step = steps[i]
         frontier = [n for j, n in todo if j == i]
-        for n in needed:
-            lits[i].holds_before(live[n])
+        pre = [lits[i].holds_before(live[n]) for n in needed]
         for n in frontier:
             if n not in posts[i]:
                 posts[i][n] = step.formula(live[n], post=True)
         queries += 1
         goal = z3.Bool(f"goal#{queries}")
         step.solver.add(z3.Implies(goal, z3.Or(*(z3.Not(posts[i][n]) for n in frontier))))
-        assumed = [goal, *(lits[i].holds_before(live[n]) for n in needed)]
+        assumed = [goal, *pre]
         res = z3.unsat
         if step.small is not None:
             res = step.solver.check(step.small, *assumed)

@@ -87,10 +87,10 @@ class _Sort:
 
     def key_code(self, before: dict[int, list[int]] | None = None) -> str:
         """Code for the list of element keys: per element, its cells (the same order for
-        every element), read by slices
-        where the sort's argument comes first or last (C speed), single reads otherwise.
-        ``before``: read the state another sort's move would give (new cell ``j`` of
-        variable ``i`` is old ``before[i][j]``) without building it."""
+        every element), read by slices where the sort's argument comes first or last (C
+        speed), single reads otherwise. ``before``: read the state another sort's move
+        would give (new cell ``j`` of variable ``i`` is old ``before[i][j]``) without
+        building it."""
         protocol = self.concrete.protocol
         parts: list[list[str]] = [[] for _ in range(self.n)]
         per_var = dict(self.columns)
