@@ -31,7 +31,7 @@ kv_lease_duration = 30
 ```
 
 ``releases`` is the variant's parseable release field: ``tests/checker/
-test_catalog_conforms.py`` runs ``conform`` on each listed release, so the list stays what
+conform/test_catalog_conforms.py`` runs ``conform`` on each listed release, so the list stays what
 the code does. Whether an env or server-arg name is real is a question for the release's
 code, so ``conform`` checks the names (``checker/upstream/settings.py``); here only the
 shape of the table is checked.

@@ -212,3 +212,29 @@ def test_no_thread_setting_at_import_time(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"  # the rule sees the form it forbids
     probe.write_text("import torch\ntorch.set_num_threads(1)\n", encoding="utf-8")
     assert import_time_thread_settings(probe) == [2]
+
+
+# Folders of test data, not rooms.
+DATA_DIRS = {"fixtures", "golden"}
+# A test that spans a whole room of rooms stays at its top (``check --all``'s golden output).
+ROOM_WIDE_TESTS = {"checker": {"test_golden_check.py"}, "model": set(), "ops": set()}
+
+
+def test_tests_mirror_the_rooms() -> None:
+    """Each folder under tests/ is a room of the source (issue 42 item 7), and a room that has
+    rooms of its own keeps no loose tests beside them."""
+    tests = ROOT / "tests"
+    strays = [
+        str(d.relative_to(tests))
+        for d in tests.rglob("*")
+        if d.is_dir()
+        and d.name != "__pycache__"
+        and not DATA_DIRS & set(d.relative_to(tests).parts)
+        and not (ROOT / d.relative_to(tests)).is_dir()
+    ]
+    assert strays == []
+    loose = {
+        room: sorted(p.name for p in (tests / room).glob("*.py") if p.name not in allowed)
+        for room, allowed in ROOM_WIDE_TESTS.items()
+    }
+    assert loose == {room: [] for room in ROOM_WIDE_TESTS}

@@ -105,12 +105,12 @@ def test_the_hero_image_shows_this_version() -> None:
     sidecar = json.loads(png.with_suffix(".json").read_text(encoding="utf-8"))
     assert sidecar["sha256"] == hashlib.sha256(png.read_bytes()).hexdigest(), (
         "docs/incident-report.png changed without its sidecar: regenerate both with "
-        "KVPROOF_UPDATE_GOLDEN=1 pytest tests/checker/test_report_browser.py"
+        "KVPROOF_UPDATE_GOLDEN=1 pytest tests/checker/report/test_report_browser.py"
     )
     shown = sidecar["kvproof_version"]
     assert shown == kvproof.__version__, (
         f"the README's picture shows kvproof {shown}, this is {kvproof.__version__}: "
-        "KVPROOF_UPDATE_GOLDEN=1 pytest tests/checker/test_report_browser.py"
+        "KVPROOF_UPDATE_GOLDEN=1 pytest tests/checker/report/test_report_browser.py"
     )
 
 

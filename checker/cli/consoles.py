@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 # A CI log's width: prose wraps here, tables wrap between words (never inside one), and
-# no line is longer than its content or this width (tests/checker/test_pipe_widths.py).
+# no line is longer than its content or this width (tests/checker/cli/test_pipe_widths.py).
 PIPE_WIDTH = 120
 
 

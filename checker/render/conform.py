@@ -7,8 +7,8 @@ exercised functions, the untaken transitions) are wrapped so no line runs past 1
 After "your code behaves as ..." it says what the variant means for a deployment, so
 "conforms" never reads as "safe" (issue 41): the variant's ``[expect]`` table (``check
 --all`` holds every variant to it) and the length of its stored counterexample in the
-regression corpus (``traces/``, kept true by ``tests/checker/test_corpus.py``), so saying
-it costs no model run.
+regression corpus (``traces/``, kept true by
+``tests/checker/conformance/test_replay_corpus.py``), so saying it costs no model run.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ so one symbolic run sees every path, and the generated code reads each cell as a
 checks guards before computing any update, and skips instances whose guard is statically
 false (a switch turned the action off). A body that does branch on state (``bool()`` of a
 symbolic cell) is not compilable: that instance falls back to the reference interpreter.
-``tests/model/test_explore.py`` checks both interpreters agree on every reachable state.
+``tests/model/search/test_explore.py`` checks both interpreters agree on every reachable state.
 """
 
 from __future__ import annotations

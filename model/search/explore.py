@@ -2,7 +2,7 @@
 
 Every reachable state of ``Concrete(inst)`` from every initial state, level by level, so
 the first state found violating an invariant ends a shortest counterexample, the same
-length BMC reports (``tests/model/test_explore.py`` checks both agree on every variant).
+length BMC reports (``tests/model/search/test_explore.py`` checks both agree on every variant).
 This is the slow baseline: it counts states and shows the state graph, where the Z3
 proofs (``model/search/bmc.py``, induction) answer for any size without enumerating anything.
 

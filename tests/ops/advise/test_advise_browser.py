@@ -16,7 +16,7 @@ from kvproof.checker.cli import main
 pytestmark = pytest.mark.slow
 # The report tests' Chromium fixture and offline page opener (they skip the same way).
 _SPEC = importlib.util.spec_from_file_location(
-    "report_browser", Path(__file__).parents[2] / "checker" / "test_report_browser.py"
+    "report_browser", Path(__file__).parents[2] / "checker" / "report" / "test_report_browser.py"
 )
 assert _SPEC is not None and _SPEC.loader is not None
 browser_tests = importlib.util.module_from_spec(_SPEC)

@@ -16,7 +16,7 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.spec.variant import VARIANTS_DIR
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 INCIDENT = ROOT / "traces" / "sglang-0.5.19-pd.isolation.jsonl"
 INCIDENT_ITF = ROOT / "traces" / "sglang-0.5.19-pd.isolation.itf.json"
 LOG = ROOT / "examples" / "validate" / "sglang-0.5.22-pd.log.jsonl"

@@ -24,7 +24,7 @@ from kvproof.model.handoff import build_handoff
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.spec.variant import load_variant
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 INCIDENT = ROOT / "traces" / "sglang-0.5.19-pd.isolation.jsonl"
 
 

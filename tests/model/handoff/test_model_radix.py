@@ -18,7 +18,7 @@ from kvproof.model.search.induction import prove
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant, parse_variant
 
-TRACES = Path(__file__).resolve().parents[2] / "traces"
+TRACES = Path(__file__).resolve().parents[3] / "traces"
 RACE, FIXED = "sglang-pd-decode-radix-race", "sglang-pd-decode-radix-fixed"
 SIZES = {"Req": 2, "Page": 2}
 # r0 runs, inserts its only page, finishes; r1 (a head hit) locks it and takes a page.

@@ -22,7 +22,7 @@ from kvproof.model.search.induction import prove
 from kvproof.model.search.infer import infer, load, sample_states, save, with_strengthening
 from kvproof.spec.errors import KvproofInputError
 
-SPEC = str(Path(__file__).resolve().parents[2] / "examples/deep_bug/pipeline.py") + ":Pipeline"
+SPEC = str(Path(__file__).resolve().parents[3] / "examples/deep_bug/pipeline.py") + ":Pipeline"
 
 
 def pipeline(name: str) -> Protocol:
@@ -146,7 +146,7 @@ def test_cli_prove_infers_and_check_complete(
 # -- the custom protocol example, the handoff's fixed variants, the CLI's bad input --------
 
 CUSTOM = (
-    str(Path(__file__).resolve().parents[2] / "examples/custom_protocol/my_handoff.py") + ":Handoff"
+    str(Path(__file__).resolve().parents[3] / "examples/custom_protocol/my_handoff.py") + ":Handoff"
 )
 
 

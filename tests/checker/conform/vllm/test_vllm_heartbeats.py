@@ -32,7 +32,7 @@ def test_walks_deliver_heartbeats(vllm_tree: Path, name: str) -> None:
 def test_the_safe_lease_holds_while_heartbeats_get_through(vllm_tree: Path) -> None:
     """No fault, so no stall: decode's heartbeats renew the lease and the code keeps the
     blocks while decode reads, as lease_outlives_read says (with faults on, a stall
-    breaks it: tests/checker/conform_vllm/test_vllm_conform.py)."""
+    breaks it: tests/checker/conform/vllm/test_vllm_conform.py)."""
     run = conform(load_variant("vllm-nixl-fixed"), str(vllm_tree), faults=False)
     assert run.exit_code == 0, run.detail
     assert run.decisions["leases a heartbeat extended"] > 0

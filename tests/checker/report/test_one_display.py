@@ -19,7 +19,7 @@ from kvproof.model.search.induction import prove
 from kvproof.refimpl.events import Event
 from kvproof.spec.variant import load_variant
 
-TRACES = Path(__file__).parents[2] / "traces"
+TRACES = Path(__file__).parents[3] / "traces"
 INCIDENT = load_variant("sglang-0.5.19-pd")
 
 

@@ -18,7 +18,7 @@ from kvproof.model.handoff.protocol import RULES
 from kvproof.spec.events import EVENT_NAMES
 from kvproof.spec.variant import load_variant
 
-HANDOFF = Path(__file__).resolve().parents[2] / "model" / "handoff"
+HANDOFF = Path(__file__).resolve().parents[3] / "model" / "handoff"
 RULE_FILES = sorted((HANDOFF / "rules").glob("*.py"))
 BINDER = "kvproof.model.handoff.protocol"
 

@@ -12,7 +12,7 @@ from kvproof.checker.cli import main
 from kvproof.checker.verify.protocols import load_protocol, resolve_variants
 from kvproof.spec.errors import KvproofInputError
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "custom_protocol"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "custom_protocol"
 VARIANTS = EXAMPLE / "variants"
 BY_FILE = f"{EXAMPLE / 'my_handoff.py'}:Handoff"
 SMALL = ["--requests", "2", "--pages", "3"]

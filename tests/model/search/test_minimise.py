@@ -24,7 +24,7 @@ from kvproof.model.search.houdini import small_inductive
 from kvproof.model.search.infer import sample_states
 from kvproof.model.search.step import FiniteStep
 
-SPEC = str(Path(__file__).resolve().parents[2] / "examples/deep_bug/pipeline.py") + ":Pipeline"
+SPEC = str(Path(__file__).resolve().parents[3] / "examples/deep_bug/pipeline.py") + ":Pipeline"
 SAMPLE = {"Req": 2, "Page": 2}
 FINITE = {"Req": 3, "Page": 3}
 

@@ -41,7 +41,7 @@ def test_file_output_in_a_missing_folder_is_bad_input_and_creates_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # README: output paths are checked before the work; a file's folder is never made.
-    trace = Path(__file__).parents[2] / "traces" / "sglang-0.5.19-pd.isolation.jsonl"
+    trace = Path(__file__).parents[3] / "traces" / "sglang-0.5.19-pd.isolation.jsonl"
     html = tmp_path / "missing" / "dir" / "x.html"
     assert main(["report", str(trace), "--no-replay", "--html", str(html)]) == 2
     err = capsys.readouterr().err.strip()

@@ -23,7 +23,7 @@ import pytest
 
 from kvproof.checker.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 INCIDENT = ROOT / "traces" / "sglang-0.5.19-pd.isolation.jsonl"
 GOLDEN = ROOT / "docs" / "incident-report.png"
 CHROMIUM = os.environ.get("KVPROOF_CHROMIUM", "/usr/bin/chromium")
@@ -59,7 +59,7 @@ def write_golden_sidecar(png: Path) -> None:
     facts = {
         "kvproof_version": __version__,
         "sha256": hashlib.sha256(png.read_bytes()).hexdigest(),
-        "made_by": "KVPROOF_UPDATE_GOLDEN=1 pytest tests/checker/test_report_browser.py",
+        "made_by": "KVPROOF_UPDATE_GOLDEN=1 pytest tests/checker/report/test_report_browser.py",
         "shows": "kvproof report traces/sglang-0.5.19-pd.isolation.jsonl --html incident.html",
     }
     png.with_suffix(".json").write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")

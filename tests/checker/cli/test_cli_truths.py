@@ -18,7 +18,7 @@ from rich.console import Console
 from kvproof.checker.cli import build_parser
 from kvproof.spec.variant import list_variants
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CLI_DOC = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
 
 

@@ -26,7 +26,7 @@ from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.model.handoff import protocol_of
 from kvproof.spec.variant import load_variant
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CORPUS = sorted((ROOT / "traces").glob("*.jsonl"))
 
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from kvproof.checker.cli import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 VALID = {
     "toml": ROOT / "spec" / "variants" / "sglang-0.5.19-pd.toml",
     "jsonl": ROOT / "traces" / "sglang-0.5.19-pd.isolation.jsonl",

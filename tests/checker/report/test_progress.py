@@ -25,7 +25,7 @@ from kvproof.spec.variant import VARIANTS_DIR, load_variant
 
 # Buggy variants whose BMC ends in a few seconds (no proof, no necessity check).
 FAST = ("sglang-0.5.19-pd", "vllm-decode-extra-block", "sglang-pd-checksum-decode-only")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 class Clock:

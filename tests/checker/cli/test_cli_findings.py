@@ -19,7 +19,7 @@ from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import load_variant
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 INCIDENT = ROOT / "traces" / "sglang-0.5.19-pd.isolation.jsonl"
 
 

@@ -1,5 +1,5 @@
 """What keeps the vLLM variants' ``[upstream]`` tables true (the vLLM half of
-``tests/checker/test_catalog_conforms.py``): every vLLM variant that lists releases conforms
+``tests/checker/conform/test_catalog_conforms.py``): every vLLM variant that lists releases conforms
 to each of them, under its ``[upstream.kv_connector_extra_config]``, when the release's own
 scheduler and NIXL connector run (cached wheels; skips with the reason when a release is
 neither cached nor a wheel in ``KVPROOF_VLLM_WHEELS``)."""
