@@ -369,7 +369,7 @@ class Evaluator:
     """Clauses on concrete states of one instance (the Houdini loop's inner check)."""
 
     def __init__(self, concrete: Concrete) -> None:
-        self.inst = concrete.inst
+        self.concrete, self.inst = concrete, concrete.inst
         self._cells: dict[Clause, list[tuple[tuple[int, int, Any], ...]]] = {}
 
     def holds(self, c: Clause, data: Any) -> bool:

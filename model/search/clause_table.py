@@ -81,25 +81,23 @@ class Checker:
 
     def __init__(self, protocol: Protocol) -> None:
         self.protocol = protocol
-        self._by_size: dict[tuple[tuple[str, int], ...], tuple[Concrete, Evaluator]] = {}
+        self._by_size: dict[tuple[tuple[str, int], ...], Evaluator] = {}
 
-    def get(self, sizes: dict[str, int]) -> tuple[Concrete, Evaluator]:
+    def get(self, sizes: dict[str, int]) -> Evaluator:
         key = tuple(sorted(sizes.items()))
         got = self._by_size.get(key)
         if got is None:
-            concrete = Concrete(Instance(self.protocol, sizes))
-            got = self._by_size[key] = (concrete, Evaluator(concrete))
+            got = self._by_size[key] = Evaluator(Concrete(Instance(self.protocol, sizes)))
         return got
 
     def holds(self, c: Conjunct, sizes: dict[str, int], state: State) -> bool:
-        concrete, ev = self.get(sizes)
+        ev = self.get(sizes)
         if c.clause is not None:
             return ev.holds(c.clause, state.data)
-        return concrete.check(c.inv, state)
+        return ev.concrete.check(c.inv, state)
 
     def post(self, cex: Cex) -> State:
-        concrete, _ = self.get(cex.sizes)
-        post = concrete.step(cex.pre, cex.action)
+        post = self.get(cex.sizes).concrete.step(cex.pre, cex.action)
         if post is None:
             raise ProofError(f"Houdini counterexample: {cex.action} is not enabled concretely")
         return post

@@ -142,7 +142,7 @@ def check_complete(
         Conjunct(f"c{n}", c.invariant(f"c{n}"), c) for n, c in enumerate(clauses)
     ]
     checker = Checker(base)
-    concrete, _ = checker.get(sizes)
+    concrete = checker.get(sizes).concrete
     inits = list(concrete.initial_states())
     step = FiniteStep(base, sizes)
     h = houdini(

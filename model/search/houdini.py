@@ -119,14 +119,12 @@ class Lits:
         self.step = step
         self.pre: dict[str, z3.BoolRef] = {}
         self.post: dict[str, z3.BoolRef] = {}
-        self.by_lit: dict[int, str] = {}  # a literal's Z3 id -> its conjunct
 
     def holds_before(self, c: Conjunct) -> z3.BoolRef:
         got = self.pre.get(c.name)
         if got is None:
             got = self.pre[c.name] = z3.Bool(f"pre:{c.name}")
             self.step.solver.add(z3.Implies(got, self.step.formula(c, post=False)))
-            self.by_lit[got.get_id()] = c.name
         return got
 
     def broken_after(self, c: Conjunct) -> z3.BoolRef:
@@ -137,8 +135,8 @@ class Lits:
         return got
 
     def core(self) -> set[str]:
-        ids = (x.get_id() for x in self.step.solver.unsat_core())
-        return {self.by_lit[i] for i in ids if i in self.by_lit}
+        """The conjuncts assumed before in the last unsat core."""
+        return {str(x)[4:] for x in self.step.solver.unsat_core() if str(x).startswith("pre:")}
 
 
 def houdini(

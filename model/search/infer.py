@@ -191,7 +191,7 @@ def infer(
 def describe_cex(checker: Checker, cex: Cex, conjunct: str | None) -> dict[str, Any]:
     """A finite counterexample to induction for people: non-default pre-state cells, the
     action, what it changed (re-run by the concrete interpreter)."""
-    cells, changes = for_people(checker.get(cex.sizes)[0], cex.pre, checker.post(cex))
+    cells, changes = for_people(checker.get(cex.sizes).concrete, cex.pre, checker.post(cex))
     return {
         "conjunct": conjunct,
         "sizes": dict(cex.sizes),
