@@ -209,14 +209,10 @@ class Prover:
         names = tuple(c.name for c in self.conjuncts)
         cores: dict[str, list[str]] = {}
 
-        def done(**kw: Any) -> ProofResult:
+        def done(proved: bool = False, **kw: Any) -> ProofResult:
+            took = time.perf_counter() - start
             return ProofResult(
-                self.protocol.name,
-                seconds=time.perf_counter() - start,
-                conjuncts=names,
-                queries=self.queries,
-                cores=cores,
-                **kw,
+                self.protocol.name, proved, names, self.queries, took, cores=cores, **kw
             )
 
         # (1) init => each conjunct
@@ -227,9 +223,9 @@ class Prover:
             solver.add(init, z3.Not(self._formula(c, init_view)))
             res = self._check(solver)
             if res == z3.sat:
-                return done(proved=False, cti=self._cti("init", c, solver.model(), init_view))
+                return done(cti=self._cti("init", c, solver.model(), init_view))
             if res == z3.unknown:
-                return done(proved=False, unknown=f"init/{c.name}: {solver.reason_unknown()}")
+                return done(unknown=f"init/{c.name}: {solver.reason_unknown()}")
         # (2) inv & action => each conjunct'
         for action in self.protocol.actions:
             params, guard, post = self.encode(action)
@@ -249,12 +245,9 @@ class Prover:
                 if res == z3.sat:
                     model = self._small_model(solver, [goal, *lits])
                     cti = self._cti("consecution", c, model, self.pre, action, params)
-                    return done(proved=False, cti=cti)
+                    return done(cti=cti)
                 if res == z3.unknown:
-                    return done(
-                        proved=False,
-                        unknown=f"{action.name}/{c.name}: {solver.reason_unknown()}",
-                    )
+                    return done(unknown=f"{action.name}/{c.name}: {solver.reason_unknown()}")
                 core = [str(x)[4:] for x in solver.unsat_core() if str(x).startswith("inv:")]
                 cores[f"{action.name}/{c.name}"] = sorted(core)
         # (3) inv => each safety invariant (trivial when safety is among the conjuncts,
@@ -266,8 +259,8 @@ class Prover:
             solver.add(z3.Not(self._formula(s, self.pre)))
             res = self._check(solver)
             if res != z3.unsat:
-                return done(proved=False, unknown=f"safety/{s.name}: {res}")
-        return done(proved=True)
+                return done(unknown=f"safety/{s.name}: {res}")
+        return done(True)
 
     # -- counterexamples to induction ----------------------------------------------------
     def _small_model(self, solver: z3.Solver, assumptions: list[Any]) -> z3.ModelRef:
