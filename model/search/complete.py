@@ -59,13 +59,9 @@ class CompleteResult:
     @property
     def summary(self) -> str:
         where = " / ".join(f"{n} {s}" for s, n in self.sizes.items())
-        if self.verdict == "holds" and self.method == "proof":
-            return (
-                f"holds at {where} for every depth: proved for every size and depth "
-                f"(proof, {self.seconds:.1f} s)"
-            )
         if self.verdict == "holds":
-            return f"holds at {where} for every depth ({self.method}, {self.seconds:.1f} s)"
+            how = ": proved for every size and depth" if self.method == "proof" else ""
+            return f"holds at {where} for every depth{how} ({self.method}, {self.seconds:.1f} s)"
         if self.verdict == "violated":
             return (
                 f"{self.trace.violated if self.trace else 'an invariant'} violated at {where}: "

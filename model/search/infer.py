@@ -237,9 +237,7 @@ def save(path: Path, protocol: Protocol, clauses: tuple[Clause, ...]) -> None:
 def load(path: Path, protocol: Protocol) -> tuple[Invariant, ...]:
     """A saved strengthening, checked against the protocol's vocabulary."""
     try:
-        data = json.loads(path.read_text())
-        rows = data["conjuncts"]
-        clauses = tuple(Clause.from_json(r) for r in rows)
+        clauses = tuple(map(Clause.from_json, json.loads(path.read_text())["conjuncts"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise KvproofInputError(f"not a kvproof strengthening file: {exc}", str(path)) from None
     names = {v.name: v for v in protocol.vars}

@@ -50,11 +50,7 @@ def _identity(d: Any) -> Any:
     return d
 
 
-def _second(p: Any, d: Any) -> Any:
-    return d
-
-
-_identity.after = _second  # type: ignore[attr-defined]  # set once: no sort, no reordering
+_identity.after = lambda p, d: d  # type: ignore[attr-defined]  # no sort, no reordering
 
 
 def _exec(src: list[str], name: str, tag: str, env: dict[str, Any] | None = None) -> Any:
