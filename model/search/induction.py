@@ -268,7 +268,9 @@ class Prover:
         model = solver.model()
         for name, sort in self.sorts.items():
             for n in range(1, 6):
-                bound = at_most(name, sort, n)
+                consts = [z3.Const(f"{name}!{i}", sort) for i in range(n)]
+                x = z3.Const(f"{name}!x", sort)
+                bound = z3.ForAll([x], z3.Or(*(x == c for c in consts)))
                 solver.push()
                 solver.add(bound)
                 res = self._check(solver, *assumptions)
@@ -309,13 +311,6 @@ class Prover:
         p, sizes = self.protocol, dict(concrete.inst.sizes)
         shown = (tuple(cells), tuple(changes), label)
         return Cti(query, conjunct.name, sizes, pre, inst_a, post, p.name, p.switches, *shown)
-
-
-def at_most(name: str, sort: Any, n: int) -> Any:
-    """Every element of ``sort`` is one of ``n`` constants: a model of at most ``n``."""
-    consts = [z3.Const(f"{name}!{i}", sort) for i in range(n)]
-    x = z3.Const(f"{name}!x", sort)
-    return z3.ForAll([x], z3.Or(*(x == c for c in consts)))
 
 
 @steady

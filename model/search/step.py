@@ -32,7 +32,7 @@ from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import Z3Logic
 from kvproof.model.lang.unroll import select_cell
 from kvproof.model.search.candidates import Clause, ground
-from kvproof.model.search.induction import Prover, at_most
+from kvproof.model.search.induction import Prover
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,9 @@ class SymbolicStep:
         # (Houdini asks again without it before it trusts an unsat).
         self.small = z3.Bool(f"small:{self.action.name}")
         for name, sort in prover.sorts.items():
-            self.solver.add(z3.Implies(self.small, at_most(name, sort, 3)))
+            elems = [z3.Const(f"{name}!{i}", sort) for i in range(3)]
+            x = z3.Const(f"{name}!x", sort)
+            self.solver.add(z3.Implies(self.small, z3.ForAll([x], z3.Or(*(x == e for e in elems)))))
 
     def formula(self, c: Any, post: bool) -> Any:
         view = self.post if post else self.prover.pre
