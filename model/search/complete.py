@@ -150,13 +150,28 @@ def check_complete(
     )
     if h.closed:
         return done("holds", "invariant", conjuncts=len(h.kept))
-    # 3. BMC, deepened until a counterexample
-    unroller = Unroller(concrete.inst)
+    # 3. BMC, deepened until a counterexample (its own function: its solver and unrollings
+    # are freed before this one's, and Z3 reuses freed terms' numbers, so a later search in
+    # this process asks the same question as before)
+    return _deepen(base, sizes, deadline, variant, done, budget_s)
+
+
+def _deepen(
+    protocol: Protocol,
+    sizes: dict[str, int],
+    deadline: float,
+    variant: str,
+    done: Any,
+    budget_s: float,
+) -> CompleteResult:
+    inst = Instance(protocol, sizes)
+    concrete = Concrete(inst)
+    unroller = Unroller(inst)
     solver = unroller.solver
     k = 0
     while time.perf_counter() < deadline:
         ctx = unroller.ctx(k)
-        bad = unroller.logic.or_(*(unroller.logic.not_(i.body(ctx)) for i in base.safety))
+        bad = unroller.logic.or_(*(unroller.logic.not_(i.body(ctx)) for i in protocol.safety))
         if bad is not False:
             lit = z3.Bool(f"complete_bad@{k}")
             solver.add(z3.Implies(lit, bad))
