@@ -69,7 +69,7 @@ def main() -> None:
     }
     executors: dict[str, Any] = {"local_pool": PoolExecutor(args.workers)}
     if not args.no_ray:
-        from kvproof.checker.distrib.ray_executor import RayExecutor
+        from kvproof.checker.distrib.executor import RayExecutor
 
         t = time.perf_counter()
         executors["ray"] = RayExecutor(num_cpus=args.workers)

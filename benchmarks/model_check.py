@@ -281,8 +281,7 @@ def _infer_fixed(budget: float) -> dict[str, object]:
     import os
     from pathlib import Path
 
-    from kvproof.checker.verify.checking import protocol_for
-    from kvproof.checker.verify.protocols import load_protocol, resolve_variants
+    from kvproof.checker.verify.protocols import load_protocol, protocol_for, resolve_variants
     from kvproof.model.handoff import protocol_of
     from kvproof.model.search.induction import prove
     from kvproof.model.search.infer import infer
@@ -356,7 +355,7 @@ def _deep_counterexample() -> object:
     """The 14-step isolation counterexample of the fixed variant without bounded_transfer
     (3 Req / 6 Page, depth 15): BMC as shipped (settled-depth lemmas) against BMC without
     them, in process; and as a whole ``check`` process."""
-    from kvproof.checker.verify.checking import protocol_for
+    from kvproof.checker.verify.protocols import protocol_for
     from kvproof.model.search.bmc import bmc
     from kvproof.spec.variant import load_variant
 

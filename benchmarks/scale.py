@@ -142,7 +142,7 @@ def main() -> None:
     if not args.no_ray:
         import ray
 
-        from kvproof.checker.distrib.ray_executor import RayExecutor
+        from kvproof.checker.distrib.executor import RayExecutor
 
         out["ray"] = ray.__version__
         t = time.perf_counter()

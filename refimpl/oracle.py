@@ -61,7 +61,7 @@ class AnswerFinding:
 
 class Reference(Protocol):
     """What answers a prompt as the single node does (a ``SingleNode``, or one that
-    remembers its answers: ``checker/conformance/remembered.py``)."""
+    remembers its answers: ``checker/conformance/fuzz.py``)."""
 
     def generate(self, prompt: list[int] | tuple[int, ...], max_new_tokens: int) -> list[int]: ...
 

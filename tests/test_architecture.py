@@ -92,6 +92,17 @@ ALLOWED: dict[str, set[str]] = {
         "checker.conform",
     },
     "checker.cli": {"*"},
+    # The operator commands' CLI modules (registered by checker/cli's parser): the shell's
+    # pieces (argument types, console, output paths, tables) and the product each calls.
+    "ops.cli": {
+        "spec",
+        "checker.cli",
+        "checker.report",
+        "ops.advise",
+        "ops.audit",
+        "ops.probe",
+        "ops.serve",
+    },
 }
 
 

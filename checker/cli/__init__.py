@@ -1,9 +1,7 @@
 """The ``kvproof`` command line: a thin shell over the library.
 
-Each subcommand lives in ``kvproof.checker.cli.<name>`` and exposes
-``configure(parser)`` (arguments only, cheap imports) and ``run(args) -> int``.
-Heavy imports (torch, z3) happen inside ``run`` so that ``kvproof check`` never
-loads torch and ``kvproof --help`` starts instantly.
+Each subcommand is a module (``parser.py``). Heavy imports (torch, z3) happen inside its
+``run`` so that ``kvproof check`` never loads torch and ``kvproof --help`` starts instantly.
 
 The exit-code contract lives in ``exits.py``; ``main`` is the one place that turns an
 error into an exit code and one line.
@@ -36,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
-        _say(exc.message, prefix="")
+        _say(str(exc), prefix="")
         return exits.BAD_INPUT
     except SystemExit as exc:  # --help, --version
         return int(exc.code or 0) if isinstance(exc.code, int) else exits.BAD_INPUT
@@ -49,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say(str(exc))
         return exits.BAD_INPUT
     except UsageError as exc:  # a command's own parser.error (mutually exclusive flags)
-        _say(exc.message, prefix="")
+        _say(str(exc), prefix="")
         return exits.BAD_INPUT
     except KeyboardInterrupt:
         print("kvproof: interrupted", file=sys.stderr)

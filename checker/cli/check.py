@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int
-from kvproof.checker.cli.consoles import console_for
-from kvproof.checker.cli.progress import add_quiet_option
-from kvproof.checker.distrib.options import add_ray_option
+from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int, same_names
+from kvproof.checker.cli.consoles import add_quiet_option
+from kvproof.checker.distrib.executor import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,6 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--invariant",
         action="append",
+        dest="invariants",
         metavar="NAME",
         help="check only this invariant or liveness property (repeatable)",
     )
@@ -43,10 +43,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     proving = parser.add_mutually_exclusive_group()
     proving.add_argument(
         "--prove",
-        action="store_true",
+        action="store_const",
+        const="always",
+        default="auto",
         help="also prove buggy variants (fixed ones are proved by default)",
     )
-    proving.add_argument("--no-prove", action="store_true", help="BMC only, no unbounded proof")
+    proving.add_argument(
+        "--no-prove",
+        action="store_const",
+        const="never",
+        dest="prove",
+        help="BMC only, no unbounded proof",
+    )
     parser.add_argument(
         "--without",
         action="append",
@@ -56,7 +64,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--no-necessity",
-        action="store_true",
+        action="store_false",
+        dest="necessity",
         help="do not test whether each assumption is needed (one extra check each)",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -92,43 +101,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.selection import check_names, check_selection
+    from kvproof.checker.cli.selection import check_names
 
-    check_selection(args)
-    check_names(args.variants, args.variants_dir, args.protocol, args.invariant or ())
+    check_names(args.variants, args.variants_dir, args.protocol, args.invariants or (), args.all)
 
-    from kvproof.checker.cli.paths import check_input_dir, check_output_dir, check_output_file
-    from kvproof.checker.cli.progress import for_run, heartbeat_s
+    from kvproof.checker.cli.consoles import for_run
+    from kvproof.checker.cli.paths import check_output_dir, check_output_file
     from kvproof.checker.runs.check_run import CheckOptions, check
 
     # Every output path is checked before minutes of work, not after.
     check_output_dir(args.out, "--out")
     check_output_file(args.junit, "--junit")
     check_output_file(args.sarif, "--sarif")
-    check_input_dir(args.variants_dir, "--variants-dir")
     check_output_dir(args.html, "--html")
-    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 now, not after the imports
-    options = CheckOptions(
-        requests=args.requests,
-        pages=args.pages,
-        depth=args.depth,
-        invariants=tuple(args.invariant) if args.invariant else None,
-        prove="never" if args.no_prove else ("always" if args.prove else "auto"),
-        without=tuple(args.without),
-        necessity=not args.no_necessity,
-        complete=args.complete,
-        budget=args.budget,
-        liveness=args.liveness,
-        protocol=args.protocol,
-        workers=args.workers,
-        ray=args.ray,
-        out=args.out,
-        html=args.html,
-        junit=args.junit,
-        sarif=args.sarif,
-    )
-    console = console_for(stderr=args.json)
-    progress = for_run(console, quiet=args.quiet)
+    console, progress = for_run(args)
+    options = CheckOptions(**same_names(CheckOptions, args))
     done = check(
         args.variants,
         every=args.all,

@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
-from kvproof.checker.cli.progress import add_quiet_option
-from kvproof.checker.distrib.options import add_ray_option
+from kvproof.checker.cli.consoles import add_quiet_option
+from kvproof.checker.distrib.executor import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -62,8 +62,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvproof.checker.cli.consoles import emit
     from kvproof.checker.cli.paths import check_output_dir
-    from kvproof.checker.render.conform import render, render_json
+    from kvproof.checker.render.conform import render
     from kvproof.spec.errors import KvproofInputError
 
     if args.all:
@@ -84,11 +85,7 @@ def run(args: argparse.Namespace) -> int:
         variant, sglang=sglang, vllm=args.vllm, traces=args.traces, seed=args.seed,
         faults=args.faults, out=out, progress=_progress(args.quiet, f"conform {variant.name}"),
     )  # fmt: skip
-    if args.json:
-        render_json(result.to_json())
-    else:
-        render(result)
-    return result.exit_code
+    return emit(result, args.json, lambda: render(result))
 
 
 def _default_sglang(variant, args: argparse.Namespace) -> str:
@@ -114,7 +111,6 @@ def _default_sglang(variant, args: argparse.Namespace) -> str:
 
 def _progress(quiet: bool, what: str):
     """Walks done, on stderr every 50 (a line each: fine in a pipe)."""
-    import sys
 
     def tick(n: int, total: int) -> None:
         if not quiet and (n % 50 == 0 or n == total) and total >= 50:
@@ -124,11 +120,9 @@ def _progress(quiet: bool, what: str):
 
 
 def _run_all(args: argparse.Namespace) -> int:
-    import sys
-
-    from kvproof.checker.distrib.executor import make_executor
-    from kvproof.checker.distrib.options import executor_for
-    from kvproof.checker.render.conform import render_json, render_matrix
+    from kvproof.checker.cli.consoles import emit
+    from kvproof.checker.distrib.executor import executor_for, make_executor
+    from kvproof.checker.render.conform import render_matrix
     from kvproof.checker.upstream.matrix import Cell, conform_all
 
     workers = args.workers or min(4, __import__("os").cpu_count() or 1)
@@ -143,8 +137,4 @@ def _run_all(args: argparse.Namespace) -> int:
         m = conform_all(args.traces, args.seed, executor, done)
     finally:
         executor.close()
-    if args.json:
-        render_json(m.to_json())
-    else:
-        render_matrix(m)
-    return m.exit_code
+    return emit(m, args.json, lambda: render_matrix(m))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.consoles import console_for, emit
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvproof.checker.render.demo import render
     from kvproof.checker.runs.demo_run import demo
     from kvproof.spec.by_release import say_release
 
@@ -62,12 +63,8 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         expect=args.expect,
     )
-    if args.json:
-        import json
-
-        print(json.dumps(done.to_json(), indent=2))
-    else:
-        from kvproof.checker.render.demo import render
-
-        render(console_for(), done.report, expected=done.expected, outcome=done.outcome)
-    return done.exit_code
+    return emit(
+        done,
+        args.json,
+        lambda: render(console_for(), done.report, expected=done.expected, outcome=done.outcome),
+    )

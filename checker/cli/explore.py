@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kvproof.checker.cli.argtypes import positive_float, positive_int
-from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.argtypes import positive_float, positive_int, same_names
+from kvproof.checker.cli.consoles import console_for, emit
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -28,7 +28,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-seconds", type=positive_float, metavar="S", help="stop after S seconds (> 0)"
     )
     parser.add_argument(
-        "--no-symmetry", action="store_true", help="do not reduce states under page permutations"
+        "--no-symmetry",
+        action="store_false",
+        dest="symmetry",
+        help="do not reduce states under page permutations",
     )
     parser.add_argument(
         "--stop-at-violation",
@@ -47,47 +50,33 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.cli.selection import check_names
 
     check_names([args.variant], args.variants_dir, args.protocol)
-    from kvproof.checker.cli.paths import check_input_dir, check_output_file
+    from kvproof.checker.cli.paths import check_output_file
     from kvproof.checker.runs.explore_run import ExploreOptions, explore_variant
 
     check_output_file(args.dot, "--dot")
     check_output_file(args.graphml, "--graphml")
-    check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
-    options = ExploreOptions(
-        requests=args.requests,
-        pages=args.pages,
-        max_states=args.max_states,
-        max_seconds=args.max_seconds,
-        symmetry=not args.no_symmetry,
-        stop_at_violation=args.stop_at_violation,
-        protocol=args.protocol,
-        dot=args.dot,
-        graphml=args.graphml,
-        html=args.html,
-    )
-    if args.json:
-        import json
-
-        done = explore_variant(args.variant, variants_dir=args.variants_dir, options=options)
-        print(json.dumps(done.to_json(), indent=2))
-        return done.exit_code
+    options = ExploreOptions(**same_names(ExploreOptions, args))
     from kvproof.checker.render.explore import render
     from kvproof.checker.report.tables import wrote
 
     console = console_for()
-    with _spinner(console) as progress:
+    with _spinner(console, off=args.json) as progress:
         done = explore_variant(
             args.variant, variants_dir=args.variants_dir, options=options, on_progress=progress
         )
-    render(console, done.result, done.protocol)
-    wrote(console, done.files)
-    return done.exit_code
+
+    def show() -> None:
+        render(console, done.result, done.protocol)
+        wrote(console, done.files)
+
+    return emit(done, args.json, show)
 
 
 @contextlib.contextmanager
-def _spinner(console: Any) -> Iterator[Callable[[int, int, int], None]]:
-    """The search's states, depth and frontier on a terminal; nothing in a pipe."""
+def _spinner(console: Any, off: bool) -> Iterator[Callable[[int, int, int], None]]:
+    """The search's states, depth and frontier on a terminal; nothing in a pipe or under
+    ``--json``."""
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     with Progress(
@@ -96,7 +85,7 @@ def _spinner(console: Any) -> Iterator[Callable[[int, int, int], None]]:
         TimeElapsedColumn(),
         transient=True,
         console=console,
-        disable=not console.is_terminal,  # a pipe gets no progress (and no blank line)
+        disable=off or not console.is_terminal,  # a pipe gets no progress (nor a blank line)
     ) as bar:
         task = bar.add_task("exploring")
 

@@ -20,13 +20,11 @@ the state, no response shows it). ``--json`` counts each kind (``divergences``, 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from kvproof.checker.cli.argtypes import int_at_least, positive_int
-from kvproof.checker.cli.consoles import console_for
-from kvproof.checker.cli.progress import add_quiet_option
-from kvproof.checker.distrib.options import add_ray_option
+from kvproof.checker.cli.argtypes import int_at_least, positive_int, same_names
+from kvproof.checker.cli.consoles import add_quiet_option, emit
+from kvproof.checker.distrib.executor import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -40,10 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--faults", action="store_true", help="inject environment faults")
     parser.add_argument(
-        "--workers",
-        type=int_at_least(1, 256),
-        default=None,
-        help="processes (default: CPUs, max 4)",
+        "--workers", type=int_at_least(1, 256), help="processes (default: CPUs, max 4)"
     )
     parser.add_argument(
         "--requests", type=int_at_least(1, 16), default=2, help="requests per walk (2)"
@@ -74,8 +69,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvproof.checker.cli.consoles import for_run
     from kvproof.checker.cli.paths import check_output_dir
-    from kvproof.checker.cli.progress import for_run, heartbeat_s
     from kvproof.checker.render import fuzz as render_fuzz
     from kvproof.checker.runs.fuzz_run import FuzzOptions, fuzz_variant
     from kvproof.spec.variant import load_variant
@@ -83,33 +78,15 @@ def run(args: argparse.Namespace) -> int:
     # Before the work: a finding that cannot be saved is a finding lost.
     check_output_dir(args.out, "--out")
     check_output_dir(args.html, "--html")
-    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 before any work
+    console, progress = for_run(args)
     variant = load_variant(args.variant)
-    options = FuzzOptions(
-        traces=args.traces,
-        seed=args.seed,
-        faults=args.faults,
-        workers=args.workers,
-        requests=args.requests,
-        pages=args.pages,
-        out=Path(args.out),
-        html=Path(args.html) if args.html else None,
-        engine_only=args.engine_only,
-        device=args.device,
-        resume=args.resume,
-        ray=args.ray,
-    )
-    console = console_for(stderr=args.json)
+    html = Path(args.html) if args.html else None
     done = fuzz_variant(
         variant,
-        options,
-        progress=for_run(console, quiet=args.quiet),
+        FuzzOptions(**same_names(FuzzOptions, args, out=Path(args.out), html=html)),
+        progress=progress,
         on_model_finding=None
         if args.json
         else lambda found, saved: render_fuzz.model_finding(console, variant, found, saved),
     )
-    if args.json:
-        print(json.dumps(done.to_json(), indent=2))
-    else:
-        render_fuzz.render(console, done)
-    return done.exit_code
+    return emit(done, args.json, lambda: render_fuzz.render(console, done))

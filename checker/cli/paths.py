@@ -17,19 +17,14 @@ from pathlib import Path
 from kvproof.spec.errors import KvproofInputError
 
 
-def _nearest_existing(path: Path) -> Path:
-    p = path.absolute()
-    while not p.exists() and p != p.parent:
-        p = p.parent
-    return p
-
-
 def _check_creatable(path: Path, flag: str, folder: bool = False) -> None:
     """``path`` does not exist: its nearest existing ancestor must be a writable folder, and
     the folders up to it must really be creatable. Permission bits alone do not say so (root
     passes ``os.access`` on ``/proc``, where nothing can be created), so the folders are made
     now, before the work, and for a file a probe file is created and removed."""
-    anc = _nearest_existing(path)
+    anc = path.absolute()  # the nearest existing ancestor
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
     if not anc.is_dir():
         raise KvproofInputError(f"{anc} is not a folder", f"{flag} {path}")
     if not os.access(anc, os.W_OK | os.X_OK):

@@ -8,10 +8,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from kvproof.checker.cli.argtypes import positive_float, positive_int
-from kvproof.checker.cli.consoles import console_for
-from kvproof.checker.cli.progress import add_quiet_option
-from kvproof.checker.distrib.options import add_ray_option
+from kvproof.checker.cli.argtypes import positive_float, positive_int, same_names
+from kvproof.checker.cli.consoles import add_quiet_option
+from kvproof.checker.distrib.executor import add_ray_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -66,38 +65,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.selection import check_names, check_selection
+    from kvproof.checker.cli.selection import check_names
 
-    check_selection(args)
-    check_names(args.variants, args.variants_dir, args.protocol)
+    check_names(args.variants, args.variants_dir, args.protocol, every=args.all)
 
-    from kvproof.checker.cli.paths import check_input_dir, check_output_file
-    from kvproof.checker.cli.progress import for_run, heartbeat_s
+    from kvproof.checker.cli.consoles import for_run
+    from kvproof.checker.cli.paths import check_output_file
     from kvproof.checker.runs.prove_run import ProveOptions, prove_variants
 
-    check_input_dir(args.variants_dir, "--variants-dir")
     check_output_file(args.html, "--html")
-    heartbeat_s()  # a bad KVPROOF_HEARTBEAT_S is exit 2 before any work
-    options = ProveOptions(
-        timeout=args.timeout,
-        without=tuple(args.without),
-        protocol=args.protocol,
-        infer=args.infer,
-        save=args.save,
-        strengthening=args.strengthening,
-        budget=args.budget,
-        infer_literals=args.infer_literals,
-        infer_vars=args.infer_vars,
-        html=Path(args.html) if args.html else None,
-        ray=args.ray,
-    )
-    console = console_for(stderr=args.json)
+    console, progress = for_run(args)
+    html = Path(args.html) if args.html else None
     done = prove_variants(
         args.variants,
         every=args.all,
         variants_dir=args.variants_dir,
-        options=options,
-        progress=for_run(console, quiet=args.quiet),
+        options=ProveOptions(**same_names(ProveOptions, args, html=html)),
+        progress=progress,
     )
     from kvproof.checker.render.prove import render  # loads Z3: after the names are checked
 

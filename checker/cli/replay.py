@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 
 from kvproof.checker.cli.argtypes import int_at_least
-from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.consoles import console_for, emit
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -43,8 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
+    from kvproof.checker.render.replay import print_report
     from kvproof.checker.runs.replay_run import replay
 
     done = replay(
@@ -54,10 +53,4 @@ def run(args: argparse.Namespace) -> int:
         max_new_tokens=args.max_new_tokens,
         loops=args.loops,
     )
-    if args.json:
-        print(json.dumps(done.to_json(), indent=2))
-    else:
-        from kvproof.checker.render.replay import print_report
-
-        print_report(done.report, console_for(), raw=args.raw)
-    return done.exit_code
+    return emit(done, args.json, lambda: print_report(done.report, console_for(), raw=args.raw))

@@ -3,33 +3,31 @@ the ``--invariant`` names typed, checked before Z3 or torch is loaded."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from kvproof.spec.errors import KvproofInputError
 
 
-def check_selection(args: argparse.Namespace) -> None:
-    if not args.variants and not args.all:
-        raise KvproofInputError("name at least one VARIANT, or --all")
-    if args.variants and args.all:
-        raise KvproofInputError("name VARIANTs or --all, not both", "--all")
-
-
 def check_names(
-    variants: Iterable[str],
+    variants: Sequence[str],
     variants_dir: Path | None,
     protocol: str | None,
     invariants: Iterable[str] = (),
+    every: bool | None = None,
 ) -> None:
-    """A typo in ``--invariant`` is exit 2 with the nearest name at once (``spec/names.py``),
+    """VARIANTs or ``every`` (``--all``) when a command takes either, not neither or both.
+    A typo in ``--invariant`` is exit 2 with the nearest name at once (``spec/names.py``),
     not after seconds of imports; a release typed as a variant (``sglang==0.5.20``) says which
     variant it is. kvproof's own vocabulary only: a ``--protocol`` brings its own, checked
     when its module is loaded. A VARIANT's file is only looked for here; the files are read
     once, by the library call, which checks each ``--without`` name before any search starts."""
     from kvproof.checker.cli.paths import check_input_dir
 
+    if every is False and not variants:
+        raise KvproofInputError("name at least one VARIANT, or --all")
+    if variants and every:
+        raise KvproofInputError("name VARIANTs or --all, not both", "--all")
     check_input_dir(variants_dir, "--variants-dir")
     if protocol:
         return

@@ -9,9 +9,8 @@ does not enable (exit 1), and invariants every consistent model state violates (
 from __future__ import annotations
 
 import argparse
-import json
 
-from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.consoles import console_for, emit
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -25,8 +24,4 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.runs.validate_run import validate
 
     done = validate(args.log, args.variant)
-    if args.json:
-        print(json.dumps(done.to_json(), indent=2))
-    else:
-        render(console_for(), done)
-    return done.exit_code
+    return emit(done, args.json, lambda: render(console_for(), done))

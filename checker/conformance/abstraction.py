@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kvproof.model.lang.concrete import Concrete, State
-from kvproof.model.lang.instance import Instance
 from kvproof.refimpl.cluster import Cluster
 
 
@@ -27,9 +26,6 @@ class Mismatch:
     model: Any
     engine: Any
 
-    def describe(self, inst: Instance) -> str:
-        return f"{inst.describe(self.var, self.args)}: model {self.model!r}, engine {self.engine!r}"
-
 
 def page_stale(cluster: Cluster, rid: int) -> bool:
     """Staleness as the model counts it: a page read that did not hold the request's own
@@ -38,41 +34,39 @@ def page_stale(cluster: Cluster, rid: int) -> bool:
     return any(r.writer != rid or not r.filled or not r.at_pos for r in cluster.truth.reads_of(rid))
 
 
+# The model's per-request and per-page flags, read off the view's field of the same name;
+# a build without one (``hit``, ``p_dead`` of a liveness build, ``at_pos``, the radix
+# cache's ``cached``, ``prefix_ok``, ``shared_write``) leaves it out.
+REQ_FIELDS = ["over_p", "over_d", "dphase", "pphase", "poll", "resp", "pend", "abort_msg"]
+REQ_FIELDS += ["src_ok", "hit", "p_dead"]
+PAGE_FIELDS = ("filled", "stray", "at_pos", "cached", "prefix_ok", "shared_write")
+# (Req, Page) relations: the page is in the request's field of the view.
+PAGE_SETS = {"owns": "table", "dst": "dst", "posted": "posted", "inflight": "inflight"}
+PAGE_SETS["shares"] = "shared"  # decode's radix cache (issue 12 item 4)
+
+
 def abstract(cluster: Cluster, concrete: Concrete, offset: int) -> State:
     view = cluster.view()
-    sizes = concrete.inst.sizes
-    n_req, n_page = sizes["Req"], sizes["Page"]
+    n_req, n_page = concrete.inst.sizes["Req"], concrete.inst.sizes["Page"]
     values: dict[str, dict[tuple[int, ...], Any]] = {v.name: {} for v in concrete.protocol.vars}
+    req_fields = [n for n in REQ_FIELDS if n in values]
+    page_sets = [(n, f) for n, f in PAGE_SETS.items() if n in values]
     for r in range(n_req):
         rv = view.requests[r + offset]
-        for name in ("over_p", "over_d", "dphase", "pphase", "poll", "resp", "pend"):
+        for name in req_fields:
             values[name][(r,)] = getattr(rv, name)
-        values["abort_msg"][(r,)] = rv.abort_msg
-        values["src_ok"][(r,)] = rv.src_ok
         values["leaked"][(r,)] = page_stale(cluster, r + offset)
-        if "hit" in values:
-            values["hit"][(r,)] = rv.hit
-        if "p_dead" in values:  # a liveness build (crash, E20)
-            values["p_dead"][(r,)] = rv.p_dead
+        sets = [(name, getattr(rv, field)) for name, field in page_sets]
         for p in range(n_page):
-            values["owns"][(r, p)] = p in rv.table
-            values["dst"][(r, p)] = p in rv.dst
-            values["posted"][(r, p)] = p in rv.posted
-            values["inflight"][(r, p)] = p in rv.inflight
+            for name, pages in sets:
+                values[name][(r, p)] = p in pages
     for p in range(n_page):
         pv = view.pages[p]
         for r in range(n_req):
             values["holds"][(p, r)] = pv.writer == r + offset
-        values["filled"][(p,)] = pv.filled
-        values["stray"][(p,)] = pv.stray
-        if "at_pos" in values:
-            values["at_pos"][(p,)] = pv.at_pos
-        if "cached" in values:  # decode's radix cache (issue 12 item 4)
-            values["cached"][(p,)] = pv.cached
-            values["prefix_ok"][(p,)] = pv.prefix_ok
-            values["shared_write"][(p,)] = pv.shared_write
-            for r in range(n_req):
-                values["shares"][(r, p)] = p in view.requests[r + offset].shared
+        for name in PAGE_FIELDS:
+            if name in values:
+                values[name][(p,)] = getattr(pv, name)
     return concrete.make_state(values)
 
 

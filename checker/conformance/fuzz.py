@@ -1,12 +1,8 @@
 """Model-guided fuzzing: random walks of model and engine in lockstep, shrunk by Hypothesis.
 
-Each walk (``walk.py``) is a run of the model forced on the engine, every step checked
-(model state = abstraction of the engine state); with ``faults`` the environment's events
-join in. A finding is a divergence, an engine crash, an invariant broken or a wrong answer,
-named by what the clients saw once the engine drained (a leak, a wrong answer or a
-violation).
-Hypothesis (``hypothesis.find``) shrinks a failing walk to a minimal one, which is saved as
-a trace for ``kvproof replay``.
+Each walk (``walk.py``: what it checks, what a finding is called) is a run of the model
+forced on the engine. Hypothesis (``hypothesis.find``) shrinks a failing walk to a minimal
+one, which is saved as a trace for ``kvproof replay``.
 
 Work is cut into batches with their own seeds, so a run's result does not depend on the
 number of worker processes.
@@ -20,13 +16,11 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kvproof.checker.conformance.lockstep import EngineFactory
-from kvproof.checker.conformance.model_side import ModelSide
-from kvproof.checker.conformance.remembered import RememberedAnswers
+from kvproof.checker.conformance.lockstep import EngineFactory, ModelSide
 from kvproof.checker.conformance.walk import SIZES, Walk, WalkResult, run_walk, trim, walks
 from kvproof.checker.distrib.campaign import CampaignLog
 from kvproof.checker.distrib.executor import Executor, Unit, make_executor, ordered
@@ -34,6 +28,9 @@ from kvproof.checker.traces.tracefile import write_jsonl
 from kvproof.model.handoff import protocol_of
 from kvproof.refimpl.cluster import Cluster
 from kvproof.spec.variant import Variant
+
+if TYPE_CHECKING:
+    from kvproof.refimpl.single_node import SingleNode
 
 
 @dataclass
@@ -84,7 +81,6 @@ class FuzzResult:
     finding: WalkResult | None = None
     seed: int = 0
     batches: int = 0
-    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -92,6 +88,28 @@ class FuzzResult:
 
 
 # -- search ------------------------------------------------------------------------------
+
+
+class RememberedAnswers:
+    """A ``SingleNode`` that generates each (prompt, length) once, for the walks of a batch.
+
+    The oracle (``refimpl/oracle.py``) asks the single node what a correct engine says for
+    each prompt that got a 200. In a batch the same prompts come back walk after walk (a
+    request's prompt depends only on its reservation and its canary), and generating them
+    again was about a twelfth of a walk's time (issue 30, cProfile of a batch). The single
+    node writes every position before it reads it, so its answer depends only on the prompt
+    and the length asked: a remembered answer is the answer it would give again."""
+
+    def __init__(self, node: SingleNode) -> None:
+        self.node = node
+        self._answers: dict[tuple[tuple[int, ...], int], list[int]] = {}
+
+    def generate(self, prompt: list[int] | tuple[int, ...], max_new_tokens: int) -> list[int]:
+        key = (tuple(prompt), max_new_tokens)
+        hit = self._answers.get(key)
+        if hit is None:
+            hit = self._answers[key] = self.node.generate(prompt, max_new_tokens)
+        return list(hit)
 
 
 def search_batch(
@@ -118,8 +136,7 @@ def search_batch(
 
     start = time.perf_counter()
     model = build_model("echo", seed=0, device=device)
-    node = SingleNode(model, page_size=16, num_pages=64, device=device)
-    reference = RememberedAnswers(node)
+    reference = RememberedAnswers(SingleNode(model, page_size=16, num_pages=64, device=device))
     if device != "cpu":
         engine = functools.partial(engine, device=device)
     stats = FuzzStats()
@@ -137,10 +154,6 @@ def search_batch(
         found_at = stats.first_finding_s
         if found_at is not None and time.perf_counter() - start - found_at > shrink_budget_s:
             return False
-        seen[walk] = verdict = _fails(walk)
-        return verdict
-
-    def _fails(walk: Walk) -> bool:
         # Whether it fails is all Hypothesis needs: no drain to the clients' answers here.
         res = run_walk(variant, walk, answers=False, **kw)
         if stats.first_finding_s is None or not res.failed:
@@ -152,6 +165,7 @@ def search_batch(
                 # The first finding is counted under what the clients saw (a drain).
                 res = run_walk(variant, walk, **kw)
                 stats.count(res.kind)  # type: ignore[arg-type]
+        seen[walk] = res.failed
         return res.failed
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
@@ -259,10 +273,10 @@ def fuzz(
         stats, found = out
         if found is not None:
             raw[index] = found
-        if found is not None and stats.first_finding_s is not None:
-            # When the batch found it: its arrival, less the time spent after the finding.
-            now = time.perf_counter() - start
-            found_at[index] = now - (stats.seconds - stats.first_finding_s)
+            if stats.first_finding_s is not None:
+                # When the batch found it: its arrival, less the time spent after the finding.
+                now = time.perf_counter() - start
+                found_at[index] = now - (stats.seconds - stats.first_finding_s)
         if log is not None:
             n, s = plans[index]
             if found is not None:
@@ -284,9 +298,9 @@ def fuzz(
 
             def units(first: int = first, budget: int = budget) -> Iterator[Unit]:
                 # lazily: a unit is made when a slot asks for one
-                for i, n in enumerate(_batches(budget)):
-                    plans[first + i] = (n, _batch_seed(seed, first + i))
-                    yield Unit(first + i, search_batch, (variant, *plans[first + i]), kw, gpus)
+                for index, n in enumerate(_batches(budget), start=first):
+                    plans[index] = (n, _batch_seed(seed, index))
+                    yield Unit(index, search_batch, (variant, *plans[index]), kw, gpus)
 
             def plan_of(index: int, first: int = first, budget: int = budget) -> Any:
                 n = _nth_batch(budget, index - first)
@@ -313,14 +327,14 @@ def fuzz(
         # without a GPU shrinks a --device cuda finding on the CPU (recorded in the trace).
         n, s = plans[hit]
         here = device if device == "cpu" or _has_cuda() else "cpu"
-        _, result.finding = search_batch(
+        _, shrunk = search_batch(
             variant, n, s, faults=faults, sizes=sizes, engine=engine, device=here
         )
-        if result.finding is None:  # cannot happen with pinned constants; never lose it
-            result.finding = raw.get(hit)
-        if result.finding is not None and device != "cpu":
-            result.finding.trace.meta["shrunk_on"] = here
+        # None cannot happen with pinned constants; never lose the finding
+        result.finding = shrunk if shrunk is not None else raw.get(hit)
         if result.finding is not None:
+            if device != "cpu":
+                result.finding.trace.meta["shrunk_on"] = here
             total.recount(hit_stats, result.finding.kind)  # type: ignore[arg-type]
     total.seconds = time.perf_counter() - start
     return result
@@ -340,14 +354,8 @@ def _campaign(
     folder: Path, variant: Variant, seed: int, faults: bool, sizes: dict[str, int]
 ) -> CampaignLog:
     switches = asdict(variant.switches) if is_dataclass(variant.switches) else {}
-    settings = {
-        "variant": variant.name,
-        "switches": {k: repr(v) for k, v in switches.items()},
-        "seed": seed,
-        "faults": faults,
-        "sizes": sizes,
-    }
-    return CampaignLog(folder, settings)
+    settings = {"variant": variant.name, "switches": {k: repr(v) for k, v in switches.items()}}
+    return CampaignLog(folder, settings | {"seed": seed, "faults": faults, "sizes": sizes})
 
 
 def _done(

@@ -12,32 +12,32 @@ initial state: every page holds KV of requests outside the instance).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
-from kvproof.checker.conformance.canaries import (
+from kvproof.checker.conformance.mapping import (
+    PAGE_SIZE,
     REQUEST_LEAD,
     REUSE_CANARY,
     REUSE_TENANT,
+    WARMUP_CANARY,
+    WARMUP_TENANT,
+    RidMap,
     canary_prompt,
     fill_unwritten,
     page_chunk,
+    prompt_tokens,
     request_canary,
     reuse_source,
     system_prompt,
     tenant,
 )
-from kvproof.checker.conformance.mapping import (
-    PAGE_SIZE,
-    WARMUP_CANARY,
-    WARMUP_TENANT,
-    RidMap,
-    prompt_tokens,
-)
-from kvproof.checker.conformance.model_side import ModelSide
 from kvproof.checker.conformance.verdict import Divergence
-from kvproof.model.lang.concrete import State
-from kvproof.model.lang.instance import ActionInstance
+from kvproof.model.handoff import protocol_of
+from kvproof.model.lang.concrete import Concrete, State
+from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
@@ -47,6 +47,45 @@ from kvproof.spec.variant import Sizes, Variant
 
 # Builds the engine; tests pass a deliberately broken one.
 EngineFactory = Callable[..., Cluster]
+SideKey = tuple[str, tuple[tuple[str, int], ...], bool]
+
+
+@dataclass(frozen=True)
+class ModelSide:
+    """The model's half of a lockstep, built once and shared by every walk of a fuzz batch.
+
+    Building it compiles the DSL into straight-line Python per action instance
+    (``model/lang/compiled.py``): done per walk, that compile was about a sixth of a fuzz
+    walk's time (issue 30, cProfile of a batch). The interpreters hold no walk's state
+    (states are values passed in and out), so one ``ModelSide`` serves any number of walks
+    of the same variant, sizes and build."""
+
+    key: SideKey  # the variant, sizes and build it serves
+    protocol: Protocol
+    concrete: Concrete
+    # The rules without the variant's assumptions: a step only they forbid is one the
+    # assumed environment never takes (the engine itself may well allow it).
+    unassumed: Concrete | None
+    actions: frozenset[str]
+
+    @classmethod
+    def of(cls, variant: Variant, sizes: dict[str, int], *, liveness: bool = False) -> ModelSide:
+        protocol = protocol_of(variant, liveness=liveness)
+        unassumed = None
+        if variant.assume:
+            bare = protocol_of(variant, assumed=False, liveness=liveness)
+            unassumed = Concrete(Instance(bare, sizes))
+        return cls(
+            _key(variant, sizes, liveness),
+            protocol,
+            Concrete(Instance(protocol, sizes)),
+            unassumed,
+            frozenset(a.name for a in protocol.actions),
+        )
+
+
+def _key(variant: Variant, sizes: dict[str, int], liveness: bool) -> SideKey:
+    return variant.name, tuple(sorted(sizes.items())), liveness
 
 
 class Lockstep:
@@ -61,9 +100,7 @@ class Lockstep:
         *,
         engine: EngineFactory = Cluster,
         model: str | Model = "echo",
-        warmup: bool = True,
         max_new_tokens: int = 8,
-        page_size: int = PAGE_SIZE,
         shared_head: frozenset[int] | None = None,
         liveness: bool = False,
         side: ModelSide | None = None,
@@ -73,8 +110,8 @@ class Lockstep:
         # A lasso comes from the liveness build: its prefill may die (crash, E20).
         if side is None:
             side = ModelSide.of(variant, sizes, liveness=liveness)
-        elif not side.serves(variant, sizes, liveness):
-            raise ValueError(f"a model side built for {side.variant} {side.sizes}")
+        elif side.key != _key(variant, sizes, liveness):  # one variant's engine, another's rules
+            raise ValueError(f"a model side built for {side.key[0]} {side.key[1]}")
         self.protocol = side.protocol
         self.concrete = side.concrete
         self.unassumed = side.unassumed
@@ -82,9 +119,7 @@ class Lockstep:
         self._actions = side.actions
         # The engine's state as the model sees it, after the last step (``abstracted``).
         self._seen: State | None = None
-        self.sizes = sizes
-        self.reserve = reserve
-        self.page_size = ps = page_size
+        ps = PAGE_SIZE
         n_pages = sizes["Page"]
         # A prefix hit (issue 12 item 3): decode's cache holds the prompt's first page.
         self.hits = [bool(init.get("hit", {}).get((r,), False)) for r in range(len(reserve))]
@@ -97,7 +132,9 @@ class Lockstep:
         pool_pages = sum(reserve) + n_pages + 4
         # A placeholder reuses the prefill page freed last: a held warm-up request (see
         # ``_hold_canary``) needs one decode page outside the model's instance.
-        self._spare = n_pages if warmup and self._placeholder_possible() else None
+        # (The model's ``placeholder(r)`` can hold: a prefill reject is not honoured.)
+        placeholder = self.sw.placeholder_prompt and not self.sw.honor_pending_reject
+        self._spare = n_pages if placeholder else None
         self.cluster = engine(
             variant,
             sizes=Sizes(context, pool_pages * ps, n_pages * ps, ps),
@@ -106,8 +143,7 @@ class Lockstep:
             prefill_pages=pool_pages,
         )
         self.canaries: dict[str, str] = {}
-        offset = self._warm_up(n_pages) if warmup else 0
-        self.rids = RidMap(offset)
+        self.rids = RidMap(self._warm_up(n_pages))
         self.max_new_tokens = max_new_tokens
         # Decode's radix cache keys a page by its tokens (``refimpl/radix.py``): a hit is a
         # prompt that opens with the page another request inserted, so with the radix cache
@@ -116,7 +152,7 @@ class Lockstep:
         # that application; the others are tenants with prompts of their own, whose first
         # page is their canary (a freed shared page they overwrite then shows it to a hit).
         system = system_prompt(ps) if self.sw.radix_cache != "off" else []
-        for r, n in enumerate(prompts):  # each request's own canary (``canaries.py``)
+        for r, n in enumerate(prompts):  # each request's own canary (``mapping.py``)
             head = system if shared_head is None or r in shared_head else []
             self.canaries[tenant(r)] = canary = request_canary(r)
             rest = canary_prompt(canary, n - len(head), ps, REQUEST_LEAD)
@@ -127,30 +163,26 @@ class Lockstep:
     def _warm_up(self, n_pages: int) -> int:
         """A canary tenant's request fills every decode page with its KV (the model's
         initial state: every page holds KV of requests outside the instance)."""
-        c, ps = self.cluster, self.page_size
+        c, ps = self.cluster, PAGE_SIZE
         own = n_pages - 1 if self.sw.decode_reserve == "plus_one" else n_pages
         if own < 1:
             return 0
         chunk = page_chunk(WARMUP_CANARY, ps)  # one page, canary after slot 0
         text = (chunk * own)[: own * ps]
         rid = c.submit(WARMUP_TENANT, text, 1)
-        self._force_limits(len(text), over_p=False, over_d=False)
+        self._force_limits(len(text))
         c.run()
         if c.requests[rid].resp != "ok":  # pragma: no cover - the engine's own happy path
             raise RuntimeError(f"warm-up request failed: {c.requests[rid].reason}")
         self.canaries[WARMUP_TENANT] = WARMUP_CANARY
         if own < n_pages:  # plus_one: the warm-up's last page, read at chunk ``own``
             fill_unwritten(c, range(n_pages), WARMUP_CANARY, own)
-        if self._spare is None:
-            return 1
-        return 1 + self._hold_canary(chunk, self._spare)
+        if self._spare is not None:
+            self._hold_canary(chunk, self._spare)
+        return 1 + (self._spare is not None)
 
     # -- position (issue 12 item 3) -----------------------------------------------------
-    def _placeholder_possible(self) -> bool:
-        """The model's ``placeholder(r)`` can hold: a prefill reject is not honoured."""
-        return self.sw.placeholder_prompt and not self.sw.honor_pending_reject
-
-    def _hold_canary(self, chunk: str, spare: int) -> int:
+    def _hold_canary(self, chunk: str, spare: int) -> None:
         """A one-page canary request of the warm-up tenant, run until decoding and held
         there (it never finishes: its decode page ``spare`` lies outside the instance).
         Its prefill page is the one freed last, so prefill's LIFO allocator hands it to the
@@ -158,16 +190,15 @@ class Lockstep:
         1.. of chunk 0, in the slots the placeholder leaves (the model's ``at_pos``)."""
         c = self.cluster
         rid = c.submit(WARMUP_TENANT, chunk, 1)
-        self._force_limits(len(chunk), over_p=False, over_d=False)
+        self._force_limits(len(chunk))
         c.apply(Event("arrive", rid))
         c.apply(Event("alloc", rid, spare))
         progress = ("send", "post", "land", "done", "commit")
         while c.status(rid).decode != "running":
             ev = next(e for e in c.enabled() if e.rid == rid and e.name in progress)
             c.apply(ev)
-        return 1
 
-    def _force_limits(self, n: int, *, over_p: bool, over_d: bool) -> None:
+    def _force_limits(self, n: int, over_p: bool = False, over_d: bool = False) -> None:
         # The deployment decides which side rejects: put the prompt on the trace's side of
         # each node's limit (read only at arrive).
         def lim(over: bool) -> Limits:
@@ -187,12 +218,8 @@ class Lockstep:
     def engine_enabled(self, *, assumed: bool = True) -> list[ActionInstance]:
         """The engine's enabled events as model actions; with ``assumed``, less those the
         variant's assumptions exclude from the environment."""
-        out = []
-        for ev in self.cluster.enabled():
-            inst = self.rids.action(ev)
-            if inst is not None and not (assumed and self.excluded(inst)):
-                out.append(inst)
-        return out
+        insts = (self.rids.action(ev) for ev in self.cluster.enabled())
+        return [i for i in insts if i is not None and not (assumed and self.excluded(i))]
 
     def excluded(self, inst: ActionInstance) -> bool:
         """Only an assumption forbids ``inst`` now (the rules alone enable it)."""
@@ -211,22 +238,20 @@ class Lockstep:
         nxt = self.model_step(inst)
         ev = self.rids.event(inst)
         engine_ok = self.cluster.can(ev)
+
+        def diverged(why: str) -> tuple[str, Divergence]:
+            return "divergence", Divergence(step, str(inst), why)
+
         if nxt is None:
             if engine_ok and not self.excluded(inst):
-                return "divergence", Divergence(
-                    step, str(inst), "the engine performs it, the model does not enable it"
-                )
+                return diverged("the engine performs it, the model does not enable it")
             return "not_enabled", None
         if not engine_ok:
-            return "divergence", Divergence(
-                step, str(inst), "the model enables it, the engine refuses it"
-            )
+            return diverged("the model enables it, the engine refuses it")
         if inst.action == "arrive":
             r = inst.args[0]
-            req = self.cluster.requests[ev.rid]
-            over_p = self.concrete.value(self.state, "over_p", (r,))
-            over_d = self.concrete.value(self.state, "over_d", (r,))
-            self._force_limits(len(req.prompt), over_p=over_p, over_d=over_d)
+            over = [self.concrete.value(self.state, v, (r,)) for v in ("over_p", "over_d")]
+            self._force_limits(len(self.cluster.requests[ev.rid].prompt), *over)
             self.cluster.set_prefix_hit(1 if self.hits[r] else 0)
         self.cluster.apply(ev)
         if inst.action == "expire":  # other traffic reuses the released prefill blocks
@@ -238,10 +263,8 @@ class Lockstep:
             return "divergence", div
         for other in self.engine_enabled(assumed=False):
             if self.model_step(other) is None and not self.excluded(other):
-                return "divergence", Divergence(
-                    step,
-                    str(inst),
-                    f"afterwards the engine could perform {other}, which the model forbids",
+                return diverged(
+                    f"afterwards the engine could perform {other}, which the model forbids"
                 )
         return "ok", None
 
@@ -259,15 +282,12 @@ class Lockstep:
         return self.concrete.violated(self.state)
 
     def engine_violated(self) -> list[str]:
-        return self.concrete.violated(self.abstracted())
-
-    def abstracted(self) -> State:
-        """The engine's state as a model state: the one the last step's comparison built
+        """On the engine's state as a model state: the one the last step's comparison built
         (a walk asks for it again at once; building it was a tenth of a walk's time),
         unless the engine moved outside ``apply`` since (``redeliver``)."""
         if self._seen is None:
             self._seen = abstract(self.cluster, self.concrete, self.rids.offset)
-        return self._seen
+        return self.concrete.violated(self._seen)
 
     def redeliver(self, inst: ActionInstance) -> None:
         """The status message of ``inst`` (done, ack) arrives a second time (a fault)."""

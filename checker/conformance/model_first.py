@@ -8,7 +8,8 @@ finding; then the engine replays it (``replay_trace``), and its verdict follows,
 The engine campaign (``fuzz.fuzz``) still runs when the model finds nothing, which is
 where engine-only bugs (a crash, a divergence) show up.
 
-This module imports neither torch nor the engine: ``confirm`` does, when called.
+This module imports neither torch nor the engine (``checker/runs/fuzz_run.py`` confirms a
+finding with ``replay_trace`` once it is reported).
 """
 
 from __future__ import annotations
@@ -64,12 +65,12 @@ def model_search(
     for n in range(1, max_walks + 1):
         if time.perf_counter() - start > max_seconds:
             break
-        state = rng.choice(inits)
+        state = init = rng.choice(inits)
         steps: list[ActionInstance] = []
         for k in range(max_steps + 1):
             bad = concrete.violated(state)
             if bad:
-                trace = _shorten(concrete, variant, state0(inits, state, concrete), steps, bad[0])
+                trace = _shorten(concrete, variant, init, steps, bad[0])
                 return ModelFinding(trace, bad[0], n, time.perf_counter() - start)
             succ = [
                 (inst, data)
@@ -85,24 +86,6 @@ def model_search(
 
 
 Steps = tuple[ActionInstance, ...]
-
-
-def state0(inits: list[State], last: State, concrete: Concrete) -> State:
-    """The walk's initial state: the one whose rigid values the last state still has."""
-    want = initial_assignment(concrete, last)
-    for st in inits:
-        if initial_assignment(concrete, st) == want:
-            return st
-    raise AssertionError("a walk left its rigid values")  # rigid variables never change
-
-
-def _violates(concrete: Concrete, init: State, steps: Steps, inv: str) -> bool:
-    state: State | None = init
-    for inst in steps:
-        state = concrete.step(state, inst)  # type: ignore[arg-type]
-        if state is None:
-            return False
-    return inv in concrete.violated(state)  # type: ignore[arg-type]
 
 
 def shrink_steps(
@@ -133,7 +116,11 @@ def _shorten(
     compiled steps), cut after its first violating state."""
 
     def keeps(cand: Steps) -> Steps | None:
-        return cand if _violates(concrete, init, cand, inv) else None
+        state: State | None = init
+        for inst in cand:
+            if (state := concrete.step(state, inst)) is None:  # type: ignore[arg-type]
+                return None
+        return cand if inv in concrete.violated(state) else None  # type: ignore[arg-type]
 
     best = list(shrink_steps(tuple(steps), sorted({s.args[0] for s in steps}), keeps))
     # Cut the tail after the first state that violates ``inv``.
@@ -146,16 +133,6 @@ def _shorten(
     init_values = initial_assignment(concrete, init)
     meta = {"finding": "violation", "detail": f"model violates {inv}", "source": "model walk"}
     return Trace(variant.name, dict(concrete.inst.sizes), init_values, tuple(best), inv, meta)
-
-
-def confirm(trace: Trace, variant: Variant, *, max_new_tokens: int = 32) -> ReplayReport:
-    """Replay the model's counterexample on the engine: its ``ReplayReport``. Answers as
-    long as ``kvproof replay``'s (32 tokens): a whole canary fits, so a leak can show.
-
-    An engine that raises is reported, not propagated (``crash`` in the returned dict)."""
-    from kvproof.checker.conformance.replay import replay_trace
-
-    return replay_trace(trace, variant, max_new_tokens=max_new_tokens)
 
 
 def confirmed_kind(report: ReplayReport) -> str:

@@ -3,8 +3,17 @@
 The trace's steps go through a ``Lockstep`` (``lockstep.py``: model and engine side by side,
 every step checked). After the trace the engine drains to every client's answer
 (``drain.py``), then the output oracle (``refimpl.oracle``: single-node tokens, canaries of
-``canaries.py``) judges every 200; the report (``verdict.py``) says what clients saw: a
+``mapping.py``) judges every 200; the report (``verdict.py``) says what clients saw: a
 leak, a wrong answer, or engine state only.
+
+A lasso (issue #29 item 3) runs its stem once, then its loop ``loops`` times. The model's
+loop returns to the state after the stem and repeats forever; the engine cannot run
+forever, so replay runs the loop ``k`` rounds in lockstep and, after each, asks what a
+liveness counterexample claims: that the engine is back where the loop started (its
+abstraction equals the model's state at ``loop``), and that what the loop never resolves
+(``checker/verify/forever.py``) is still unresolved on the engine's own state: the page is
+still off decode's free list and in the request's table, the request still has no answer.
+Both read ``Cluster.view()`` and the allocator, the engine's own face, never the model.
 
     report = replay_trace(read_jsonl(path), load_variant("sglang-0.5.19-pd"))
     report.exit_code  # 1: divergence, leak, wrong answer or an invariant broken on the engine
@@ -13,18 +22,27 @@ leak, a wrong answer, or engine state only.
 
 from __future__ import annotations
 
+from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
 from kvproof.checker.conformance.drain import drain as drain_to_answers
-from kvproof.checker.conformance.lasso import DEFAULT_LOOPS, loop_step, run_lasso
 from kvproof.checker.conformance.lockstep import EngineFactory, Lockstep
 from kvproof.checker.conformance.mapping import normalize, reservations
-from kvproof.checker.conformance.responses import client_responses
-from kvproof.checker.conformance.verdict import ReplayReport
+from kvproof.checker.conformance.verdict import (
+    Divergence,
+    LassoRun,
+    ReplayReport,
+    client_responses,
+    loop_step,
+)
+from kvproof.checker.verify.forever import WAITING, Forever, forever
 from kvproof.model.handoff import protocol_of
+from kvproof.model.lang.concrete import State
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.oracle import Reference
 from kvproof.spec.variant import Variant
+
+DEFAULT_LOOPS = 3
 
 
 def replay_trace(
@@ -34,12 +52,11 @@ def replay_trace(
     engine: EngineFactory = Cluster,
     drain: bool = True,
     max_new_tokens: int = 32,
-    warmup: bool = True,
     reference: Reference | None = None,
     loops: int = DEFAULT_LOOPS,
 ) -> ReplayReport:
     """Replay ``trace`` on the reference engine configured by ``variant``; a lasso's loop
-    ``loops`` times after its stem (``lasso.py``)."""
+    ``loops`` times after its stem."""
     lasso = trace.loop is not None  # a liveness counterexample: the liveness build
     protocol = protocol_of(variant, liveness=lasso)
     trace = normalize(trace, protocol)
@@ -51,7 +68,6 @@ def replay_trace(
             trace.init,
             _reserve(trace, variant),
             engine=engine,
-            warmup=warmup,
             max_new_tokens=max_new_tokens,
             shared_head=_shared_head(trace),
             liveness=lasso,
@@ -60,7 +76,7 @@ def replay_trace(
         if trace.loop is None:
             _run(ls, trace.steps, report)
         else:  # a lasso: no drain, the run never leaves its loop
-            run_lasso(ls, trace, report, loops, _run)
+            _run_lasso(ls, trace, trace.loop, report, loops)
             drain = False
         if drain and report.divergence is None and report.crash is None:
             report.drained, report.divergence = drain_to_answers(ls)
@@ -113,16 +129,62 @@ def _run(
             report.divergence = div
             return False
         report.steps_applied = ls.step_no
-        _note_violations(ls, report)
+        for found, names in (
+            (report.model_violations, ls.model_violated()),
+            (report.engine_violations, ls.engine_violated()),
+        ):
+            seen = {name for _, name in found}
+            found += [(ls.step_no, name) for name in names if name not in seen]
     return True
 
 
-def _note_violations(ls: Lockstep, report: ReplayReport) -> None:
-    seen_m = {name for _, name in report.model_violations}
-    seen_e = {name for _, name in report.engine_violations}
-    for name in ls.model_violated():
-        if name not in seen_m:
-            report.model_violations.append((ls.step_no, name))
-    for name in ls.engine_violated():
-        if name not in seen_e:
-            report.engine_violations.append((ls.step_no, name))
+def _run_lasso(ls: Lockstep, trace: Trace, loop: int, report: ReplayReport, loops: int) -> None:
+    """The stem once, then ``loops`` rounds of the loop, each checked to come back to the
+    loop's start with what the loop never resolves still unresolved on the engine."""
+    found = forever(trace, ls.protocol)
+    rounds, resolved = 0, None
+    if _run(ls, trace.steps[:loop], report):
+        # A stutter (an empty loop) needs no more: after every step the lockstep already
+        # checked that the engine can take no step the model forbids.
+        start = ls.state
+        for k in range(1, loops + 1):
+            if not _run(ls, trace.steps[loop:], report, initial=False):
+                break
+            report.divergence = _back_at_start(ls, start, k)
+            if report.divergence is not None:
+                break
+            gone = [f for f in found if not _unresolved_on_engine(ls, f)]
+            if gone:
+                resolved = f"{gone[0].text()} in the model, but the engine resolved it"
+                report.divergence = Divergence(ls.step_no, f"loop round {k}", resolved)
+                break
+            rounds = k
+    report.lasso = LassoRun(loop, loops, rounds, tuple(f.text() for f in found), resolved)
+
+
+def _unresolved_on_engine(ls: Lockstep, f: Forever) -> bool:
+    """``f`` still holds on the engine: read from its view and allocator, not the model."""
+    view = ls.cluster.view()
+    rid = f.r + ls.rids.offset
+    req = view.requests[rid]
+    if f.kind == "held":
+        page = f.p if f.p is not None else -1
+        return view.pages[page].owner == rid and not ls.cluster.is_free("decode", page)
+    if f.kind == "unscheduled":
+        return req.dphase in WAITING
+    return req.dphase != "idle" and req.resp == "none"
+
+
+def _back_at_start(ls: Lockstep, start: State, round_no: int) -> Divergence | None:
+    """The engine's state after a round equals the model's state at the loop's start."""
+    eng = abstract(ls.cluster, ls.concrete, ls.rids.offset)
+    mism = compare(ls.concrete, start, eng)
+    if not mism:
+        return None
+    return Divergence(
+        ls.step_no,
+        f"loop round {round_no}",
+        "after the loop the engine is not back in the state the loop started from",
+        tuple(mism),
+        tuple(side_by_side(ls.concrete, start, eng, mism)),
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from itertools import product
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
 
@@ -117,7 +118,7 @@ def read_event_log(path: Path) -> EventLog:
     pages = header.get("pages")
     if pages is None:
         pages = max([e.action.args[1] + 1 for e in events if len(e.action.args) > 1] + [1])
-    if not isinstance(pages, int) or isinstance(pages, bool) or pages < 1:
+    if not _nat(pages) or pages < 1:
         raise KvproofInputError("'pages' must be a positive integer", f"{path}:1")
     for e in events:
         if len(e.action.args) > 1 and e.action.args[1] >= pages:
@@ -144,13 +145,10 @@ def _event(row: dict[str, Any], where: str, n: int) -> LogEvent:
     if page is not None and not _nat(page):
         raise KvproofInputError("'page' must be a non-negative integer", where)
     args: tuple[int, ...] = (rid,) if page is None else (rid, page)
-    flags = {}
     for key in ("over_p", "over_d"):
-        if key in row:
-            if name != "arrive" or not isinstance(row[key], bool):
-                raise KvproofInputError(f"'{key}' is a boolean of an arrive event", where)
-            flags[key] = row[key]
-    return LogEvent(n, ActionInstance(name, args), flags.get("over_p"), flags.get("over_d"))
+        if key in row and (name != "arrive" or not isinstance(row[key], bool)):
+            raise KvproofInputError(f"'{key}' is a boolean of an arrive event", where)
+    return LogEvent(n, ActionInstance(name, args), row.get("over_p"), row.get("over_d"))
 
 
 def _nat(x: object) -> TypeGuard[int]:
@@ -194,11 +192,10 @@ def _choices(concrete: Concrete, state: State, ev: LogEvent) -> list[State]:
         return [state]
     r = ev.action.args[0]
     out = []
-    for op in (False, True) if ev.over_p is None else (ev.over_p,):
-        for od in (False, True) if ev.over_d is None else (ev.over_d,):
-            values = concrete.as_dict(state)
-            values["over_p"][(r,)], values["over_d"][(r,)] = op, od
-            out.append(concrete.make_state(values))
+    for op, od in product(*((False, True) if x is None else (x,) for x in (ev.over_p, ev.over_d))):
+        values = concrete.as_dict(state)
+        values["over_p"][(r,)], values["over_d"][(r,)] = op, od
+        out.append(concrete.make_state(values))
     return out
 
 

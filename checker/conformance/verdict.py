@@ -3,7 +3,7 @@
 Three different claims, never mixed up:
 
 - **leak**: a client's response text carries another tenant's canary. Only the engine's
-  output decides it (``responses.py``), never the recorder's ground truth or the model.
+  output decides it (``client_responses``), never the recorder's ground truth or the model.
 - **wrong answer**: a 200 whose tokens differ from the single-node engine's for the same
   prompt, without a foreign canary in it (e.g. the request's own KV at the wrong position).
 - **engine state**: an invariant of the model is broken on the abstraction of the engine's
@@ -11,27 +11,79 @@ Three different claims, never mixed up:
 
 The model's verdict (``model_violations``) is the trace's own; the drain after the trace
 (``drain.py``) only lets the clients get their answers.
+
+What each client got is plain data for reports (``kvproof report``): one row per model
+request, whatever its status (a 400 or an abort is as telling as a 200), with the canaries
+its text contains, next to the single-node answer: what the same prompt gives with no
+disaggregation and no handoff (``refimpl/oracle.py``), what the client should have got.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 from kvproof.checker.conformance.abstraction import Mismatch
-from kvproof.checker.conformance.responses import ClientResponse
 from kvproof.model.lang.trace import Trace
-from kvproof.refimpl.oracle import AnswerFinding
-
-if TYPE_CHECKING:
-    from kvproof.checker.conformance.lasso import LassoRun
+from kvproof.refimpl.cluster import Cluster
+from kvproof.refimpl.oracle import AnswerFinding, Reference, reference_engine
+from kvproof.refimpl.tokenizer import render
 
 # What a replay shows, from strongest to weakest.
 LEAK = "leak"
 WRONG_ANSWER = "wrong_answer"
 ENGINE_STATE = "engine_state"
 NOTHING = "nothing"
+
+
+@dataclass(frozen=True)
+class ClientResponse:
+    request: int  # the model's request number (r0, r1, ...)
+    tenant: str
+    status: int | str | None  # 200 / 400 / 500 / "aborted"; None: no answer yet
+    text: str
+    reason: str  # the engine's internal reason (never shown to the client)
+    single_node: str  # the single-node engine's text for the same prompt ("" when not 200)
+    tokens_match: bool
+    canaries: tuple[tuple[str, str], ...]  # (tenant, canary) the text contains
+    foreign: tuple[str, ...]  # tenants other than the request's whose canary it contains
+
+    def to_json(self) -> dict[str, Any]:
+        row = asdict(self)
+        return row | {"canaries": [list(c) for c in self.canaries], "foreign": list(self.foreign)}
+
+
+def client_responses(
+    cluster: Cluster, canaries: Mapping[str, str], offset: int, reference: Reference | None = None
+) -> list[ClientResponse]:
+    """One row per request from ``offset`` on (the warm-up tenant's request is not the
+    trace's)."""
+    reference = reference or reference_engine(cluster)
+    out = []
+    for req in cluster.requests[offset:]:
+        resp = cluster.response(req.rid)
+        found = tuple((t, c) for t, c in canaries.items() if c in resp.text)
+        single = ""
+        match = True
+        if resp.status == 200:
+            expected = reference.generate(req.prompt, req.max_new_tokens)[: len(resp.tokens)]
+            single = render(expected)
+            match = list(resp.tokens) == list(expected)
+        out.append(
+            ClientResponse(
+                req.rid - offset,
+                req.tenant,
+                resp.status,
+                resp.text,
+                resp.reason,
+                single,
+                match,
+                found,
+                tuple(t for t, _ in found if t != req.tenant),
+            )
+        )
+    return out
 
 
 def canary_leaks(responses: Sequence[ClientResponse]) -> list[ClientResponse]:
@@ -44,6 +96,16 @@ def wrong_answers(responses: Sequence[ClientResponse]) -> list[ClientResponse]:
     return [r for r in responses if r.status == 200 and not r.tokens_match]
 
 
+def shown(responses: Sequence[ClientResponse], engine_state: bool) -> str:
+    """What clients saw, the strongest of: leak, wrong_answer, engine_state (an invariant
+    broken on the engine's state), nothing."""
+    if canary_leaks(responses):
+        return LEAK
+    if wrong_answers(responses):
+        return WRONG_ANSWER
+    return ENGINE_STATE if engine_state else NOTHING
+
+
 @dataclass(frozen=True)
 class Divergence:
     step: int  # 1-based; 0 = the initial state
@@ -51,6 +113,45 @@ class Divergence:
     reason: str
     mismatches: tuple[Mismatch, ...] = ()
     rows: tuple[tuple[str, str, str, bool], ...] = ()  # side by side: cell, model, engine
+
+
+@dataclass(frozen=True)
+class LassoRun:
+    """How far the engine followed a lasso's loop."""
+
+    loop: int  # the trace's loop index: steps[loop:] repeat
+    loops: int  # rounds asked for (``--loops``)
+    rounds: int  # rounds the engine went through, back at the loop's start after each
+    forever: tuple[str, ...]  # what stayed unresolved on the engine through every round
+    resolved: str | None = None  # what the engine resolved although the model never does
+
+    @property
+    def repeats(self) -> bool:
+        """The engine repeats the loop as the model does: the lasso shows on the engine."""
+        return self.rounds == self.loops and self.resolved is None
+
+    def summary(self) -> str:
+        if not self.repeats:
+            return f"the loop ran {self.rounds} of {self.loops} rounds on the engine"
+        what = " / ".join(self.forever) if self.forever else "it is back where it started"
+        return f"the loop repeats on the engine ({self.rounds} rounds): {what}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "loop": self.loop,
+            "loops": self.loops,
+            "rounds": self.rounds,
+            "repeats": self.repeats,
+            "forever": list(self.forever),
+            "resolved": self.resolved,
+        }
+
+
+def loop_step(lasso_start: int, loop_len: int, step_no: int) -> int:
+    """The trace's step number of the engine's ``step_no``-th step (rounds go on counting)."""
+    if step_no <= lasso_start:
+        return step_no
+    return lasso_start + 1 + (step_no - lasso_start - 1) % loop_len
 
 
 @dataclass
@@ -68,7 +169,7 @@ class ReplayReport:
     responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
     crash: str | None = None  # the engine raised: what, and at which step
     drained: tuple[str, ...] = ()  # the steps the drain took after the trace
-    # A lasso's loop on the engine (``lasso.py``: LassoRun); None for a finite trace.
+    # A lasso's loop on the engine (``replay.py``); None for a finite trace.
     lasso: LassoRun | None = None
 
     @property
@@ -94,14 +195,7 @@ class ReplayReport:
 
     @property
     def shows(self) -> str:
-        """The strongest of: leak, wrong_answer, engine_state, nothing."""
-        if self.leak:
-            return LEAK
-        if self.wrong_answers:
-            return WRONG_ANSWER
-        if self.engine_violations:
-            return ENGINE_STATE
-        return NOTHING
+        return shown(self.responses, bool(self.engine_violations))
 
     @property
     def failed(self) -> bool:

@@ -20,16 +20,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kvproof.checker.conformance.drain import drain
-from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep
+from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep, ModelSide
 from kvproof.checker.conformance.model_first import shrink_steps
-from kvproof.checker.conformance.model_side import ModelSide
-from kvproof.checker.conformance.responses import ClientResponse, client_responses
 from kvproof.checker.conformance.verdict import (
-    ENGINE_STATE,
     LEAK,
     NOTHING,
     WRONG_ANSWER,
+    ClientResponse,
     canary_leaks,
+    client_responses,
+    shown,
     wrong_answers,
 )
 from kvproof.model.lang.instance import ActionInstance
@@ -86,11 +86,14 @@ def walks(sizes: dict[str, int], variant: Variant, max_steps: int = MAX_STEPS) -
 
     n, m = sizes["Req"], sizes["Page"]
     low = 2 if variant.switches.decode_reserve == "plus_one" else 1
+
+    def per_request(s: Any) -> Any:
+        return st.lists(s, min_size=n, max_size=n).map(tuple)
+
     # Over a limit one time in four: a rejected request ends at arrive, so even odds would
     # leave most walks without a transfer.
-    over = st.integers(0, 3).map(lambda x: x == 3)
-    flags = st.lists(over, min_size=n, max_size=n).map(tuple)
-    reserve = st.lists(st.integers(low, max(low, m)), min_size=n, max_size=n).map(tuple)
+    flags = per_request(st.integers(0, 3).map(lambda x: x == 3))
+    reserve = per_request(st.integers(low, max(low, m)))
     # Half the walks run the full length; shrinking goes to the short branch, then down.
     length = st.one_of(st.integers(0, max_steps), st.just(max_steps))
     if variant.switches.radix_cache != "off":
@@ -100,9 +103,7 @@ def walks(sizes: dict[str, int], variant: Variant, max_steps: int = MAX_STEPS) -
         length = st.one_of(st.just(max_steps), st.integers(0, max_steps))
     choice = st.integers(0, 2**16 - 1)
     choices = st.lists(choice, min_size=max_steps, max_size=max_steps).map(tuple)
-    hits = st.lists(st.booleans(), min_size=n, max_size=n).map(tuple)
-    if not variant.switches.decode_prefix_cache:
-        hits = st.just(())
+    hits = per_request(st.booleans()) if variant.switches.decode_prefix_cache else st.just(())
     return st.builds(Walk, flags, flags, reserve, length, choices, hits)
 
 
@@ -124,7 +125,7 @@ def run_walk(
     ``answers=False``: no drain after a finding, whose kind is then only provisional
     (``violation``, or ``wrong_answer`` for the oracle): Hypothesis's search and shrinking
     need only whether a walk fails; the walk itself is the same either way. ``side``: the
-    model's half, shared by the walks of a batch (``model_side.py``).
+    model's half, shared by the walks of a batch (``lockstep.ModelSide``).
 
     An engine that raises is a finding (``crash``), not the fuzzer's crash: it is shrunk and
     saved like any other (e.g. a planted bug committing decode before the transfer ended
@@ -137,23 +138,29 @@ def run_walk(
         init["hit"] = {(r,): v for r, v in enumerate(walk.hit)}
     steps: list[ActionInstance] = []
     n_faults = 0
-    ls: Lockstep | None = None
 
     def result(
-        kind: str | None = None,
-        detail: str = "",
-        div: Divergence | None = None,
-        seen: Seen | None = None,
+        kind: str | None = None, detail: str = "", div: Divergence | None = None
     ) -> WalkResult:
         meta = {"reserve": list(walk.reserve), "finding": kind, "detail": detail}
         trace = Trace(variant.name, dict(sizes), init, tuple(steps), None, meta)
-        if seen is None:
-            return WalkResult(trace, n_faults, kind, detail, div)
-        trace = replace(trace, violated=seen.violated)
-        return WalkResult(trace, n_faults, kind, detail, div, seen.shows, seen.responses)
+        return WalkResult(trace, n_faults, kind, detail, div)
+
+    def judged(ls: Lockstep, state: str, violated: str | None, engine_state: bool) -> WalkResult:
+        """The finding, named by what the clients saw (``_answers``); without ``answers``
+        only provisionally (a violation, or a wrong answer for the oracle)."""
+        if answers:
+            kind, shows, responses, why = _answers(ls, reference, engine_state)
+        else:
+            kind = "violation" if violated else "wrong_answer"
+            shows, responses, why = shown((), engine_state), (), "clients' answers not drained"
+        res = result(kind, f"{state}; {why}")
+        res.trace = replace(res.trace, violated=violated)
+        res.shows, res.responses = shows, responses
+        return res
 
     def go() -> WalkResult:
-        nonlocal n_faults, ls
+        nonlocal n_faults
         ls = Lockstep(
             variant,
             sizes,
@@ -196,12 +203,9 @@ def run_walk(
                 who, bad = ("engine", bad_engine) if bad_engine else ("model", bad_model)
                 state = f"{who} violates {', '.join(bad)} after {inst}"
                 named = (bad_model or bad_engine)[0]  # the trace's claim is the model's
-                state_only = ENGINE_STATE if bad_engine else NOTHING
-                seen = _answers(ls, reference, named, state_only, answers)
-                return result(seen.kind, seen.say(state), seen=seen)
+                return judged(ls, state, named, bool(bad_engine))
         if any(f.wrong for f in ls.oracle(reference)):  # a 200 unlike the single node's
-            seen = _answers(ls, reference, None, NOTHING, answers)
-            return result(seen.kind, seen.say("no invariant broken"), seen=seen)
+            return judged(ls, "no invariant broken", None, False)
         return result()
 
     try:
@@ -211,49 +215,26 @@ def run_walk(
         return result("crash", f"the engine raised {type(exc).__name__}: {exc}{at}")
 
 
-@dataclass(frozen=True)
-class Seen:
-    """What the clients got once the engine drained after a finding."""
-
-    kind: str  # leak | wrong_answer | violation
-    shows: str  # replay's word: leak | wrong_answer | engine_state | nothing
-    responses: tuple[ClientResponse, ...]
-    violated: str | None  # the invariant the walk broke (None: only an answer was wrong)
-    why: str  # the response that shows it, or why none does
-
-    def say(self, state: str) -> str:
-        return f"{state}; {self.why}"
+Seen = tuple[str, str, tuple[ClientResponse, ...], str]  # kind, shows, responses, why
 
 
-def _answers(
-    ls: Lockstep,
-    reference: Reference | None,
-    violated: str | None,
-    otherwise: str,
-    answers: bool = True,
-) -> Seen:
+def _answers(ls: Lockstep, reference: Reference | None, engine_state: bool) -> Seen:
     """Drain the engine to every client's answer as replay does (``drain.py``: no new
     fault, each step still checked against the model), then judge the answers as replay
     does: a leak is a foreign canary in a response, never the engine's state."""
-    if not answers:
-        kind = "violation" if violated else "wrong_answer"
-        return Seen(kind, otherwise, (), violated, "clients' answers not drained")
     _, div = drain(ls)
     responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
-    leaked, wrong = canary_leaks(responses), wrong_answers(responses)
-    if leaked:
-        r = leaked[0]
-        who = ", ".join(r.foreign)
-        why = f"r{r.request} got 200 with tenant {who}'s canary: {r.text!r}"
-        return Seen("leak", LEAK, responses, violated, why)
-    if wrong:
-        r = wrong[0]
-        why = f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"
-        return Seen("wrong_answer", WRONG_ANSWER, responses, violated, why)
+    shows = shown(responses, engine_state)
     why = "no response shows it"
-    if div is not None:
+    if shows == LEAK:
+        r = canary_leaks(responses)[0]
+        why = f"r{r.request} got 200 with tenant {', '.join(r.foreign)}'s canary: {r.text!r}"
+    elif shows == WRONG_ANSWER:
+        r = wrong_answers(responses)[0]
+        why = f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"
+    elif div is not None:
         why += f" (the drain stopped: {div.reason} at {div.action})"
-    return Seen("violation", otherwise, responses, violated, why)
+    return shows if shows in (LEAK, WRONG_ANSWER) else "violation", shows, responses, why
 
 
 def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:
@@ -313,20 +294,13 @@ def _is_fault(ls: Lockstep, inst: ActionInstance) -> bool:
 
 
 def _candidates(ls: Lockstep, faults: bool) -> list[ActionInstance]:
-    c = ls.cluster
-    out = []
-    fault_names = ls.protocol.faults
-    for inst in ls.engine_enabled():
-        rid = inst.args[0] + ls.rids.offset
-        if inst.action == "step" and c.status(rid).generated >= MAX_NEW_TOKENS:
-            continue
-        if not faults and _is_fault(ls, inst):
-            continue
-        out.append(inst)
-    return sorted(out, key=lambda i: _order(i, fault_names))
+    def full(i: ActionInstance) -> bool:  # the request decoded its MAX_NEW_TOKENS
+        return ls.cluster.status(i.args[0] + ls.rids.offset).generated >= MAX_NEW_TOKENS
 
+    def order(i: ActionInstance) -> tuple[bool, tuple[int, ...], float]:
+        # ``insert`` ranks with its request's own events (see ORDER), not after them.
+        args = i.args[:1] if i.action == "insert" else i.args
+        return i.action in ls.protocol.faults, args, ORDER.get(i.action, 99)
 
-def _order(i: ActionInstance, fault_names: frozenset[str]) -> tuple[bool, tuple[int, ...], float]:
-    # ``insert`` ranks with its request's own events (see ORDER), not after them.
-    args = i.args[:1] if i.action == "insert" else i.args
-    return i.action in fault_names, args, ORDER.get(i.action, 99)
+    out = [i for i in ls.engine_enabled() if not (i.action == "step" and full(i))]
+    return sorted((i for i in out if faults or not _is_fault(ls, i)), key=order)

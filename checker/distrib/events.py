@@ -40,11 +40,6 @@ class QueueSink:
             self.queue.put((variant, stage, detail))
 
 
-def forwarding_kind(executor: Any) -> str | None:
-    """How ``executor``'s units reach this process (None: ``check_pool``'s own local pool)."""
-    return "process" if executor is None else getattr(executor, "forwards", None)
-
-
 @contextlib.contextmanager
 def forwarded(progress: ProgressFn | None, kind: str | None) -> Iterator[ProgressFn | None]:
     """A ``ProgressFn`` for the units to carry, drained into ``progress`` until the block ends

@@ -5,11 +5,23 @@ resources it asks for. ``Executor.imap`` runs units as slots free up and yields
 ``(index, result)`` in completion order; ``ordered`` turns that into unit order, skips
 units a campaign already has, and stops feeding units past the first one the caller says
 ends the run (a fuzz finding): the merge is the serial run's, whatever finished first.
+
+``--ray [ADDRESS]`` (``fuzz``, ``check --all``, ``prove --all``) runs the units as Ray tasks,
+on a local Ray (started here, shut down on close) or a cluster: parsing the flag never
+imports Ray; only a ``RayExecutor`` does, and only when it was given. Each unit is one task
+with ``max_retries``: a worker lost mid-campaign (its process killed, its node gone) is run
+again by Ray, and since a unit is a pure function of its arguments the retry gives the same
+result. A unit that asks for GPUs (``fuzz --device cuda``) is placed by Ray on a node with
+a free GPU; Ray sets ``CUDA_VISIBLE_DEVICES`` for the task. (Ray docs, "Fault tolerance >
+Tasks": system failures are retried ``max_retries`` times, default 3; "Accelerator
+support": ``num_gpus`` reserves GPUs and sets the variable.)
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
+import logging
 import multiprocessing
 import sys
 from collections import deque
@@ -17,6 +29,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
+
+from kvproof.spec.errors import KvproofInputError
 
 T = TypeVar("T")
 
@@ -205,20 +219,20 @@ def ordered(
             index = order.popleft()
             yield index, buffered.pop(index)
 
-    stream = executor.imap(feed())
-    try:
+    def released() -> Iterator[tuple[int, Any]]:
         for index, result in stream:
             if on_arrival is not None:
                 on_arrival(index, result)
             arrived(index, result)
             buffered[index] = result
-            for out in release():
-                yield out
-                if stops(out[1]):
-                    return
+            yield from release()
         # the feed has run to its end (or to the first stop): what the campaign already
         # held past the last fresh result
-        for out in release():
+        yield from release()
+
+    stream = executor.imap(feed())
+    try:
+        for out in released():
             yield out
             if stops(out[1]):
                 return
@@ -229,5 +243,97 @@ def ordered(
 
 
 def make_executor(workers: int) -> SerialExecutor | PoolExecutor:
-    """This process for one worker, else a local pool (Ray: ``options.executor_for``)."""
+    """This process for one worker, else a local pool (Ray: ``executor_for``)."""
     return SerialExecutor() if workers <= 1 else PoolExecutor(workers)
+
+
+LOCAL = "local"  # what a bare ``--ray`` parses to: start a Ray on this machine
+
+
+def add_ray_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        default=None,
+        metavar="ADDRESS",
+        help="run the work units on Ray: bare, a local Ray started here; 'auto' or "
+        "host:port, a running cluster (needs: pip install 'kvproof[ray]')",
+    )
+
+
+def executor_for(ray: str | None, workers: int) -> Any:
+    """A Ray executor for ``--ray`` (``workers``: CPUs of a Ray started here), or None."""
+    if ray is None:
+        return None
+    return RayExecutor(None if ray == LOCAL else ray, num_cpus=workers)
+
+
+MAX_RETRIES = 3
+EXTRA = "pip install 'kvproof[ray]'"
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise KvproofInputError(f"needs Ray, which is not installed: {EXTRA}", "--ray") from None
+    return ray
+
+
+class RayExecutor(Closing):
+    """``address``: None starts a local Ray with ``num_cpus`` (and ``num_gpus`` /
+    ``resources``, which tests use to declare a fake GPU on a CPU machine); ``auto`` or
+    ``host:port`` joins a running cluster. A Ray already initialised in this process (a
+    test's fixture, a notebook) is used as it is and left running."""
+
+    forwards = "ray"  # progress on a ``ray.util.queue.Queue`` (``events.py``)
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        num_cpus: int | None = None,
+        num_gpus: int | None = None,
+        resources: Mapping[str, float] | None = None,
+        max_retries: int = MAX_RETRIES,
+    ) -> None:
+        ray = self._ray = import_ray()
+        self._owned = not ray.is_initialized()
+        if self._owned:
+            if address is None:
+                ray.init(
+                    num_cpus=num_cpus,
+                    num_gpus=num_gpus,
+                    resources=dict(resources) if resources else None,
+                    include_dashboard=False,
+                    logging_level=logging.WARNING,
+                )
+            else:
+                ray.init(address=address, logging_level=logging.WARNING)
+        self._task = ray.remote(max_retries=max_retries)(run_unit)
+        cluster = ray.cluster_resources()
+        self.slots = max(1, int(cluster.get("CPU", 1)))
+        self.gpus = int(cluster.get("GPU", 0))
+
+    def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
+        ray = self._ray
+
+        def start(unit: Unit) -> Any:
+            if unit.gpus and unit.gpus > self.gpus:
+                raise KvproofInputError(
+                    f"a unit asks for {unit.gpus} GPU(s); the Ray cluster has {self.gpus}",
+                    "--device",
+                )
+            return self._task.options(num_cpus=1, num_gpus=unit.gpus).remote(unit)
+
+        def first(refs: list[Any]) -> list[Any]:
+            return ray.wait(refs, num_returns=1)[0]
+
+        # One unit per slot in flight (and one queued), so a stop stops early.
+        return in_slots(units, self.slots + 1, start, first, ray.get, ray.cancel)
+
+    def close(self) -> None:
+        if self._owned and self._ray.is_initialized():
+            self._ray.shutdown()
+        self._owned = False

@@ -24,10 +24,6 @@ class Child:
     pid: int
     fd: int | None  # the pipe's read end (None once read or killed)
 
-    def ready(self) -> bool:
-        """Whether the child has written its result (or died): reading will not block."""
-        return self.fd is None or bool(select.select([self.fd], [], [], 0)[0])
-
     def result(self, what: str = "the forked call") -> Any:
         """Wait for the child: its return value, or its exception raised here (typed if it
         pickled); ``what`` names the call when the child died without a result."""

@@ -154,7 +154,7 @@ def _in_loop(report: Any, step: int) -> str:
     lr, n = report.lasso, len(report.trace.steps)
     if lr is None or step <= lr.loop:
         return ""
-    from kvproof.checker.conformance.lasso import loop_step
+    from kvproof.checker.conformance.verdict import loop_step
 
     size = n - lr.loop
     round_no = (step - lr.loop - 1) // size + 1

@@ -72,7 +72,7 @@ def check(
     variants = resolve_variants(names, every, variants_dir, user)
     for variant in variants:  # each --without must be one the variant lists
         require_assumed(variant.name, tuple(variant.assume), options.without)
-    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.distrib.executor import executor_for
     from kvproof.checker.render.check_files import write_files
     from kvproof.checker.render.check_text import outcome
     from kvproof.checker.verify.check_pool import run_jobs

@@ -37,7 +37,7 @@ class FuzzOptions:
     engine_only: bool = False  # skip the model-first search
     device: str = "cpu"
     resume: Path | None = None  # campaign folder (conformance/fuzz.py)
-    ray: str | None = None  # a Ray address (checker/distrib/options.py), or None
+    ray: str | None = None  # a Ray address (checker/distrib/executor.py), or None
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -113,21 +113,22 @@ def fuzz_variant(
 def _model_first(
     variant: Variant, options: FuzzOptions, on_found: Callable[[Any, Path], None] | None
 ) -> FuzzRun | None:
-    from kvproof.checker.conformance.model_first import confirm, model_search
+    from kvproof.checker.conformance.model_first import model_search
 
     found = model_search(
         variant, options.sizes, faults=options.faults, seed=options.seed, max_seconds=0.5
     )
     if found is None:
         return None
-    stem = _stem(variant, options)
-    saved = _save(variant, found.trace, options, stem)
+    saved = _save(variant, found.trace, options)
     if on_found is not None:
         on_found(found, saved)
+    from kvproof.checker.conformance.replay import replay_trace  # the engine: torch, only now
+
     start = time.perf_counter()
-    report = confirm(found.trace, variant)
+    report = replay_trace(found.trace, variant)  # 32 tokens: a whole canary fits
     side = ModelSide(found, report, time.perf_counter() - start)
-    html = _html(variant, found.trace, options, stem)
+    html = _html(variant, found.trace, options, saved)
     return FuzzRun(variant, options, model=side, trace_file=saved, html=html)
 
 
@@ -136,7 +137,7 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
     import torch
 
     from kvproof.checker.conformance.fuzz import default_workers, fuzz
-    from kvproof.checker.distrib.options import executor_for
+    from kvproof.checker.distrib.executor import executor_for
 
     torch.set_num_threads(1)  # tiny models: intra-op threads only add wake-up latency
     workers = options.workers if options.workers is not None else default_workers()
@@ -174,37 +175,33 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
         report.done(name, said, advance=0)
     saved = html = None
     if result.finding is not None:
-        stem = _stem(variant, options)
-        saved = _save(variant, result.finding.trace, options, stem)
-        html = _html(variant, result.finding.trace, options, stem)
+        saved = _save(variant, result.finding.trace, options)
+        html = _html(variant, result.finding.trace, options, saved)
     return FuzzRun(variant, options, result=result, workers=workers, trace_file=saved, html=html)
 
 
-def _stem(variant: Variant, options: FuzzOptions) -> str:
-    """``V.fuzz-SEED``, or ``V.fuzz-SEED.runN`` when an earlier run's finding has that name:
-    the trace and its report share the stem, and neither overwrites an earlier one."""
+def _save(variant: Variant, trace: Any, options: FuzzOptions) -> Path:
+    """The finding's trace, ``V.fuzz-SEED.jsonl``, or ``V.fuzz-SEED.runN.jsonl`` when an
+    earlier run's finding has that name: the trace and its report share the stem, and
+    neither overwrites an earlier one."""
+    from kvproof.checker.traces.tracefile import write_jsonl
+    from kvproof.model.handoff import protocol_of
     from kvproof.spec.files import unused_stem
 
     places = [(options.out, ".jsonl")]
     if options.html is not None:
         places.append((options.html, ".html"))
-    return unused_stem(places, f"{variant.name}.fuzz-{options.seed}")
-
-
-def _save(variant: Variant, trace: Any, options: FuzzOptions, stem: str) -> Path:
-    from kvproof.checker.traces.tracefile import write_jsonl
-    from kvproof.model.handoff import protocol_of
-
+    stem = unused_stem(places, f"{variant.name}.fuzz-{options.seed}")
     options.out.mkdir(parents=True, exist_ok=True)
     saved = options.out / f"{stem}.jsonl"
     write_jsonl(trace, saved, protocol=protocol_of(variant))
     return saved
 
 
-def _html(variant: Variant, trace: Any, options: FuzzOptions, stem: str) -> Path | None:
+def _html(variant: Variant, trace: Any, options: FuzzOptions, saved: Path) -> Path | None:
     if options.html is None:
         return None
-    return write_fuzz_html(options.html, variant, trace, options.seed, stem=stem)
+    return write_fuzz_html(options.html, variant, trace, options.seed, stem=saved.stem)
 
 
 def write_fuzz_html(

@@ -4,7 +4,7 @@ Per variant, one of two things: an inductive proof with the protocol's strengthe
 saved one, ``--strengthening``), or, when the protocol brings none or ``--infer`` asks,
 inference of the strengthening first (``model/search/infer.py``). A proof also says which
 of the variant's assumptions it needs (the proof fails without it). ``--ray`` proves every
-variant as one Ray task each (``checker/verify/prove_pool.py``).
+variant as one Ray task each (``checker/verify/check_pool.py``).
 """
 
 from __future__ import annotations
@@ -93,115 +93,103 @@ def prove_variants(
     for variant in variants:
         active(variant, options.without)  # each dropped one must be listed by the variant
     factory = user.factory if user else None
-    results = None
     if options.ray is not None and options.without:
         raise KvproofInputError("--without runs locally: drop --ray", "--without")
     if options.save and len(variants) != 1:
         raise KvproofInputError("--save needs exactly one VARIANT", "--save")
     proofs: list[VariantProof] = []
     pages: list[Any] = []
-    saved = None
     with progress.open("proving", len(variants)) as report:
+        results = [None] * len(variants)
         if options.ray is not None:
-            results = _on_ray(variants, factory, options, report)
-        for i, variant in enumerate(variants):
-            one = _prove_one(variant, i, results, user, templates, options, report, proofs, pages)
-            saved = one or saved
+            results = _on_ray(variants, options, report)
+        for variant, ray_result in zip(variants, results, strict=True):
+            done, page = _prove_one(variant, ray_result, factory, templates, options, report)
+            proofs.append(done)
+            pages += [page] if page else []
     if options.html:
         from kvproof.checker.render.prove_html import proof_page
         from kvproof.spec.files import write_text_atomic
 
         write_text_atomic(Path(options.html), proof_page(pages))
-    return ProveRun(tuple(proofs), html=options.html, saved=saved)
+    inferred = any(p.inference is not None and p.proved for p in proofs)
+    return ProveRun(tuple(proofs), html=options.html, saved=options.save if inferred else None)
 
 
 def _prove_one(
     variant: Any,
-    i: int,
-    results: list | None,
-    user: Any,
+    ray_result: Any,
+    factory: Any,
     templates: Any,
     options: ProveOptions,
     report: Reporter,
-    proofs: list,
-    pages: list,
-) -> Path | None:
-    """One variant's proof (or the one Ray gave) and its assumptions' necessity, appended
-    to ``proofs`` and ``pages``; the path of a saved strengthening, if any."""
-    from kvproof.checker.verify.checking import protocol_for
+) -> tuple[VariantProof, tuple | None]:
+    """One variant's proof (or the one Ray gave, ``ray_result``) and its assumptions'
+    necessity, with its page for ``--html`` (none for an inference, saved with ``--save``)."""
+    from kvproof.checker.verify.protocols import protocol_for
 
-    factory = user.factory if user else None
     protocol = protocol_for(variant, factory, options.without)
     if options.strengthening:
         from kvproof.model.search.infer import load
 
         protocol = replace(protocol, strengthening=load(options.strengthening, protocol))
-    elif results is None and (options.infer or not protocol.strengthening):
+        ray_result = None
+    elif ray_result is None and (options.infer or not protocol.strengthening):
         done = _infer(variant.name, protocol, templates, options, report)
-        proofs.append(done)
         if options.save and done.proved:
             from kvproof.model.search.infer import save
 
             save(options.save, protocol, done.inference.inferred)
-            return options.save
-        return None
-    result = results[i] if results is not None and not options.strengthening else None
+        return done, None
+    result = ray_result
     if result is None:
         from kvproof.model.search.induction import prove
 
         report.stage(variant.name, "proof")
         result = prove(protocol, timeout_ms=options.timeout * 1000)
-    proofs.append(_proof(variant, result, user is None, options, report))
+    proof = _proof(variant, result, factory is None, options, report)
     report.done(variant.name, "proved" if result.proved else "NOT proved")
-    pages.append((variant, protocol, result))
-    return None
+    return proof, (variant, protocol, result)
 
 
 def _proof(
     variant: Any, result: Any, own: bool, options: ProveOptions, report: Reporter
 ) -> VariantProof:
+    """The proof's ``--json`` object; for kvproof's own protocol (``own``), an assumption
+    is needed when the proof fails without it (the proof alone cannot show a counterexample
+    exists: ``kvproof check --without`` does)."""
     from kvproof.checker.render.check_json import assumptions_json
-
-    timeout_ms = options.timeout * 1000
-    found = _necessity(variant, options.without, result.proved, timeout_ms, report) if own else ()
-    data = {
-        "variant": variant.name,
-        **result.to_json(),
-        "assumptions": assumptions_json(variant, options.without, found),
-        "without": list(options.without),
-    }
-    return VariantProof(variant.name, data, proof=result)
-
-
-def _necessity(
-    variant: Any, without: tuple[str, ...], proved: bool, timeout_ms: int, report: Reporter
-) -> tuple:
-    """For a proof, an assumption is needed when the proof fails without it (the proof
-    alone cannot show a counterexample exists: ``kvproof check --without`` does)."""
     from kvproof.checker.verify.necessity import Necessity
     from kvproof.model.handoff import protocol_of
     from kvproof.model.search.induction import prove
 
-    if not proved:
-        return ()
-    out = []
-    for name in variant.assume:
+    without = options.without
+    found = []
+    for name in variant.assume if own and result.proved else ():
         if name in without:
             continue
         report.stage(variant.name, "necessity", name)
-        again = prove(protocol_of(variant, without=(*without, name)), timeout_ms=timeout_ms)
+        again = prove(
+            protocol_of(variant, without=(*without, name)), timeout_ms=options.timeout * 1000
+        )
         if again.proved:
-            out.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
+            found.append(Necessity(name, False, "unnecessary: the proof goes through without it"))
         else:
-            out.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
-    return tuple(out)
+            found.append(Necessity(name, True, f"needed by the proof: without it {again.summary}"))
+    data = {
+        "variant": variant.name,
+        **result.to_json(),
+        "assumptions": assumptions_json(variant, without, found),
+        "without": list(without),
+    }
+    return VariantProof(variant.name, data, proof=result)
 
 
-def _on_ray(variants: list, factory: Any, options: ProveOptions, report: Reporter) -> list:
+def _on_ray(variants: list, options: ProveOptions, report: Reporter) -> list:
     """Every variant's proof as one Ray task; results in variant order. A proof is one
     solver call with no stages inside, so progress hears of each as its result arrives."""
-    from kvproof.checker.distrib.options import executor_for
-    from kvproof.checker.verify.prove_pool import prove_variants as on_pool
+    from kvproof.checker.distrib.executor import executor_for
+    from kvproof.checker.verify.check_pool import prove_variants as on_pool
 
     for v in variants:
         report.stage(v.name, "ray", "proving")
@@ -214,7 +202,6 @@ def _on_ray(variants: list, factory: Any, options: ProveOptions, report: Reporte
             variants,
             ray,
             protocol=options.protocol,
-            factory=factory,
             timeout_ms=options.timeout * 1000,
             on_done=arrived,
         )

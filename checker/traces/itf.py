@@ -19,8 +19,7 @@ from typing import Any
 
 from kvproof import __version__
 from kvproof.checker.traces.carried_variant import CARRIED
-from kvproof.checker.traces.lasso import check_loop_closes, check_loop_index
-from kvproof.checker.traces.tracefile import param_names
+from kvproof.checker.traces.tracefile import check_loop_closes, check_loop_index, param_names
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import ReplayError, Trace, initial_assignment, replay
@@ -57,8 +56,7 @@ def write_itf(trace: Trace, path: Path, protocol: Any, states: Sequence[State] =
     states = states or replay(trace, concrete)
     rows = []
     for i, st in enumerate(states):
-        row: dict[str, Any] = {"#meta": {"index": i}}
-        row.update(_encode_state(concrete, st))
+        row: dict[str, Any] = {"#meta": {"index": i}, **_encode_state(concrete, st)}
         if i == 0:
             row[ACTION_KEY], row[PICKS_KEY] = INIT_ACTION, {}
         else:
@@ -106,9 +104,7 @@ def itf_loop(loop: int, steps: int) -> int:
 
 def _value(x: Any, where: str) -> Any:
     """Decode an ITF value into ints, bools, strings and tuples."""
-    if isinstance(x, bool | str):
-        return x
-    if isinstance(x, int):
+    if isinstance(x, bool | str | int):
         return x
     if isinstance(x, dict):
         if "#bigint" in x:
@@ -178,27 +174,24 @@ def read_itf(path: Path, protocol: Any) -> Trace:
         if not isinstance(sizes.get(sort), int):
             raise KvproofInputError(f"no size for sort {sort}", f"{path}: #meta.sizes")
     concrete = Concrete(Instance(protocol, sizes))
-    state = concrete.make_state(decoded[0])
-    init = initial_assignment(concrete, state)
+    states = [concrete.make_state(decoded[0])]
     steps: list[ActionInstance] = []
-    states = [state]
     for i, row in enumerate(doc["states"][1:], start=1):
         where = f"{path}: states[{i}]"
         if ACTION_KEY in row:
             inst = _picked(protocol, row, where)
-            nxt = concrete.step(state, inst)
+            nxt = concrete.step(states[-1], inst)
             if nxt is None:
                 raise KvproofInputError(f"{inst} is not enabled in the previous state", where)
         else:
-            inst, nxt = _infer(concrete, state, decoded[i], where)
+            inst, nxt = _infer(concrete, states[-1], decoded[i], where)
         steps.append(inst)
         states.append(nxt)
-        state = nxt
     loop = _loop(concrete, states, decoded, steps, doc.get("loop"), path)
     trace = Trace(
         variant=str(meta.get("variant") or ""),
         sizes=dict(sizes),
-        init=init,
+        init=initial_assignment(concrete, states[0]),
         steps=tuple(steps),
         violated=meta.get("violated"),
         meta={"source": str(meta.get("source", "itf"))}
@@ -280,10 +273,9 @@ def _infer(
 
 def _infer_sizes(protocol: Any, states: list[dict[str, dict[tuple[int, ...], Any]]]) -> dict:
     sizes = {s: 0 for s in protocol.sorts}
-    for st in states[:1]:
-        for var, cells in st.items():
-            for args in cells:
-                for sort, a in zip(protocol.var(var).args, args, strict=False):
-                    if isinstance(a, int):
-                        sizes[sort] = max(sizes[sort], a + 1)
+    for var, cells in states[0].items():
+        for args in cells:
+            for sort, a in zip(protocol.var(var).args, args, strict=False):
+                if isinstance(a, int):
+                    sizes[sort] = max(sizes[sort], a + 1)
     return sizes

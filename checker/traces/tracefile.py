@@ -15,7 +15,14 @@ strict: every error is a ``KvproofInputError`` naming ``path:line``.
 A lasso (a liveness counterexample, issue #29) adds ``"loop": i`` to the header: steps
 ``i+1..n`` repeat forever, back to the state after step ``i``; each of them is marked
 ``"in_loop": true``. Safety traces have neither, so files written before lassos load as
-before; a loop out of range, or one that does not close, is bad input (``lasso.py``).
+before; a loop out of range, or one that does not close, is bad input.
+
+A lasso's ``steps[loop:]`` must return to the state reached after ``steps[:loop]`` (issue
+#29 items 3 and 6): a file whose loop does not close describes no infinite run, so it is
+rejected like any other malformed input, in either format (``check_loop_index``,
+``check_loop_closes``; ``itf.py`` reads the same). An empty loop (``loop`` equal to the
+number of steps) is the liveness search's stutter: the run stays in its last state forever,
+no fair step being enabled there (``model/search/lasso.py``), which closes by itself.
 """
 
 from __future__ import annotations
@@ -26,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from kvproof import __version__
-from kvproof.checker.traces.lasso import check_loop_closes, check_loop_index
 from kvproof.model.lang.concrete import Concrete
+from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import Trace, replay
 from kvproof.spec.errors import KvproofInputError
@@ -36,19 +43,9 @@ from kvproof.spec.files import read_text, write_text_atomic
 FORMAT_VERSION = 1
 # ``steps``: the number of step lines. A file cut at a line boundary is still valid JSON
 # Lines; without the count it would replay as a shorter, passing trace.
-HEADER_KEYS = {
-    "kvproof_trace",
-    "kvproof_version",
-    "variant",
-    "sizes",
-    "seed",
-    "init",
-    "violated",
-    "steps",
-    "loop",
-}
+REQUIRED_HEADER = ("kvproof_trace", "variant", "sizes", "init", "steps")
 # ``loop`` only for a lasso: safety traces (and every file written before it) omit it.
-OPTIONAL_HEADER = {"meta", "seed", "violated", "kvproof_version", "loop"}
+OPTIONAL_HEADER = ("kvproof_version", "seed", "violated", "loop", "meta")
 STEP_KEYS = {"step", "action", "args", "state", "in_loop"}
 
 
@@ -65,38 +62,8 @@ def param_names(params: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def cell_key(args: tuple[int, ...]) -> str:
-    return ",".join(map(str, args))
-
-
-def parse_cell_key(key: str) -> tuple[int, ...]:
-    if key == "":
-        return ()
-    return tuple(int(x) for x in key.split(","))
-
-
-def _encode_init(init: dict[str, dict[tuple[int, ...], Any]]) -> dict[str, Any]:
-    return {var: {cell_key(a): v for a, v in sorted(cells.items())} for var, cells in init.items()}
-
-
-def _state_json(trace: Trace, protocol: Any, states: Sequence[Any]) -> list[dict[str, Any]]:
-    if protocol is None or not states:
-        return []
-    concrete = Concrete(Instance(protocol, trace.sizes))
-    out = []
-    for st in states:
-        values = concrete.as_dict(st)
-        out.append({v: {cell_key(a): x for a, x in cells.items()} for v, cells in values.items()})
-    return out
-
-
-def _action_params(protocol: Any, name: str) -> tuple[str, ...] | None:
-    if protocol is None:
-        return None
-    try:
-        return protocol.action(name).params
-    except KeyError:
-        return None
+def _cells_json(cells: dict[tuple[int, ...], Any]) -> dict[str, Any]:
+    return {",".join(map(str, a)): v for a, v in cells.items()}
 
 
 def write_jsonl(
@@ -104,18 +71,18 @@ def write_jsonl(
 ) -> None:
     """Write ``trace``; with ``protocol`` each step line also carries the model's state
     (``states``: the trace's, when the caller holds them; else replayed here)."""
-    if protocol is None:
-        states = ()
-    elif not states:
-        states = replay(trace, Concrete(Instance(protocol, trace.sizes)))
-    state_rows = _state_json(trace, protocol, states)
+    state_rows = []
+    if protocol is not None:
+        concrete = Concrete(Instance(protocol, trace.sizes))
+        for st in states or replay(trace, concrete):
+            state_rows.append({v: _cells_json(c) for v, c in concrete.as_dict(st).items()})
     header: dict[str, Any] = {
         "kvproof_trace": FORMAT_VERSION,
         "kvproof_version": __version__,
         "variant": trace.variant,
         "sizes": dict(trace.sizes),
         "seed": trace.meta.get("seed"),
-        "init": _encode_init(trace.init),
+        "init": {var: _cells_json(dict(sorted(c.items()))) for var, c in trace.init.items()},
         "violated": trace.violated,
         "steps": len(trace.steps),
     }
@@ -126,12 +93,10 @@ def write_jsonl(
         header["meta"] = meta
     lines = [json.dumps(header, sort_keys=False)]
     for i, inst in enumerate(trace.steps, start=1):
-        params = _action_params(protocol, inst.action)
-        names = param_names(params) if params else _guess_names(inst)
         row: dict[str, Any] = {
             "step": i,
             "action": inst.action,
-            "args": dict(zip(names, inst.args, strict=True)),
+            "args": dict(zip(_arg_names(protocol, inst), inst.args, strict=True)),
         }
         if trace.loop is not None and i > trace.loop:
             row["in_loop"] = True  # informative: the header's ``loop`` is what counts
@@ -141,9 +106,14 @@ def write_jsonl(
     write_text_atomic(path, "\n".join(lines) + "\n")
 
 
-def _guess_names(inst: ActionInstance) -> tuple[str, ...]:
-    # Without the protocol the sorts are unknown: positional names (reading keeps order).
-    return tuple(f"a{i}" for i in range(len(inst.args)))
+def _arg_names(protocol: Any, inst: ActionInstance) -> tuple[str, ...]:
+    """The protocol's names for ``inst``'s arguments; without the protocol (or the action)
+    the sorts are unknown: positional names (reading keeps order)."""
+    try:
+        params = protocol.action(inst.action).params if protocol is not None else ()
+    except KeyError:
+        params = ()
+    return param_names(params) if params else tuple(f"a{i}" for i in range(len(inst.args)))
 
 
 def _fail(path: Path, line: int, message: str) -> KvproofInputError:
@@ -186,8 +156,8 @@ def read_jsonl(path: Path) -> Trace:
     version = header["kvproof_trace"]
     _require(version == FORMAT_VERSION, path, n, f"unsupported trace format {version!r} (want 1)")
     for key in header:
-        _require(key in HEADER_KEYS | {"meta"}, path, n, f"unknown header key '{key}'")
-    for key in HEADER_KEYS - OPTIONAL_HEADER:
+        _require(key in REQUIRED_HEADER + OPTIONAL_HEADER, path, n, f"unknown header key '{key}'")
+    for key in REQUIRED_HEADER:
         _require(key in header, path, n, f"missing header key '{key}'")
     variant, sizes, init = header["variant"], header["sizes"], header["init"]
     ok = isinstance(variant, str) and bool(variant)
@@ -201,7 +171,9 @@ def read_jsonl(path: Path) -> Trace:
     for var, cells in init.items():
         _require(isinstance(cells, dict), path, n, f"'init.{var}' must map cell keys to values")
         try:
-            init_cells[var] = {parse_cell_key(k): v for k, v in cells.items()}
+            init_cells[var] = {
+                tuple(map(int, k.split(","))) if k else (): v for k, v in cells.items()
+            }
         except ValueError:
             raise _fail(path, n, f"'init.{var}': cell keys are comma-separated ints") from None
     violated, seed = header.get("violated"), header.get("seed")
@@ -272,6 +244,39 @@ def _check_marks(path: Path, rows: list[tuple[int, Any]], loop: int | None) -> N
             raise _fail(path, n, "step is marked 'in_loop' but the header has no 'loop'")
         if i <= loop:
             raise _fail(path, n, f"step {i} is marked 'in_loop' but the loop starts at {loop + 1}")
+
+
+def check_loop_index(loop: Any, count: int, where: str, unit: str = "steps") -> int | None:
+    """``loop`` as read from a file: None, or an int with ``0 <= loop <= count`` for steps
+    (``count``: the stutter), ``0 <= loop < count`` for states.
+
+    ``count`` is the trace's number of ``unit``: kvproof's files count steps, ITF counts
+    states (``itf.py`` converts)."""
+    if loop is None:
+        return None
+    if not _is_int(loop):
+        raise KvproofInputError(f"'loop' must be an integer, got {loop!r}", where)
+    top = count if unit == "steps" else count - 1
+    if not 0 <= loop <= top:
+        raise KvproofInputError(
+            f"'loop' {loop} is out of range: the trace has {count} {unit} (want 0..{top})",
+            where,
+        )
+    return loop
+
+
+def check_loop_closes(trace: Trace, protocol: Protocol, where: str) -> None:
+    """The state after the last step equals the state at ``loop`` (KvproofInputError if not)."""
+    if trace.loop is None:
+        return
+    concrete = Concrete(Instance(protocol, trace.sizes))
+    states = replay(trace, concrete)
+    if concrete.as_dict(states[-1]) != concrete.as_dict(states[trace.loop]):
+        raise KvproofInputError(
+            f"the loop does not close: the state after step {len(trace.steps)} differs from "
+            f"the state after step {trace.loop} (where the loop starts)",
+            where,
+        )
 
 
 def check_against(trace: Trace, protocol: Any, where: str) -> None:

@@ -8,18 +8,27 @@ is a whole variant, not a (variant, invariant) pair: BMC shares one incremental 
 across a variant's invariants, and split runs could return other (equally valid)
 counterexamples than a local run. While a job runs, its phases' starts reach the caller's
 ``progress`` through ``distrib/events.py``: a result alone comes only at the job's end.
+
+``prove --all --ray`` cuts its work the same way: one unit is one variant's proof (every
+obligation of its inductive invariant), which Z3 discharges in one ``Prover``; the result
+is plain data (the counterexample to induction names its protocol, switches and
+description). A worker gets no state from this module: each unit carries what it checks,
+the protocols or the user protocol's ``module:attr`` (``factory_of``), as its arguments.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import Any
 
-from kvproof.checker.distrib.events import ProgressFn, forwarded, forwarding_kind
-from kvproof.checker.distrib.executor import Executor, PoolExecutor, Unit, ordered
+from kvproof.checker.distrib.events import ProgressFn, forwarded
+from kvproof.checker.distrib.executor import Executor, PoolExecutor, SerialExecutor, Unit, ordered
 from kvproof.checker.distrib.fork import ForkExecutor
 from kvproof.checker.verify.driver import CheckJob, Protocols, built, run_job
+from kvproof.checker.verify.protocols import factory_of, protocol_for
 from kvproof.checker.verify.verdict import VariantVerdict
+from kvproof.spec.variant import Variant
 
 
 def work(
@@ -50,15 +59,12 @@ def run_jobs(
     """Every job's verdict, in the order of ``jobs``: in this process, on ``workers`` local
     forks, or on ``executor`` (a Ray cluster: ``check --all --ray``). ``progress`` hears
     every phase of every job as it begins; ``on_done`` sees each verdict as it arrives."""
-    if executor is None and (workers <= 1 or len(jobs) <= 1):
-        out = []
-        for job, protocols in jobs:
-            verdict = run_job(job, protocols, progress)
-            if on_done:
-                on_done(verdict)
-            out.append(verdict)
-        return out
+    serial = executor is None and (workers <= 1 or len(jobs) <= 1)
     forks = executor is None and hasattr(os, "fork")
+    slots = min(workers, len(jobs))
+    pool: Executor = executor or (
+        SerialExecutor() if serial else ForkExecutor(slots) if forks else PoolExecutor(slots)
+    )
     results: dict[int, VariantVerdict] = {}
 
     def arrived(i: int, out: VariantVerdict) -> None:
@@ -67,21 +73,42 @@ def run_jobs(
         if on_done:
             on_done(results[i])
 
-    pool: Executor
-    if executor is not None:
-        pool = executor
-    else:
-        slots = min(workers, len(jobs))
-        pool = ForkExecutor(slots) if forks else PoolExecutor(slots)
     try:
-        with forwarded(progress, forwarding_kind(executor)) as sink:
+        with forwarded(progress, getattr(pool, "forwards", None)) as sink:
             units = [
-                Unit(i, work, (job, protocols if forks else None, sink))
+                Unit(i, work, (job, protocols if forks or serial else None, sink))
                 for i, (job, protocols) in enumerate(jobs)
             ]
-            for _ in ordered(pool, sorted(units, key=_cost), on_arrival=arrived):
+            # in this process in the order given, as a user listed them; else longest first
+            fed = units if serial else sorted(units, key=_cost)
+            for _ in ordered(pool, fed, on_arrival=arrived):
                 pass
     finally:
         if executor is None:
             pool.close()
     return [results[i] for i in range(len(jobs))]
+
+
+def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:
+    from kvproof.model.search.induction import prove
+
+    return prove(protocol_for(variant, factory_of(protocol)), timeout_ms=timeout_ms)
+
+
+def prove_variants(
+    variants: Sequence[Variant],
+    executor: Executor,
+    *,
+    protocol: str | None = None,
+    timeout_ms: int = 60_000,
+    on_done: Callable[[Variant, Any], None] | None = None,
+) -> list[Any]:
+    """Each variant's ``ProofResult``, in the order of ``variants`` (``protocol``: a user
+    protocol's ``module:attr``, each unit builds its own)."""
+    units = [Unit(i, prove_unit, (v, protocol, timeout_ms)) for i, v in enumerate(variants)]
+    out = []
+    for i, result in ordered(executor, units):
+        if on_done is not None:
+            on_done(variants[i], result)
+        out.append(result)
+    return out

@@ -18,15 +18,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kvproof.checker.distrib.events import ProgressFn
 from kvproof.checker.distrib.fork import Child, fork_call
-from kvproof.checker.verify.checking import ProtocolFactory, protocol_for
 from kvproof.checker.verify.plan import SUBSET_LEAD, CheckOptions, Phase, plan, split_names
-from kvproof.checker.verify.protocols import factory_of
+from kvproof.checker.verify.protocols import ProtocolFactory, factory_of, protocol_for
 from kvproof.checker.verify.verdict import CompleteRun, VariantVerdict
 from kvproof.model.lang.dsl import Protocol
 from kvproof.spec.errors import KvproofInputError
@@ -103,140 +101,125 @@ def run_job(
 ) -> VariantVerdict:
     """The job's phases in order; ``progress`` hears each begin ("start", "bmc" with the
     depth, "proof", "necessity" with the assumption, "complete", "liveness")."""
-    say = progress or _silent
-    say(job.variant.name, "start", "")
+    run = _Phases(job, protocols, progress or _silent)
+    run.say(job.variant.name, "start", "")
     verdict = VariantVerdict(job.variant, protocols.safety, without=job.options.without)
     for phase in job.phases:
-        verdict = RUNNERS[phase.name](job, phase, verdict, protocols, say)
+        verdict = getattr(run, phase.name)(phase, verdict)
     return verdict
 
 
-Runner = Callable[[CheckJob, Phase, VariantVerdict, Protocols, ProgressFn], VariantVerdict]
+@dataclass(frozen=True)
+class _Phases:
+    """Each phase of a running job, by its ``Phase.name``: it reads the verdict so far and
+    returns it with its answer."""
 
+    job: CheckJob
+    protocols: Protocols
+    say: ProgressFn
 
-def _bmc(
-    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
-) -> VariantVerdict:
-    if verdict.settled_by == "proof":
-        return verdict  # the proof answered for every depth: no deeper search
-    from kvproof.model.search.bmc import bmc
+    def bmc(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
+        if verdict.settled_by == "proof":
+            return verdict  # the proof answered for every depth: no deeper search
+        from kvproof.model.search.bmc import bmc
 
-    assert phase.depth is not None
-    name = job.variant.name
-    safety, _ = split_names(job.options.invariants)
-    # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x and,
-    # with a proof's inductive invariant (the background subset), a buggy one's deep queries
-    # too; they change no verdict and no length, only which equally short trace Z3 picks.
-    hook = None
-    if phase.background:
-        hook = BackgroundSubset(protocols.safety, phase.depth - SUBSET_LEAD)
-    try:
-        result = bmc(
-            protocols.safety,
-            job.options.sizes,
-            phase.depth,
-            variant=name,
-            on_depth=lambda k: say(name, "bmc", str(k)),
-            invariants=safety or None,
-            settled=hook,
-        )
-    finally:
-        if hook is not None:
-            hook.close()  # a proof still running is not needed any more
-    return dataclasses.replace(verdict, invariants=result)
-
-
-def _proof(
-    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
-) -> VariantVerdict:
-    if verdict.proof is not None or (phase.settles and not verdict.bmc.holds):
-        return verdict  # proved already, or a shallow counterexample: the deep BMC decides
-    from kvproof.model.search.induction import prove
-
-    say(job.variant.name, "proof", "")
-    proof = prove(protocols.safety)
-    settled = "proof" if phase.settles and proof.proved else verdict.settled_by
-    return dataclasses.replace(verdict, proof=proof, settled_by=settled)
-
-
-def _necessity(
-    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
-) -> VariantVerdict:
-    from kvproof.checker.verify.necessity import necessity
-    from kvproof.spec.assumptions import GUARD, of_kind
-
-    assert phase.depth is not None
-    variant, without = job.variant, job.options.without
-    holding = [r.invariant for r in verdict.bmc.results if r.holds]
-    found = []
-    # a fairness assumption changes no safety verdict: the liveness phase assesses it. Each
-    # looks to the full depth, even when the proof settled the verdict at a shallow one.
-    for name in of_kind(variant.assume, GUARD):
-        if name in without:
-            continue
-        say(variant.name, "necessity", name)
-        found.append(
-            necessity(
-                variant,
-                name,
-                lambda names: protocol_for(variant, None, names),
-                dropped=without,
-                holding=holding,
-                sizes=verdict.bmc.sizes,
-                depth=phase.depth,
-                prove_it=verdict.proof is not None,
+        assert phase.depth is not None
+        name = self.job.variant.name
+        safety, _ = split_names(self.job.options.invariants)
+        # Settled-depth lemmas (model/search/bmc.py) cut a fixed variant's depth-15 BMC 4-13x and,
+        # with a proof's inductive invariant (the background subset), a buggy one's deep queries
+        # too; they change no verdict and no length, only which equally short trace Z3 picks.
+        hook = None
+        if phase.background:
+            hook = BackgroundSubset(self.protocols.safety, phase.depth - SUBSET_LEAD)
+        try:
+            result = bmc(
+                self.protocols.safety,
+                self.job.options.sizes,
+                phase.depth,
+                variant=name,
+                on_depth=lambda k: self.say(name, "bmc", str(k)),
+                invariants=safety or None,
+                settled=hook,
             )
+        finally:
+            if hook is not None:
+                hook.close()  # a proof still running is not needed any more
+        return dataclasses.replace(verdict, invariants=result)
+
+    def proof(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
+        if verdict.proof is not None or (phase.settles and not verdict.bmc.holds):
+            return verdict  # proved already, or a shallow counterexample: the deep BMC decides
+        from kvproof.model.search.induction import prove
+
+        self.say(self.job.variant.name, "proof", "")
+        proof = prove(self.protocols.safety)
+        settled = "proof" if phase.settles and proof.proved else verdict.settled_by
+        return dataclasses.replace(verdict, proof=proof, settled_by=settled)
+
+    def necessity(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
+        from kvproof.checker.verify.necessity import necessity
+        from kvproof.spec.assumptions import GUARD, of_kind
+
+        assert phase.depth is not None
+        variant, without = self.job.variant, self.job.options.without
+        holding = [r.invariant for r in verdict.bmc.results if r.holds]
+        found = []
+        # a fairness assumption changes no safety verdict: the liveness phase assesses it. Each
+        # looks to the full depth, even when the proof settled the verdict at a shallow one.
+        for name in of_kind(variant.assume, GUARD):
+            if name in without:
+                continue
+            self.say(variant.name, "necessity", name)
+            found.append(
+                necessity(
+                    variant,
+                    name,
+                    lambda names: protocol_for(variant, None, names),
+                    dropped=without,
+                    holding=holding,
+                    sizes=verdict.bmc.sizes,
+                    depth=phase.depth,
+                    prove_it=verdict.proof is not None,
+                )
+            )
+        return dataclasses.replace(verdict, necessity=tuple(found))
+
+    def complete(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
+        proof = verdict.proof
+        unknown = verdict.bmc.holds and proof is not None and not proof.proved
+        if phase.reason == "fallback" and not unknown:
+            return verdict  # BMC or the proof decided: nothing for the search to settle
+        from kvproof.model.search.complete import check_complete
+
+        assert phase.reason is not None and phase.budget is not None
+        self.say(self.job.variant.name, "complete", "")
+        name, sizes, budget = self.job.variant.name, self.job.options.sizes, phase.budget
+        done = check_complete(
+            self.protocols.safety, sizes, budget_s=budget, variant=name, proved=proof
         )
-    return dataclasses.replace(verdict, necessity=tuple(found))
+        command = None  # an unknown names what would decide it: the search with 4x the budget
+        if done.verdict == "unknown":
+            words = ["kvproof", "check", name]
+            words += ["--protocol", self.job.options.protocol] if self.job.options.protocol else []
+            words += ["--complete", "--requests", str(sizes["Req"]), "--pages", str(sizes["Page"])]
+            command = " ".join(shlex.quote(w) for w in [*words, "--budget", f"{budget * 4:g}"])
+        return dataclasses.replace(verdict, complete=CompleteRun(phase.reason, done, command))
 
+    def liveness(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
+        from kvproof.checker.verify.liveness import check_liveness
 
-def _complete(
-    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
-) -> VariantVerdict:
-    proof = verdict.proof
-    unknown = verdict.bmc.holds and proof is not None and not proof.proved
-    if phase.reason == "fallback" and not unknown:
-        return verdict  # BMC or the proof decided: nothing for the search to settle
-    from kvproof.model.search.complete import check_complete
-
-    assert phase.reason is not None and phase.budget is not None
-    say(job.variant.name, "complete", "")
-    name, sizes, budget = job.variant.name, job.options.sizes, phase.budget
-    done = check_complete(protocols.safety, sizes, budget_s=budget, variant=name, proved=proof)
-    command = None  # an unknown names what would decide it: the search with 4x the budget
-    if done.verdict == "unknown":
-        words = ["kvproof", "check", name]
-        words += ["--protocol", job.options.protocol] if job.options.protocol else []
-        words += ["--complete", "--requests", str(sizes["Req"]), "--pages", str(sizes["Page"])]
-        command = " ".join(shlex.quote(w) for w in [*words, "--budget", f"{budget * 4:g}"])
-    return dataclasses.replace(verdict, complete=CompleteRun(phase.reason, done, command))
-
-
-def _liveness(
-    job: CheckJob, phase: Phase, verdict: VariantVerdict, protocols: Protocols, say: ProgressFn
-) -> VariantVerdict:
-    from kvproof.checker.verify.liveness import check_liveness
-
-    assert protocols.liveness is not None
-    say(job.variant.name, "liveness", "")
-    found = check_liveness(
-        job.variant,
-        protocols.liveness,
-        names=phase.names,
-        without=job.options.without,
-        factory=factory_of(job.options.protocol) if phase.necessity else None,
-        necessity=phase.necessity,
-    )
-    return dataclasses.replace(verdict, liveness=found)
-
-
-RUNNERS: dict[str, Runner] = {
-    "bmc": _bmc,
-    "proof": _proof,
-    "necessity": _necessity,
-    "complete": _complete,
-    "liveness": _liveness,
-}
+        assert self.protocols.liveness is not None
+        self.say(self.job.variant.name, "liveness", "")
+        found = check_liveness(
+            self.job.variant,
+            self.protocols.liveness,
+            names=phase.names,
+            without=self.job.options.without,
+            factory=factory_of(self.job.options.protocol) if phase.necessity else None,
+            necessity=phase.necessity,
+        )
+        return dataclasses.replace(verdict, liveness=found)
 
 
 def _silent(variant: str, stage: str, detail: str = "") -> None:

@@ -51,24 +51,16 @@ class Forever:
         return f"request r{self.r} is never answered"
 
 
-def loop_states(
-    trace: Trace, protocol: Any, states: Sequence[State] = ()
-) -> tuple[Concrete, list[State]]:
-    """The interpreter and the loop's states: after ``steps[:loop]`` up to the last loop
-    step's pre-state (the state after the last step is the first again); an empty loop
-    (a stutter) is its one state, the last. ``states``: the trace's, if the caller has them."""
+def forever(trace: Trace, protocol: Any, states: Sequence[State] = ()) -> tuple[Forever, ...]:
+    """What stays unresolved in every state of ``trace``'s loop, for ``trace.violated``
+    (``states``: the trace's, if the caller has them). The loop's states run from the one
+    after ``steps[:loop]`` up to the last loop step's pre-state (the state after the last
+    step is the first again); an empty loop (a stutter) is its one state, the last."""
     if trace.loop is None:
         raise ValueError("not a lasso: the trace has no loop")
     concrete = Concrete(Instance(protocol, trace.sizes))
     states = list(states) or replay(trace, concrete)
-    if trace.loop == len(trace.steps):
-        return concrete, states[-1:]
-    return concrete, states[trace.loop : -1]
-
-
-def forever(trace: Trace, protocol: Any, states: Sequence[State] = ()) -> tuple[Forever, ...]:
-    """What stays unresolved in every state of ``trace``'s loop, for ``trace.violated``."""
-    concrete, states = loop_states(trace, protocol, states)
+    states = states[-1:] if trace.loop == len(trace.steps) else states[trace.loop : -1]
     names = {v.name for v in protocol.vars}
     kinds = ABOUT.get(trace.violated or "", ("unanswered", "unscheduled", "held"))
     found: list[Forever] = []

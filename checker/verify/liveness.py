@@ -13,7 +13,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.verify.checking import ProtocolFactory, protocol_for
+from kvproof.checker.verify.protocols import ProtocolFactory, protocol_for
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.search.lasso import LivenessResult, find_lassos
 from kvproof.spec.assumptions import FAIRNESS, of_kind

@@ -70,7 +70,7 @@ class CheckOptions:
     liveness: bool = False  # only the liveness properties (--liveness)
     protocol: str | None = None  # a user protocol's 'module:attr'
     workers: int | None = None  # processes (None: one per core, at most one per variant)
-    ray: str | None = None  # a Ray address (checker/distrib/options.py), or None
+    ray: str | None = None  # a Ray address (checker/distrib/executor.py), or None
     out: Path | None = None  # traces (.jsonl, .itf.json) of each counterexample
     html: Path | None = None  # an HTML report per violated invariant
     junit: Path | None = None

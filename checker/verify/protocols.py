@@ -1,4 +1,5 @@
-"""Which protocol and which variants a command runs on: kvproof's own, or a user's.
+"""Which protocol and which variants a command runs on: kvproof's own, or a user's, under
+the variant's assumptions (``protocol_for``).
 
 A user protocol is written with kvproof's DSL in the user's own module and named on the
 command line as ``module:attr`` (or ``path/to/file.py:attr``). ``attr`` is a factory
@@ -38,6 +39,30 @@ from kvproof.spec.variant import (
     list_variants,
     load_variant,
 )
+
+ProtocolFactory = Callable[[Any], Protocol]
+
+
+def protocol_for(
+    variant: Variant,
+    factory: ProtocolFactory | None = None,
+    without: tuple[str, ...] = (),
+    *,
+    liveness: bool = False,
+) -> Protocol:
+    """The protocol a variant's switches configure: kvproof's handoff unless ``factory``,
+    under the variant's assumptions less ``without``. A user protocol gets the guards of
+    kvproof's assumptions on the actions it shares with kvproof's handoff, and the
+    fairness of its fairness assumptions. ``liveness``: kvproof's handoff with a peer that
+    may die unless the variant assumes ``prefill_eventually_reports`` (``protocol_of``)."""
+    from kvproof.model.handoff import protocol_of  # loads Z3: not before names are checked
+    from kvproof.model.handoff.assumptions import active, apply
+
+    if factory is None:
+        return protocol_of(variant, without=without, liveness=liveness)
+    names = active(variant, without)
+    protocol = factory(variant.switches)
+    return apply(protocol, names, variant.switches, str(variant.path)) if names else protocol
 
 
 @dataclass(frozen=True)
@@ -83,8 +108,7 @@ def load_protocol(spec: str) -> UserProtocol:
         def invariants(sw: Any) -> tuple[str, ...]:
             return tuple(i.name for i in factory(sw).safety)
 
-    folder = lookup("VARIANTS_DIR")
-    declared = lookup("ASSUMPTIONS")
+    folder, declared = lookup("VARIANTS_DIR"), lookup("ASSUMPTIONS")
     return UserProtocol(
         spec,
         factory,
@@ -106,19 +130,17 @@ def resolve_variants(
     folder: Path | None = None,
     protocol: str | UserProtocol | None = None,
 ) -> list[Variant]:
-    """The variants named (or every one in the folder), validated for ``protocol``."""
-    if protocol is None:
-        # kvproof's own protocol: its switches and invariants, exactly as before.
-        folder = folder or VARIANTS_DIR
-        if every:
-            return list_variants(folder)
-        return [load_variant(n, folder) for n in names]
+    """The variants named (or every one in the folder), validated for ``protocol`` (None:
+    kvproof's own, its switches and invariants)."""
     user = load_protocol(protocol) if isinstance(protocol, str) else protocol
-    folder = folder or user.variants_dir or VARIANTS_DIR
-    names_ = user.assumptions
+    vocabulary: tuple[Any, ...] = ()
+    if user is not None:
+        folder = folder or user.variants_dir
+        vocabulary = (user.switches_type, user.invariants, user.assumptions)
+    folder = folder or VARIANTS_DIR
     if every:
-        return list_variants(folder, user.switches_type, user.invariants, names_)
-    return [load_variant(n, folder, user.switches_type, user.invariants, names_) for n in names]
+        return list_variants(folder, *vocabulary)
+    return [load_variant(n, folder, *vocabulary) for n in names]
 
 
 def _import(modname: str) -> ModuleType:

@@ -18,8 +18,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
-from kvproof.checker.verify.checking import protocol_for
-from kvproof.checker.verify.protocols import load_protocol, resolve_variants
+from kvproof.checker.verify.protocols import load_protocol, protocol_for, resolve_variants
 from kvproof.model.search.infer import infer
 
 SPEC = f"{Path(__file__).resolve().parent / 'my_handoff.py'}:Handoff"

@@ -150,7 +150,14 @@ def bmc(
             return None
         init, steps = unroller.trace_from_model(solver.model(), k)
         trace = Trace(variant, dict(sizes), init, tuple(steps), violated=inv_name)
-        return trace, _recheck(trace, concrete, inv_name)
+        # the solver's counterexample must replay and end in a violation of ``inv``; its
+        # states: the one replay a reported counterexample gets
+        states = replay(trace, concrete)
+        if concrete.check(inv, states[-1]):
+            raise ReplayError(
+                f"solver counterexample for {inv_name} replays but its last state satisfies it"
+            )
+        return trace, tuple(states)
 
     def any_violation(k: int, pending: list[str]) -> bool:
         """One query for every pending invariant at depth k (most depths are unsat)."""
@@ -178,6 +185,12 @@ def bmc(
         if body is not True:
             solver.add(body)
 
+    def violation(
+        name: str, k: int, found: tuple[Trace, tuple[State, ...]], shortest: int | None, first: bool
+    ) -> InvariantResult:
+        took = time.perf_counter() - start
+        return InvariantResult(name, False, k, found[0], shortest, first, took, found[1])
+
     unresolved_at: list[frozenset[str]] = []  # after each depth: names without a trace
     proved: frozenset[str] = frozenset()
     stop: int | None = None
@@ -196,33 +209,14 @@ def bmc(
                 if found is None:
                     settle(k, [name])
                     continue
-                trace, states = found
-                is_primary = all(not concrete.violated(s) for s in states[:-1])
-                plain[name] = InvariantResult(
-                    name,
-                    False,
-                    k,
-                    trace,
-                    shortest=k,
-                    primary=is_primary,
-                    seconds=time.perf_counter() - start,
-                    states=states,
-                )
+                is_primary = all(not concrete.violated(s) for s in found[1][:-1])
+                plain[name] = violation(name, k, found, k, is_primary)
                 if is_primary or not primary:
                     best[name] = plain[name]
                     continue
             found = attempt(name, k, need_clean=True)
             if found is not None:
-                best[name] = InvariantResult(
-                    name,
-                    False,
-                    k,
-                    found[0],
-                    shortest=plain[name].shortest,
-                    primary=True,
-                    seconds=time.perf_counter() - start,
-                    states=found[1],
-                )
+                best[name] = violation(name, k, found, plain[name].shortest, True)
         if len(best) == len(names) or k >= depth or (stop_at_first and best):
             break
         unresolved_at.append(frozenset(names - set(best)))
@@ -243,16 +237,12 @@ def bmc(
         assert_known(k)
     if stop is not None:
         k = stop
-    results = []
-    for inv in invs:
-        if inv.name in best:
-            results.append(best[inv.name])
-        elif inv.name in plain:
-            results.append(plain[inv.name])
-        else:
-            results.append(
-                InvariantResult(inv.name, True, min(k, depth), seconds=time.perf_counter() - start)
-            )
+    results = [
+        best.get(i.name)
+        or plain.get(i.name)
+        or InvariantResult(i.name, True, min(k, depth), seconds=time.perf_counter() - start)
+        for i in invs
+    ]
     return BmcResult(
         variant,
         dict(sizes),
@@ -262,14 +252,3 @@ def bmc(
         stats={"unrolled": float(unroller.depth)},
         proved=tuple(sorted(proved)),
     )
-
-
-def _recheck(trace: Trace, concrete: Concrete, inv_name: str) -> tuple[State, ...]:
-    """The solver's counterexample must replay and end in a violation of ``inv_name``;
-    its states, the one replay a reported counterexample gets."""
-    states = replay(trace, concrete)
-    if concrete.check(concrete.protocol.invariant(inv_name), states[-1]):
-        raise ReplayError(
-            f"solver counterexample for {inv_name} replays but its last state satisfies it"
-        )
-    return tuple(states)

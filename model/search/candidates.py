@@ -28,6 +28,7 @@ import numpy as np
 
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import BOOL, Invariant, Protocol, Var
+from kvproof.model.lang.instance import Instance
 from kvproof.spec.errors import KvproofInputError
 
 
@@ -51,13 +52,8 @@ class Clause:
     cube: tuple[Literal, ...]
 
     def names(self) -> list[str]:
-        counts: dict[str, int] = {}
-        out = []
-        for s in self.qvars:
-            n = counts.get(s, 0)
-            counts[s] = n + 1
-            out.append(f"{s[:1].lower()}{n}")
-        return out
+        """``r0``, ``r1``, ``p0``: the sort's initial, numbered within the sort."""
+        return [f"{s[:1].lower()}{self.qvars[:i].count(s)}" for i, s in enumerate(self.qvars)]
 
     def literal_text(self, lit: Literal, names: Sequence[str]) -> str:
         call = f"{lit.atom.var}({', '.join(names[i] for i in lit.atom.args)})"
@@ -162,21 +158,21 @@ def no_vars(protocol: Protocol) -> str:
 
 def shapes(protocol: Protocol, t: Templates) -> list[tuple[str, ...]]:
     """Quantifier prefixes, smallest first: e.g. (Req,), (Req, Page), (Req, Req, Page)."""
-    out = []
-    for counts in itertools.product(range(t.per_sort + 1), repeat=len(protocol.sorts)):
-        if sum(counts) > t.total:
-            continue
-        out.append(tuple(s for s, n in zip(protocol.sorts, counts, strict=True) for _ in range(n)))
+    out = [
+        tuple(s for s, n in zip(protocol.sorts, counts, strict=True) for _ in range(n))
+        for counts in itertools.product(range(t.per_sort + 1), repeat=len(protocol.sorts))
+        if sum(counts) <= t.total
+    ]
     return sorted(out, key=lambda q: (len(q), q))
 
 
 def atoms(protocol: Protocol, qvars: tuple[str, ...]) -> list[Atom]:
-    out = []
-    for v in protocol.vars:
-        choices = [[i for i, s in enumerate(qvars) if s == a] for a in v.args]
-        for args in itertools.product(*choices):
-            out.append(Atom(v.name, tuple(args)))
-    return out
+    """Every variable applied to quantified variables of its argument sorts."""
+    return [
+        Atom(v.name, args)
+        for v in protocol.vars
+        for args in itertools.product(*([i for i, s in enumerate(qvars) if s == a] for a in v.args))
+    ]
 
 
 def _domain(v: Var) -> list[Any]:
@@ -245,12 +241,6 @@ def _shape_candidates(
             got[codes_of(slots)] = True
         return got
 
-    def encode(slots: tuple[int, ...], digits: Any) -> Any:
-        codes = np.zeros(len(digits), dtype=np.int64)
-        for col, s in enumerate(slots):
-            codes = codes * sizes[s] + digits[:, col]
-        return codes
-
     perms = _renamings(qvars)
     out: dict[tuple[Literal, ...], Clause] = {}
     every = set(range(len(qvars)))
@@ -262,15 +252,12 @@ def _shape_candidates(
             if not len(unseen):
                 continue
             # the unseen combinations' digits, one row each (mixed radix, last slot last)
-            digits = np.zeros((len(unseen), j), dtype=np.int64)
-            rest = unseen.copy()
-            for col in range(j - 1, -1, -1):
-                digits[:, col] = rest % sizes[slots[col]]
-                rest //= sizes[slots[col]]
+            digits = np.stack(np.unravel_index(unseen, [sizes[s] for s in slots]), axis=1)
             minimal = np.ones(len(unseen), dtype=bool)  # every smaller cube is seen
             for i in range(j if j > 1 else 0):
                 drop = slots[:i] + slots[i + 1 :]
-                minimal &= seen(drop)[encode(drop, np.delete(digits, i, axis=1))]
+                rest = tuple(np.delete(digits, i, axis=1).T)
+                minimal &= seen(drop)[np.ravel_multi_index(rest, [sizes[s] for s in drop])]
             for values in digits[minimal].tolist():
                 cube = tuple(
                     Literal(found[s], doms[s][v]) for s, v in zip(slots, values, strict=True)
@@ -280,13 +267,20 @@ def _shape_candidates(
     return list(out.values())
 
 
-def _flat(concrete: Concrete, datas: list[Any]) -> tuple[list[int], Any]:
-    """Every state as one int vector: each cell's value as its index in the domain."""
+def cell_codes(concrete: Concrete) -> tuple[list[int], list[dict[Any, int]]]:
+    """A state as one int vector: per variable, where its cells start, and each value's
+    code there (its index in the variable's domain)."""
     offsets, codes, n = [], [], 0
     for v in concrete.protocol.vars:
         offsets.append(n)
         n += len(concrete.inst.cells(v))
         codes.append({val: i for i, val in enumerate(_domain(v))})
+    return offsets, codes
+
+
+def _flat(concrete: Concrete, datas: list[Any]) -> tuple[list[int], Any]:
+    """Every state as one int vector (``cell_codes``)."""
+    offsets, codes = cell_codes(concrete)
     flat = np.array(
         [[codes[i][x] for i, row in enumerate(d) for x in row] for d in datas], dtype=np.int8
     )
@@ -331,9 +325,8 @@ def _canonical(cube: tuple[Literal, ...], perms: list[tuple[int, ...]]) -> tuple
     def key(lit: Literal) -> tuple[Any, ...]:
         return (lit.atom.var, lit.atom.args, str(lit.value))
 
-    best = None
-    for p in perms:
-        lits = tuple(
+    renamed = (
+        tuple(
             sorted(
                 (
                     Literal(Atom(lit.atom.var, tuple(p[a] for a in lit.atom.args)), lit.value)
@@ -342,11 +335,9 @@ def _canonical(cube: tuple[Literal, ...], perms: list[tuple[int, ...]]) -> tuple
                 key=key,
             )
         )
-        k = tuple(key(x) for x in lits)
-        if best is None or k < best[0]:
-            best = (k, lits)
-    assert best is not None
-    return best[1]
+        for p in perms
+    )
+    return min(renamed, key=lambda lits: tuple(map(key, lits)))
 
 
 def distinct_envs(sizes: dict[str, int], qvars: tuple[str, ...]) -> list[tuple[int, ...]]:
@@ -358,32 +349,31 @@ def distinct_envs(sizes: dict[str, int], qvars: tuple[str, ...]) -> list[tuple[i
     ]
 
 
+def ground(inst: Instance, c: Clause) -> list[tuple[tuple[int, int, Any], ...]]:
+    """Per assignment of ``c``'s quantified variables, its cube's cells: (variable index,
+    flat cell index, value)."""
+    return [
+        tuple(
+            (
+                inst.var_index[lit.atom.var],
+                inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args)),
+                lit.value,
+            )
+            for lit in c.cube
+        )
+        for env in distinct_envs(inst.sizes, c.qvars)
+    ]
+
+
 class Evaluator:
     """Clauses on concrete states of one instance (the Houdini loop's inner check)."""
 
     def __init__(self, concrete: Concrete) -> None:
-        self.inst = concrete.inst
-        self._envs: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
+        self.concrete, self.inst = concrete, concrete.inst
         self._cells: dict[Clause, list[tuple[tuple[int, int, Any], ...]]] = {}
 
-    def _plan(self, c: Clause) -> list[tuple[tuple[int, int, Any], ...]]:
+    def holds(self, c: Clause, data: Any) -> bool:
         plan = self._cells.get(c)
         if plan is None:
-            envs = self._envs.get(c.qvars)
-            if envs is None:
-                envs = self._envs[c.qvars] = distinct_envs(self.inst.sizes, c.qvars)
-            plan = self._cells[c] = [
-                tuple(
-                    (
-                        self.inst.var_index[lit.atom.var],
-                        self.inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args)),
-                        lit.value,
-                    )
-                    for lit in c.cube
-                )
-                for env in envs
-            ]
-        return plan
-
-    def holds(self, c: Clause, data: Any) -> bool:
-        return not any(all(data[i][j] == v for i, j, v in cube) for cube in self._plan(c))
+            plan = self._cells[c] = ground(self.inst, c)
+        return not any(all(data[i][j] == v for i, j, v in cube) for cube in plan)

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from kvproof.model.lang.concrete import Concrete, State
-from kvproof.model.lang.dsl import BOOL, Invariant, Protocol
+from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import Instance
-from kvproof.model.search.candidates import Clause, Evaluator, distinct_envs
+from kvproof.model.search.candidates import Clause, Evaluator, cell_codes, ground
 from kvproof.model.search.induction import ProofError
 from kvproof.model.search.step import Cex
 
@@ -29,35 +29,14 @@ class ClauseTable:
     """``broken(data)``: which of ``clauses`` the state ``data`` (``State.data``) breaks."""
 
     def __init__(self, concrete: Concrete, clauses: Sequence[Clause]) -> None:
-        inst = concrete.inst
-        protocol = concrete.protocol
         self.n = len(clauses)
-        self._codes: list[dict[Any, int]] = []
-        offsets, width = {}, 0
-        for v in protocol.vars:
-            offsets[v.name] = width
-            width += len(inst.cells(v))
-            domain = [False, True] if v.kind == BOOL else list(v.kind.values)  # type: ignore[union-attr]
-            self._codes.append({val: i for i, val in enumerate(domain)})
+        offsets, self._codes = cell_codes(concrete)
         # One group per clause length: (clause positions, cells[c, env, lit], values[...]).
         groups: dict[int, list[tuple[int, list[list[int]], list[list[int]]]]] = {}
-        envs_of: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
         for pos, c in enumerate(clauses):
-            envs = envs_of.get(c.qvars)
-            if envs is None:
-                envs = envs_of[c.qvars] = distinct_envs(inst.sizes, c.qvars)
-            cells, values = [], []
-            for env in envs:
-                cells.append(
-                    [
-                        offsets[lit.atom.var]
-                        + inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args))
-                        for lit in c.cube
-                    ]
-                )
-                values.append(
-                    [self._codes[inst.var_index[lit.atom.var]][lit.value] for lit in c.cube]
-                )
+            plan = ground(concrete.inst, c)
+            cells = [[offsets[i] + j for i, j, _ in cube] for cube in plan]
+            values = [[self._codes[i][v] for i, _, v in cube] for cube in plan]
             groups.setdefault(len(c.cube), []).append((pos, cells, values))
         self._groups = []
         for rows in groups.values():
@@ -68,16 +47,12 @@ class ClauseTable:
             where = np.array([pos for pos, _, _ in rows], dtype=np.int64)
             self._groups.append((where, cells_a, values_a))
 
-    def vector(self, data: Any) -> np.ndarray:
-        """The state as one int vector: each cell's value as its index in the domain."""
-        return np.fromiter(
+    def broken(self, data: Any) -> np.ndarray:
+        """A boolean array over the clauses: True where ``data`` breaks the clause."""
+        flat = np.fromiter(
             (codes[x] for codes, row in zip(self._codes, data, strict=True) for x in row),
             dtype=np.int8,
         )
-
-    def broken(self, data: Any) -> np.ndarray:
-        """A boolean array over the clauses: True where ``data`` breaks the clause."""
-        flat = self.vector(data)
         out = np.zeros(self.n, dtype=bool)
         for where, cells, values in self._groups:
             out[where] = (flat[cells] == values).all(axis=2).any(axis=1)
@@ -106,25 +81,23 @@ class Checker:
 
     def __init__(self, protocol: Protocol) -> None:
         self.protocol = protocol
-        self._by_size: dict[tuple[tuple[str, int], ...], tuple[Concrete, Evaluator]] = {}
+        self._by_size: dict[tuple[tuple[str, int], ...], Evaluator] = {}
 
-    def get(self, sizes: dict[str, int]) -> tuple[Concrete, Evaluator]:
+    def get(self, sizes: dict[str, int]) -> Evaluator:
         key = tuple(sorted(sizes.items()))
         got = self._by_size.get(key)
         if got is None:
-            concrete = Concrete(Instance(self.protocol, sizes))
-            got = self._by_size[key] = (concrete, Evaluator(concrete))
+            got = self._by_size[key] = Evaluator(Concrete(Instance(self.protocol, sizes)))
         return got
 
     def holds(self, c: Conjunct, sizes: dict[str, int], state: State) -> bool:
-        concrete, ev = self.get(sizes)
+        ev = self.get(sizes)
         if c.clause is not None:
             return ev.holds(c.clause, state.data)
-        return concrete.check(c.inv, state)
+        return ev.concrete.check(c.inv, state)
 
     def post(self, cex: Cex) -> State:
-        concrete, _ = self.get(cex.sizes)
-        post = concrete.step(cex.pre, cex.action)
+        post = self.get(cex.sizes).concrete.step(cex.pre, cex.action)
         if post is None:
             raise ProofError(f"Houdini counterexample: {cex.action} is not enabled concretely")
         return post

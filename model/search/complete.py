@@ -32,9 +32,12 @@ from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
-from kvproof.model.search.candidates import DEFAULT_TEMPLATES, Templates, candidates
+from kvproof.model.lang.unroll import Unroller
+from kvproof.model.search.candidates import DEFAULT_TEMPLATES, candidates
 from kvproof.model.search.clause_table import Checker, Conjunct
 from kvproof.model.search.houdini import houdini
+from kvproof.model.search.induction import prove
+from kvproof.model.search.infer import sample_states
 from kvproof.model.search.step import FiniteStep
 
 
@@ -56,13 +59,9 @@ class CompleteResult:
     @property
     def summary(self) -> str:
         where = " / ".join(f"{n} {s}" for s, n in self.sizes.items())
-        if self.verdict == "holds" and self.method == "proof":
-            return (
-                f"holds at {where} for every depth: proved for every size and depth "
-                f"(proof, {self.seconds:.1f} s)"
-            )
         if self.verdict == "holds":
-            return f"holds at {where} for every depth ({self.method}, {self.seconds:.1f} s)"
+            how = ": proved for every size and depth" if self.method == "proof" else ""
+            return f"holds at {where} for every depth{how} ({self.method}, {self.seconds:.1f} s)"
         if self.verdict == "violated":
             return (
                 f"{self.trace.violated if self.trace else 'an invariant'} violated at {where}: "
@@ -97,7 +96,6 @@ def check_complete(
     budget_s: float = 60.0,
     explore_s: float = 2.0,
     variant: str = "",
-    templates: Templates = DEFAULT_TEMPLATES,
     proof: bool = True,
     proved: Any = None,
 ) -> CompleteResult:
@@ -105,8 +103,6 @@ def check_complete(
     ``proved``: this protocol's ``ProofResult`` when the caller already has one (``check``
     proves fixed variants anyway), so that it is not asked twice."""
     from kvproof.model.search.explore import explore
-    from kvproof.model.search.induction import prove
-    from kvproof.model.search.infer import sample_states
 
     start = time.perf_counter()
     deadline = start + budget_s
@@ -116,13 +112,11 @@ def check_complete(
         return CompleteResult(verdict, dict(sizes), method, time.perf_counter() - start, **kw)
 
     # 0. the unbounded proof; a failed one only costs its queries (under a second here)
-    if proof and proved is not None and proved.proved:
-        return done("holds", "proof", conjuncts=len(proved.conjuncts))
-    if proof and protocol.strengthening:
+    if proof and not (proved and proved.proved) and protocol.strengthening:
         left_ms = max(1, min(60_000, int(budget_s * 250)))  # a query: at most budget/4
-        unbounded = prove(protocol, timeout_ms=left_ms)
-        if unbounded.proved:
-            return done("holds", "proof", conjuncts=len(unbounded.conjuncts))
+        proved = prove(protocol, timeout_ms=left_ms)
+    if proof and proved and proved.proved:
+        return done("holds", "proof", conjuncts=len(proved.conjuncts))
 
     # 1. explicit state, briefly
     # every sort the protocol declares symmetric (its own vocabulary: generic code knows
@@ -137,14 +131,14 @@ def check_complete(
     if not ex.truncated:
         return done("holds", "explore", states=ex.states, symmetry=sym)
     # 2. an inductive invariant of this instance, from the templates
-    small = {s: min(n, templates.per_sort) for s, n in sizes.items()}
+    small = {s: min(n, DEFAULT_TEMPLATES.per_sort) for s, n in sizes.items()}
     datas = sample_states(base, small)
-    clauses = candidates(base, Concrete(Instance(base, small)), datas, templates)
+    clauses = candidates(base, Concrete(Instance(base, small)), datas)
     conjuncts = [Conjunct(i.name, i) for i in base.safety] + [
         Conjunct(f"c{n}", c.invariant(f"c{n}"), c) for n, c in enumerate(clauses)
     ]
     checker = Checker(base)
-    concrete, _ = checker.get(sizes)
+    concrete = checker.get(sizes).concrete
     inits = list(concrete.initial_states())
     step = FiniteStep(base, sizes)
     h = houdini(
@@ -154,9 +148,11 @@ def check_complete(
         initially=lambda c: all(checker.holds(c, sizes, s) for s in inits),
         deadline=start + budget_s * 0.5,
     )
-    if h.proved:
-        return done("holds", "invariant", conjuncts=len(h.needed))
-    # 3. BMC, deepened until a counterexample
+    if h.closed:
+        return done("holds", "invariant", conjuncts=len(h.kept))
+    # 3. BMC, deepened until a counterexample (its own function: its solver and unrollings
+    # are freed before this one's, and Z3 reuses freed terms' numbers, so a later search in
+    # this process asks the same question as before)
     return _deepen(base, sizes, deadline, variant, done, budget_s)
 
 
@@ -168,8 +164,6 @@ def _deepen(
     done: Any,
     budget_s: float,
 ) -> CompleteResult:
-    from kvproof.model.lang.unroll import Unroller
-
     inst = Instance(protocol, sizes)
     concrete = Concrete(inst)
     unroller = Unroller(inst)
@@ -181,8 +175,7 @@ def _deepen(
         if bad is not False:
             lit = z3.Bool(f"complete_bad@{k}")
             solver.add(z3.Implies(lit, bad))
-            left = max(1, int((deadline - time.perf_counter()) * 1000))
-            solver.set("timeout", left)
+            solver.set("timeout", max(1, int((deadline - time.perf_counter()) * 1000)))
             res = solver.check(lit)
             if res == z3.sat:
                 init, steps = unroller.trace_from_model(solver.model(), k)

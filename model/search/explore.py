@@ -246,8 +246,7 @@ def explore(
             action, state = next((o for o in options if o[0] == via[target]), options[0])
             steps.append(action)
         init = initial_assignment(concrete, State(datas[nid]))
-        meta = {"source": "explore"}
-        trace = Trace(variant, dict(sizes), init, tuple(steps), violated=violated, meta=meta)
+        trace = Trace(variant, dict(sizes), init, tuple(steps), violated, {"source": "explore"})
         last = replay(trace, concrete)[-1]  # a deadlock's trace is replayed too
         if violated is not None and violated not in concrete.violated(last):
             raise ReplayError(f"explore: the trace for {violated} does not end in a violation")
@@ -255,9 +254,25 @@ def explore(
 
     counterexamples = {name: trace_to(first[name], name) for name in names if name in first}
     deadlock = trace_to(deadlocked[0], None) if deadlocked else None
-    g = None
-    if graph:
-        g = _graph(datas, parent, dist, edges, bad, set(deadlocked), concrete.violated)
+    g = nx.DiGraph() if graph else None
+    if g is not None:
+        dead = set(deadlocked)
+        for nid, p in enumerate(parent):
+            state = State(datas[nid])
+            violated = tuple(concrete.violated(state)) if nid in bad else ()
+            g.add_node(
+                nid,
+                state=state,
+                depth=dist[nid],
+                initial=p < 0,
+                violated=violated,
+                deadlock=nid in dead,
+            )
+        for src, dst, action in edges:
+            if g.has_edge(src, dst):
+                g.edges[src, dst]["actions"] += (action,)
+            else:
+                g.add_edge(src, dst, actions=(action,))
     return ExploreResult(
         variant=variant,
         sizes=dict(sizes),
@@ -277,34 +292,3 @@ def explore(
         seconds=time.perf_counter() - start,
         graph=g,
     )
-
-
-# -- traces and graph ------------------------------------------------------------------------
-
-
-def _graph(
-    datas: list[Any],
-    parent: Sequence[int],
-    dist: list[int],
-    edges: list[tuple[int, int, ActionInstance]],
-    bad: set[int],
-    deadlocked: set[int],
-    violated_fn: Callable[[State], list[str]],
-) -> nx.DiGraph:
-    g = nx.DiGraph()
-    for nid, p in enumerate(parent):
-        state = State(datas[nid])
-        g.add_node(
-            nid,
-            state=state,
-            depth=dist[nid],
-            initial=p < 0,
-            violated=tuple(violated_fn(state)) if nid in bad else (),
-            deadlock=nid in deadlocked,
-        )
-    for src, dst, action in edges:
-        if g.has_edge(src, dst):
-            g.edges[src, dst]["actions"] += (action,)
-        else:
-            g.add_edge(src, dst, actions=(action,))
-    return g

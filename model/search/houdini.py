@@ -53,9 +53,7 @@ _DEBUG = bool(os.environ.get("KVPROOF_DEBUG_HOUDINI"))
 
 @dataclass(frozen=True)
 class Subset:
-    proved: tuple[str, ...]  # safety invariants the surviving set proves (empty: none)
-    dropped: tuple[str, ...]  # conjuncts dropped, in order
-    proofs: int  # prover runs
+    proved: tuple[str, ...] = ()  # safety invariants the surviving set proves (empty: none)
     # the proved set's conjuncts (invariants and strengthening, by name; empty: no proof)
     inductive: tuple[str, ...] = ()
 
@@ -68,24 +66,22 @@ def inductive_subset(
     invs = [i for i in protocol.safety if safety is None or i.name in safety]
     others = tuple(i for i in protocol.invariants if not i.safety)
     strengthening = list(protocol.strengthening)
-    dropped: list[str] = []
-    for n in range(1, max_proofs + 1):
+    for _ in range(max_proofs):
         if not invs:
-            return Subset((), tuple(dropped), n - 1)
+            break
         trial = dataclasses.replace(
             protocol, invariants=(*invs, *others), strengthening=tuple(strengthening)
         )
         result = prove(trial)
         if result.proved:
             kept = tuple(i.name for i in (*trial.invariants, *trial.strengthening))
-            return Subset(tuple(i.name for i in invs), tuple(dropped), n, kept)
+            return Subset(tuple(i.name for i in invs), kept)
         if result.cti is None:  # the solver answered unknown: nothing is settled
-            return Subset((), tuple(dropped), n)
+            break
         gone = result.cti.conjunct
-        dropped.append(gone)
         invs = [i for i in invs if i.name != gone]
         strengthening = [i for i in strengthening if i.name != gone]
-    return Subset((), tuple(dropped), max_proofs)
+    return Subset()
 
 
 # -- goal-directed: only the conjuncts the proof needs so far --------------------------------
@@ -98,17 +94,49 @@ def inductive_subset(
 # initial-state check, proves safety; a dropped safety invariant ends it with its CTI.
 
 
-@dataclass
-class HoudiniResult:
-    live: list[Conjunct]  # the candidates not dropped
-    needed: list[Conjunct]  # inductive and implies safety when ``proved``
-    proved: bool
+@dataclass(frozen=True)
+class Closure:
+    """What a Houdini strategy found: ``kept`` (inductive, implies safety) or the reason."""
+
+    kept: list[Conjunct]
+    live: list[Conjunct]
     queries: int
     dropped: int
-    seconds: float
-    reason: str = ""  # why not proved: "safety <name> dropped", "budget", "unknown"
-    cti: Cex | None = None  # the counterexample that dropped a safety invariant
+    # "" when ``kept`` is inductive; else why not: "safety <name> dropped", "budget", ...
+    reason: str = ""
+    cti: Cex | None = None  # the counterexample that broke a safety invariant
     cti_conjunct: str | None = None
+
+    @property
+    def closed(self) -> bool:
+        return not self.reason
+
+
+class Lits:
+    """Assumption literals for conjuncts in one step's solver, each made once."""
+
+    def __init__(self, step: Any) -> None:
+        self.step = step
+        self.pre: dict[str, z3.BoolRef] = {}
+        self.post: dict[str, z3.BoolRef] = {}
+
+    def holds_before(self, c: Conjunct) -> z3.BoolRef:
+        got = self.pre.get(c.name)
+        if got is None:
+            got = self.pre[c.name] = z3.Bool(f"pre:{c.name}")
+            self.step.solver.add(z3.Implies(got, self.step.formula(c, post=False)))
+        return got
+
+    def broken_after(self, c: Conjunct) -> z3.BoolRef:
+        got = self.post.get(c.name)
+        if got is None:
+            got = self.post[c.name] = z3.Bool(f"post-broken:{c.name}")
+            self.step.solver.add(z3.Implies(got, z3.Not(self.step.formula(c, post=True))))
+        return got
+
+    def core(self) -> set[str]:
+        """The conjuncts assumed before in the last unsat core."""
+        return {str(x)[4:] for x in self.step.solver.unsat_core() if str(x).startswith("pre:")}
 
 
 def houdini(
@@ -119,22 +147,21 @@ def houdini(
     initially: Callable[[Conjunct], bool],
     deadline: float,
     needed_first: Sequence[str] = (),
-) -> HoudiniResult:
+) -> Closure:
     """Goal-directed Houdini over ``steps`` (each has ``solver``, ``formula``, ``cex``)."""
     start = time.perf_counter()
     live: dict[str, Conjunct] = {c.name: c for c in conjuncts}
     needed: list[str] = [c.name for c in conjuncts if c.safety]
     needed += [n for n in needed_first if n in live and n not in needed]
     safety = list(needed)
-    lits: list[dict[str, Any]] = [{} for _ in steps]
+    lits = [Lits(step) for step in steps]
     posts: list[dict[str, Any]] = [{} for _ in steps]
     verified: set[tuple[int, str]] = set()
     queries = dropped = 0
 
-    def result(proved: bool, reason: str = "", **kw: Any) -> HoudiniResult:
-        kept, took = [live[n] for n in needed if n in live], time.perf_counter() - start
-        alive = list(live.values())
-        return HoudiniResult(alive, kept, proved, queries, dropped, took, reason, **kw)
+    def result(reason: str = "", **kw: Any) -> Closure:
+        kept = [live[n] for n in needed if n in live]
+        return Closure(kept, list(live.values()), queries, dropped, reason, **kw)
 
     while True:
         bad_init = [n for n in needed if n not in safety and not initially(live[n])]
@@ -146,24 +173,20 @@ def houdini(
             verified.clear()
         todo = [(i, n) for i in range(len(steps)) for n in needed if (i, n) not in verified]
         if not todo:
-            return result(True)
+            return result()
         if time.perf_counter() > deadline:
-            return result(False, "budget")
+            return result("budget")
         i = todo[0][0]
         step = steps[i]
         frontier = [n for j, n in todo if j == i]
-        for n in needed:
-            if n not in lits[i]:
-                lit = z3.Bool(f"pre:{n}")
-                step.solver.add(z3.Implies(lit, step.formula(live[n], post=False)))
-                lits[i][n] = lit
+        pre = [lits[i].holds_before(live[n]) for n in needed]
         for n in frontier:
             if n not in posts[i]:
                 posts[i][n] = step.formula(live[n], post=True)
         queries += 1
         goal = z3.Bool(f"goal#{queries}")
         step.solver.add(z3.Implies(goal, z3.Or(*(z3.Not(posts[i][n]) for n in frontier))))
-        assumed = [goal, *(lits[i][n] for n in needed)]
+        assumed = [goal, *pre]
         res = z3.unsat
         if step.small is not None:
             res = step.solver.check(step.small, *assumed)
@@ -176,7 +199,7 @@ def houdini(
                 file=sys.stderr,
             )
         if res == z3.unknown:
-            return result(False, f"unknown: {step.solver.reason_unknown()}")
+            return result(f"unknown: {step.solver.reason_unknown()}")
         if res == z3.unsat:
             verified.update((i, n) for n in frontier)
             continue
@@ -193,7 +216,7 @@ def houdini(
             raise ProofError(f"Houdini counterexample {cex.action} breaks no conjunct")
         lost = [c.name for c in broken if c.safety]
         if lost:
-            return result(False, f"safety {lost[0]} dropped", cti=cex, cti_conjunct=lost[0])
+            return result(f"safety {lost[0]} dropped", cti=cex, cti_conjunct=lost[0])
         for c in broken:
             del live[c.name]
         dropped += len(broken)
@@ -217,52 +240,6 @@ def houdini(
 # piled up on the handoff; the proof over uninterpreted sorts then took seconds per
 # conjunct). Why not one query over every live candidate: its final unsat, a disjunction of
 # ~400 broken post-states, took 19 s where 40 single ones take milliseconds each.
-
-
-@dataclass(frozen=True)
-class Closure:
-    """What ``small_inductive`` found: ``kept`` (inductive, implies safety) or the reason."""
-
-    kept: list[Conjunct]
-    live: list[Conjunct]
-    queries: int
-    dropped: int
-    reason: str = ""  # "" when ``kept`` is inductive at this size; else why not
-    cti: Cex | None = None  # the counterexample that broke a safety invariant
-    cti_conjunct: str | None = None
-
-    @property
-    def closed(self) -> bool:
-        return not self.reason
-
-
-class Lits:
-    """Assumption literals for conjuncts in one step's solver, each made once."""
-
-    def __init__(self, step: FiniteStep) -> None:
-        self.step = step
-        self.pre: dict[str, z3.BoolRef] = {}
-        self.post: dict[str, z3.BoolRef] = {}
-        self.by_lit: dict[int, str] = {}  # a literal's Z3 id -> its conjunct
-
-    def holds_before(self, c: Conjunct) -> z3.BoolRef:
-        got = self.pre.get(c.name)
-        if got is None:
-            got = self.pre[c.name] = z3.Bool(f"pre:{c.name}")
-            self.step.solver.add(z3.Implies(got, self.step.formula(c, post=False)))
-            self.by_lit[got.get_id()] = c.name
-        return got
-
-    def broken_after(self, c: Conjunct) -> z3.BoolRef:
-        got = self.post.get(c.name)
-        if got is None:
-            got = self.post[c.name] = z3.Bool(f"post-broken:{c.name}")
-            self.step.solver.add(z3.Implies(got, z3.Not(self.step.formula(c, post=True))))
-        return got
-
-    def core(self) -> set[str]:
-        ids = (x.get_id() for x in self.step.solver.unsat_core())
-        return {self.by_lit[i] for i in ids if i in self.by_lit}
 
 
 class _Live:

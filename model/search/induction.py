@@ -187,6 +187,10 @@ class Prover:
         )
         return concrete, concrete.make_state(values), ActionInstance(action.name, args_)
 
+    def init_view(self) -> FnView:
+        """The initial state: every variable but the rigid ones at its default."""
+        return FnView(self.fns, {v.name: v.default for v in self.protocol.vars if not v.rigid})
+
     def _solver(self) -> z3.Solver:
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
@@ -205,28 +209,23 @@ class Prover:
         names = tuple(c.name for c in self.conjuncts)
         cores: dict[str, list[str]] = {}
 
-        def done(**kw: Any) -> ProofResult:
+        def done(proved: bool = False, **kw: Any) -> ProofResult:
+            took = time.perf_counter() - start
             return ProofResult(
-                self.protocol.name,
-                seconds=time.perf_counter() - start,
-                conjuncts=names,
-                queries=self.queries,
-                cores=cores,
-                **kw,
+                self.protocol.name, proved, names, self.queries, took, cores=cores, **kw
             )
 
         # (1) init => each conjunct
-        defaults = {v.name: v.default for v in self.protocol.vars if not v.rigid}
-        init_view = FnView(self.fns, defaults)
+        init_view = self.init_view()
         for c in self.conjuncts:
             solver = self._solver()
             init = self.logic.lift(self.protocol.init(self.ctx(init_view)))
             solver.add(init, z3.Not(self._formula(c, init_view)))
             res = self._check(solver)
             if res == z3.sat:
-                return done(proved=False, cti=self._cti("init", c, solver.model(), init_view))
+                return done(cti=self._cti("init", c, solver.model(), init_view))
             if res == z3.unknown:
-                return done(proved=False, unknown=f"init/{c.name}: {solver.reason_unknown()}")
+                return done(unknown=f"init/{c.name}: {solver.reason_unknown()}")
         # (2) inv & action => each conjunct'
         for action in self.protocol.actions:
             params, guard, post = self.encode(action)
@@ -246,12 +245,9 @@ class Prover:
                 if res == z3.sat:
                     model = self._small_model(solver, [goal, *lits])
                     cti = self._cti("consecution", c, model, self.pre, action, params)
-                    return done(proved=False, cti=cti)
+                    return done(cti=cti)
                 if res == z3.unknown:
-                    return done(
-                        proved=False,
-                        unknown=f"{action.name}/{c.name}: {solver.reason_unknown()}",
-                    )
+                    return done(unknown=f"{action.name}/{c.name}: {solver.reason_unknown()}")
                 core = [str(x)[4:] for x in solver.unsat_core() if str(x).startswith("inv:")]
                 cores[f"{action.name}/{c.name}"] = sorted(core)
         # (3) inv => each safety invariant (trivial when safety is among the conjuncts,
@@ -263,8 +259,8 @@ class Prover:
             solver.add(z3.Not(self._formula(s, self.pre)))
             res = self._check(solver)
             if res != z3.unsat:
-                return done(proved=False, unknown=f"safety/{s.name}: {res}")
-        return done(proved=True)
+                return done(unknown=f"safety/{s.name}: {res}")
+        return done(True)
 
     # -- counterexamples to induction ----------------------------------------------------
     def _small_model(self, solver: z3.Solver, assumptions: list[Any]) -> z3.ModelRef:
@@ -298,38 +294,23 @@ class Prover:
     ) -> Cti:
         """The model's pre-state (read through ``view``) and step, re-checked concretely."""
         concrete, pre, inst_a = self.decode(model, view, action, params)
-        inst, sizes = concrete.inst, dict(concrete.inst.sizes)
-        named = {"protocol": self.protocol.name, "switches": self.protocol.switches}
-        pre_cells = tuple(_nondefault(concrete, pre))
-        if query == "init":
+        post = None if inst_a is None else concrete.step(pre, inst_a)
+        if inst_a is None:
             if concrete.check(conjunct, pre):
                 raise ProofError(f"init CTI for {conjunct.name} does not replay")
-            return Cti(query, conjunct.name, sizes, pre, None, None, **named, pre_cells=pre_cells)
-        assert inst_a is not None
-        post = concrete.step(pre, inst_a)
-        # mypyvy's smoke test: the solver's CTI must be one for the plain interpreter too.
-        broken = [c.name for c in self.conjuncts if not concrete.check(c, pre)]
-        if post is None or broken or concrete.check(conjunct, post):
-            raise ProofError(
-                f"CTI for {conjunct.name} after {step_label(concrete, inst_a)} does not replay"
-                " concretely"
-                f" (enabled={post is not None}, pre violates {broken})"
-            )
-        changes = tuple(
-            f"{inst.describe(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(pre, post)
-        )
-        return Cti(
-            query,
-            conjunct.name,
-            sizes,
-            pre,
-            inst_a,
-            post,
-            **named,
-            pre_cells=pre_cells,
-            changes=changes,
-            label=step_label(concrete, inst_a),
-        )
+        else:
+            # mypyvy's smoke test: the solver's CTI must be one for the plain interpreter too.
+            broken = [c.name for c in self.conjuncts if not concrete.check(c, pre)]
+            if post is None or broken or concrete.check(conjunct, post):
+                raise ProofError(
+                    f"CTI for {conjunct.name} after {step_label(concrete, inst_a)} does not"
+                    f" replay concretely (enabled={post is not None}, pre violates {broken})"
+                )
+        cells, changes = for_people(concrete, pre, post)
+        label = "" if inst_a is None else step_label(concrete, inst_a)
+        p, sizes = self.protocol, dict(concrete.inst.sizes)
+        shown = (tuple(cells), tuple(changes), label)
+        return Cti(query, conjunct.name, sizes, pre, inst_a, post, p.name, p.switches, *shown)
 
 
 @steady
@@ -337,10 +318,11 @@ def prove(protocol: Protocol, timeout_ms: int = 60_000) -> ProofResult:
     return Prover(protocol, timeout_ms).prove()
 
 
-def _nondefault(concrete: Concrete, state: State) -> list[str]:
-    out = []
-    for v in concrete.protocol.vars:
-        for args, value in concrete.as_dict(state)[v.name].items():
-            if value != v.default:
-                out.append(f"{concrete.inst.describe(v.name, args)} = {value}")
-    return out
+def for_people(
+    concrete: Concrete, pre: State, post: State | None = None
+) -> tuple[list[str], list[str]]:
+    """A step for people: the pre-state's non-default cells, and what it changed."""
+    name = concrete.inst.describe
+    cells = [f"{name(v, a)} = {n}" for v, a, _, n in concrete.diff(concrete.make_state(), pre)]
+    changes = [f"{name(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(pre, post or pre)]
+    return cells, changes

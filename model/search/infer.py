@@ -30,7 +30,9 @@ from typing import Any
 
 import z3
 
+from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Invariant, Protocol
+from kvproof.model.lang.instance import Instance
 from kvproof.model.search.candidates import (
     DEFAULT_TEMPLATES,
     Clause,
@@ -40,7 +42,7 @@ from kvproof.model.search.candidates import (
 )
 from kvproof.model.search.clause_table import Checker, Conjunct
 from kvproof.model.search.houdini import houdini, small_inductive
-from kvproof.model.search.induction import FnView, ProofError, ProofResult, Prover
+from kvproof.model.search.induction import ProofResult, Prover, for_people, prove
 from kvproof.model.search.step import Cex, FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
@@ -112,21 +114,16 @@ def infer(
     protocol: Protocol,
     *,
     templates: Templates = DEFAULT_TEMPLATES,
-    sample: dict[str, int] | None = None,
     budget_s: float = 120.0,
     timeout_ms: int = 60_000,
 ) -> InferResult:
     """Infer an inductive invariant that proves ``protocol``'s safety invariants."""
-    from kvproof.model.lang.concrete import Concrete
-    from kvproof.model.lang.instance import Instance
-    from kvproof.model.search.induction import prove
-
     if not protocol.vars:
         raise KvproofInputError(no_vars(protocol))
     start = time.perf_counter()
     timeline: dict[str, float] = {}
     base = dataclasses.replace(protocol, strengthening=())
-    sizes = sample or {s: templates.per_sort for s in protocol.sorts}
+    sizes = {s: templates.per_sort for s in protocol.sorts}
     datas = sample_states(base, sizes, budget_s=budget_s / 2)
     timeline["sample"] = time.perf_counter() - start
     clauses = candidates(base, Concrete(Instance(base, sizes)), datas, templates)
@@ -166,8 +163,8 @@ def infer(
         queries, dropped = queries + h.queries, dropped + h.dropped
         timeline["houdini_symbolic"] = time.perf_counter() - start
         reason = h.reason
-        if h.proved:
-            found = tuple(c.clause for c in h.needed if c.clause is not None)
+        if h.closed:
+            found = tuple(c.clause for c in h.kept if c.clause is not None)
             proof = prove(with_strengthening(base, found), timeout_ms=timeout_ms)
             timeline["proof_again"] = time.perf_counter() - start
     proved = proof.proved  # the prover's word, even on a set cut short by the budget
@@ -187,29 +184,20 @@ def infer(
         reason,
         proof,
         timeline,
-        describe_cex(base, closure.cti, closure.cti_conjunct) if closure.cti else None,
+        describe_cex(checker, closure.cti, closure.cti_conjunct) if closure.cti else None,
     )
 
 
-def describe_cex(protocol: Protocol, cex: Cex, conjunct: str | None) -> dict[str, Any]:
+def describe_cex(checker: Checker, cex: Cex, conjunct: str | None) -> dict[str, Any]:
     """A finite counterexample to induction for people: non-default pre-state cells, the
     action, what it changed (re-run by the concrete interpreter)."""
-    from kvproof.model.lang.concrete import Concrete
-    from kvproof.model.lang.instance import Instance
-
-    concrete = Concrete(Instance(protocol, cex.sizes))
-    post = concrete.step(cex.pre, cex.action)
-    if post is None:
-        raise ProofError(f"counterexample {cex.action} is not enabled concretely")
-    name = concrete.inst.describe
+    cells, changes = for_people(checker.get(cex.sizes).concrete, cex.pre, checker.post(cex))
     return {
         "conjunct": conjunct,
         "sizes": dict(cex.sizes),
-        "pre": [
-            f"{name(v, a)} = {n}" for v, a, _, n in concrete.diff(concrete.make_state(), cex.pre)
-        ],
+        "pre": cells,
         "action": str(cex.action),
-        "changes": [f"{name(v, a)}: {o} -> {n}" for v, a, o, n in concrete.diff(cex.pre, post)],
+        "changes": changes,
     }
 
 
@@ -220,10 +208,8 @@ def with_strengthening(protocol: Protocol, clauses: tuple[Clause, ...]) -> Proto
 
 def initially_unbounded(prover: Prover) -> Any:
     """Does a conjunct hold in every initial state of every size? (Z3, folded first.)"""
-    protocol = prover.protocol
-    defaults = {v.name: v.default for v in protocol.vars if not v.rigid}
-    view = FnView(prover.fns, defaults)
-    init = prover.logic.lift(protocol.init(prover.ctx(view)))
+    view = prover.init_view()
+    init = prover.logic.lift(prover.protocol.init(prover.ctx(view)))
 
     def check(c: Conjunct) -> bool:
         body = c.inv.body(prover.ctx(view))
@@ -251,9 +237,7 @@ def save(path: Path, protocol: Protocol, clauses: tuple[Clause, ...]) -> None:
 def load(path: Path, protocol: Protocol) -> tuple[Invariant, ...]:
     """A saved strengthening, checked against the protocol's vocabulary."""
     try:
-        data = json.loads(path.read_text())
-        rows = data["conjuncts"]
-        clauses = tuple(Clause.from_json(r) for r in rows)
+        clauses = tuple(map(Clause.from_json, json.loads(path.read_text())["conjuncts"]))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise KvproofInputError(f"not a kvproof strengthening file: {exc}", str(path)) from None
     names = {v.name: v for v in protocol.vars}

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,7 @@ from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.liveness import Fair, Liveness, check_liveness_names, fairness
 from kvproof.model.lang.trace import ReplayError, Trace, initial_assignment, replay
-from kvproof.model.search.scc import components, shortest_path
+from kvproof.model.search.scc import breadth_first, components, path_to
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,6 @@ class LivenessResult:
     fair: tuple[str, ...]  # "action (why)" of every weak-fairness obligation
     seconds: float
     depth: int | None = None  # bmc: the largest stem + loop searched
-    truncated: bool = False
 
     @property
     def holds(self) -> bool:
@@ -71,7 +69,7 @@ class LivenessResult:
     @property
     def complete(self) -> bool:
         """A 'holds' means every depth at this size (the whole graph was searched)."""
-        return self.engine == "explicit" and not self.truncated
+        return self.engine == "explicit"
 
     def result(self, name: str) -> LassoResult:
         return next(r for r in self.results if r.property == name)
@@ -95,11 +93,11 @@ def judge(props: tuple[Liveness, ...], find: Finder) -> tuple[LassoResult, ...]:
     for prop in props:
         t0 = time.perf_counter()
         found = find(prop)
+        took = time.perf_counter() - t0
         if found is None:
-            results.append(LassoResult(prop.name, True, seconds=time.perf_counter() - t0))
+            results.append(LassoResult(prop.name, True, seconds=took))
         else:
             trace, states, args = found
-            took = time.perf_counter() - t0
             results.append(LassoResult(prop.name, False, trace, args, took, states))
     return tuple(results)
 
@@ -122,39 +120,23 @@ def label(prop: Liveness, args: tuple[int, ...]) -> str:
 class Graph:
     """Every reachable state of an instance, with its enabled instances and successors."""
 
-    def __init__(
-        self, concrete: Concrete, obligations: tuple[Fair, ...], max_states: int | None = None
-    ) -> None:
+    def __init__(self, concrete: Concrete, obligations: tuple[Fair, ...]) -> None:
         self.concrete = concrete
         self._plain = {f.action for f in obligations if f.when is None}
         self._guarded = [f for f in obligations if f.when is not None]
         self._when: dict[tuple[int, ActionInstance], Any] = {}
         self._enabled: dict[int, dict[ActionInstance, list[int]]] = {}
-        self.ids: dict[Any, int] = {}
-        self.datas: list[Any] = []
-        self.succ: list[list[tuple[ActionInstance, int]]] = []
-        self.initial: list[int] = []
-        self.truncated = False
-        for s in concrete.initial_states():
-            if s.data not in self.ids:
-                self.initial.append(self._add(s.data))
-        sid = 0
-        while sid < len(self.datas):
-            if max_states is not None and len(self.datas) >= max_states:
-                self.truncated = True
-                break
-            out = []
-            for action, nxt in concrete.successor_data(self.datas[sid]):
-                nid = self.ids.get(nxt)
-                out.append((action, self._add(nxt) if nid is None else nid))
-            self.succ[sid] = out
-            sid += 1
+        expanded: list[list[tuple[ActionInstance, Any]]] = []  # per state, in BFS order
 
-    def _add(self, data: Any) -> int:
-        self.ids[data] = len(self.datas)
-        self.datas.append(data)
-        self.succ.append([])
-        return len(self.datas) - 1
+        def expand(data: Any) -> list[tuple[ActionInstance, Any]]:
+            expanded.append(concrete.successor_data(data))
+            return expanded[-1]
+
+        reached, _ = breadth_first((s.data for s in concrete.initial_states()), expand)
+        self.datas = list(reached)
+        ids = {data: n for n, data in enumerate(self.datas)}
+        self.succ = [[(action, ids[nxt]) for action, nxt in out] for out in expanded]
+        self.initial = [n for n, (d, _, _) in enumerate(reached.values()) if d == 0]
 
     @property
     def transitions(self) -> int:
@@ -168,17 +150,14 @@ class Graph:
     def fair_enabled(self, n: int) -> dict[ActionInstance, list[int]]:
         """The weakly fair instances enabled in state ``n``, each with its successors."""
         out = self._enabled.get(n)
-        if out is not None:
-            return out
-        out = {}
-        for action, m in self.succ[n]:
-            fair = action.action in self._plain or any(
-                f.action == action.action and self._holds_when(i, action, n)
-                for i, f in enumerate(self._guarded)
-            )
-            if fair:
-                out.setdefault(action, []).append(m)
-        self._enabled[n] = out
+        if out is None:
+            out = self._enabled[n] = {}
+            for action, m in self.succ[n]:
+                if action.action in self._plain or any(
+                    f.action == action.action and self._holds_when(i, action, n)
+                    for i, f in enumerate(self._guarded)
+                ):
+                    out.setdefault(action, []).append(m)
         return out
 
     def _holds_when(self, i: int, action: ActionInstance, n: int) -> bool:
@@ -196,7 +175,6 @@ def find_lassos(
     *,
     variant: str = "",
     names: tuple[str, ...] | None = None,
-    max_states: int | None = None,
 ) -> LivenessResult:
     """Every liveness property of ``protocol`` (or ``names``) at ``sizes``: a fair lasso
     for each violated one, shortest stem first."""
@@ -204,19 +182,16 @@ def find_lassos(
     props = selected(protocol, names)
     obligations = fairness(protocol)
     concrete = Concrete(Instance(protocol, sizes))
-    graph = Graph(concrete, obligations, max_states)
+    graph = Graph(concrete, obligations)
 
     def find(prop: Liveness) -> tuple[Trace, tuple[State, ...], tuple[int, ...]] | None:
-        found = None
-        for args in instances_of(concrete.inst, prop):
-            lasso = _lasso(graph, prop, args, obligations)
-            # The shortest lasso (stem and loop) over the property's instances; the first
-            # of equal length wins.
-            if lasso is not None and (found is None or _length(lasso) < _length(found[0])):
-                found = (lasso, args)
-        if found is None:
+        # The shortest lasso (stem and loop) over the property's instances; the first of
+        # equal length wins.
+        lassos = [(_lasso(graph, prop, args), args) for args in instances_of(concrete.inst, prop)]
+        found = [(lasso, args) for lasso, args in lassos if lasso is not None]
+        if not found:
             return None
-        (stem, loop, init_id), args = found
+        (stem, loop, init_id), args = min(found, key=lambda f: len(f[0][0]) + len(f[0][1]))
         trace, states = lasso_trace(concrete, graph.datas[init_id], stem, loop, prop, args, variant)
         return trace, states, args
 
@@ -229,14 +204,7 @@ def find_lassos(
         transitions=graph.transitions,
         fair=fair_labels(obligations),
         seconds=time.perf_counter() - start,
-        truncated=graph.truncated,
     )
-
-
-def _length(lasso: tuple[Any, Any, int]) -> int:
-    """Steps of a lasso ``(stem, loop, init_id)``: its stem and its loop."""
-    stem, loop, _ = lasso
-    return len(stem) + len(loop)
 
 
 def lasso_trace(
@@ -272,92 +240,42 @@ def lasso_trace(
 
 
 def _lasso(
-    graph: Graph, prop: Liveness, args: tuple[int, ...], obligations: tuple[Fair, ...]
+    graph: Graph, prop: Liveness, args: tuple[int, ...]
 ) -> tuple[list[ActionInstance], list[ActionInstance], int] | None:
     trig = graph.truth(prop.trigger, args)
     goal = graph.truth(prop.goal, args)
-    pending = _pending(graph, trig, goal)
+    # pending: reachable with the monitor set, the closure of trigger-and-not-goal states
+    # under not-goal successors
+    seeds = [n for n in range(len(graph.datas)) if trig[n] and not goal[n]]
+    pending, _ = breadth_first(seeds, lambda n: [(a, m) for a, m in graph.succ[n] if not goal[m]])
     if not pending:
         return None
     comps = components(pending, lambda n: (m for _, m in graph.succ[n]))
     fair = [c for c in comps if _fair(graph, c)]
     if not fair:
         return None
-    dist, back = _stem_search(graph, trig, goal)
-    best = None
-    for comp in fair:
-        entry = min(comp, key=lambda n: dist.get((n, True), 1 << 60))
-        if (entry, True) in dist and (best is None or dist[(entry, True)] < best[0]):
-            best = (dist[(entry, True)], entry, comp)
-    if best is None:
+    # the stems: breadth-first over (state, monitor) from the initial states
+    stems, _ = breadth_first(
+        [(n, trig[n] and not goal[n]) for n in graph.initial],
+        lambda k: [(a, (m, not goal[m] and (k[1] or trig[m]))) for a, m in graph.succ[k[0]]],
+    )
+    dist = {n: d for (n, monitor), (d, _, _) in stems.items() if monitor}
+    entries = [(min(comp, key=lambda n: dist.get(n, 1 << 60)), comp) for comp in fair]
+    reachable = [(dist[entry], entry, comp) for entry, comp in entries if entry in dist]
+    if not reachable:
         return None
-    _, entry, comp = best
-    stem, init_id = _stem(back, entry)
+    _, entry, comp = min(reachable, key=lambda r: r[0])
+    (init_id, _), stem = path_to(stems, (entry, True))
     loop = _loop(graph, comp, entry)
-    return stem, loop, init_id
-
-
-def _pending(graph: Graph, trig: list[bool], goal: list[bool]) -> set[int]:
-    """States reachable with the monitor set: closure of trigger-and-not-goal under
-    not-goal successors."""
-    seen = {n for n in range(len(graph.datas)) if trig[n] and not goal[n]}
-    todo = list(seen)
-    while todo:
-        n = todo.pop()
-        for _, m in graph.succ[n]:
-            if not goal[m] and m not in seen:
-                seen.add(m)
-                todo.append(m)
-    return seen
-
-
-def _stem_search(
-    graph: Graph, trig: list[bool], goal: list[bool]
-) -> tuple[dict[tuple[int, bool], int], dict[tuple[int, bool], Any]]:
-    """Breadth-first over (state, monitor) from the initial states."""
-    dist: dict[tuple[int, bool], int] = {}
-    back: dict[tuple[int, bool], Any] = {}
-    queue: deque[tuple[int, bool]] = deque()
-    for n in graph.initial:
-        key = (n, trig[n] and not goal[n])
-        if key not in dist:
-            dist[key] = 0
-            back[key] = None
-            queue.append(key)
-    while queue:
-        n, mon = queue.popleft()
-        for action, m in graph.succ[n]:
-            key = (m, not goal[m] and (mon or trig[m]))
-            if key not in dist:
-                dist[key] = dist[(n, mon)] + 1
-                back[key] = ((n, mon), action)
-                queue.append(key)
-    return dist, back
-
-
-def _stem(back: dict[tuple[int, bool], Any], entry: int) -> tuple[list[ActionInstance], int]:
-    steps: list[ActionInstance] = []
-    key = (entry, True)
-    while back[key] is not None:
-        key, action = back[key]
-        steps.append(action)
-    steps.reverse()
-    return steps, key[0]
+    return [a for a, _ in stem], loop, init_id
 
 
 def _fair(graph: Graph, comp: list[int]) -> bool:
     """Every instance enabled throughout ``comp`` is taken on an edge inside it."""
-    if len(comp) == 1:  # the common case: one state, stuttering or looping on itself
-        (n,) = comp
-        return all(n in ms for ms in graph.fair_enabled(n).values())
     inside = set(comp)
-    always: set[ActionInstance] | None = None
-    taken: set[ActionInstance] = set()
-    for n in comp:
-        enabled = graph.fair_enabled(n)
-        always = set(enabled) if always is None else always & set(enabled)
-        taken |= {a for a, ms in enabled.items() if any(m in inside for m in ms)}
-    return not (always or set()) - taken
+    enabled = [graph.fair_enabled(n) for n in comp]
+    always = set.intersection(*(set(e) for e in enabled))
+    return always <= {a for e in enabled for a, ms in e.items() if any(m in inside for m in ms)}
 
 
 def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
@@ -373,12 +291,10 @@ def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
     for ob in sorted(every, key=str):
         if ob in taken or any(ob not in enabled[v] for v in visited):
             continue
-        disabling = [v for v in comp if ob not in enabled[v]]
-        if disabling:
-            path, here = shortest_path(graph, inside, here, set(disabling))
-        else:
-            sources = {v for v in comp if any(m in inside for m in enabled[v][ob])}
-            path, here = shortest_path(graph, inside, here, sources)
+        disabling = {v for v in comp if ob not in enabled[v]}
+        sources = disabling or {v for v in comp if any(m in inside for m in enabled[v][ob])}
+        path, here = _path(graph, inside, here, sources)
+        if not disabling:
             target = next(m for m in enabled[here][ob] if m in inside)
             path.append((ob, target))
             here = target
@@ -387,6 +303,19 @@ def _loop(graph: Graph, comp: list[int], entry: int) -> list[ActionInstance]:
             taken.add(action)
             visited.add(m)
     if here != entry:
-        path, here = shortest_path(graph, inside, here, {entry})
+        path, here = _path(graph, inside, here, {entry})
         steps += [a for a, _ in path]
     return steps
+
+
+def _path(
+    graph: Graph, inside: set[int], src: int, targets: set[int]
+) -> tuple[list[tuple[ActionInstance, int]], int]:
+    """A shortest path inside the component from ``src`` to one of ``targets``."""
+    succ = graph.succ
+    reached, end = breadth_first(
+        [src], lambda n: [(a, m) for a, m in succ[n] if m in inside], targets.__contains__
+    )
+    if end is None:
+        raise ReplayError("lasso: the component is not strongly connected")
+    return path_to(reached, end)[1], end

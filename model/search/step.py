@@ -20,7 +20,6 @@ is never trusted unchecked (mypyvy's ``--smoke-test-solver``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,7 @@ from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.logic import Z3Logic
 from kvproof.model.lang.unroll import select_cell
-from kvproof.model.search.candidates import Clause, distinct_envs
+from kvproof.model.search.candidates import Clause, ground
 from kvproof.model.search.induction import Prover
 
 
@@ -74,7 +73,6 @@ class FiniteStep:
             self.pre[v.name] = row
         self.post, self.act, self.options = self._transition()
         self.small = None  # a finite instance is small already
-        self._envs: dict[tuple[str, ...], list[tuple[int, ...]]] = {}
         self._lits: dict[tuple[int, Any], Any] = {}
 
     def ctx(self, cells: dict[str, list[Any]]) -> Ctx:
@@ -89,17 +87,12 @@ class FiniteStep:
     def clause(self, clause: Clause, post: bool) -> Any:
         """A clause, ground over the instance, built straight from cell literals (fast)."""
         cells = self.post if post else self.pre
-        envs = self._envs.get(clause.qvars)
-        if envs is None:
-            envs = self._envs[clause.qvars] = distinct_envs(self.inst.sizes, clause.qvars)
+        rows = [cells[v.name] for v in self.protocol.vars]
         out = []
-        for env in envs:
+        for cube in ground(self.inst, clause):
             lits = []
-            for lit in clause.cube:
-                cell = cells[lit.atom.var][
-                    self.inst.flat(lit.atom.var, tuple(env[a] for a in lit.atom.args))
-                ]
-                x = self._differs(cell, lit.value)
+            for i, j, value in cube:
+                x = self._differs(rows[i][j], value)
                 if x is True:
                     break
                 if x is not False:
@@ -212,6 +205,6 @@ class SymbolicStep:
         return Cex(dict(concrete.inst.sizes), pre, action)
 
 
-def symbolic_steps(prover: Prover, names: Sequence[str] | None = None) -> list[SymbolicStep]:
+def symbolic_steps(prover: Prover) -> list[SymbolicStep]:
     steps = [SymbolicStep(prover, a.name) for a in prover.protocol.actions]
-    return [s for s in steps if not s.disabled and (names is None or s.action.name in names)]
+    return [s for s in steps if not s.disabled]

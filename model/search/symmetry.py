@@ -26,7 +26,7 @@ generates successors: states stay the interpreter's ``State.data`` tuples.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kvproof.model.lang.concrete import Concrete
@@ -50,11 +50,7 @@ def _identity(d: Any) -> Any:
     return d
 
 
-def _second(p: Any, d: Any) -> Any:
-    return d
-
-
-_identity.after = _second  # type: ignore[attr-defined]  # set once: no sort, no reordering
+_identity.after = lambda p, d: d  # type: ignore[attr-defined]  # no sort, no reordering
 
 
 def _exec(src: list[str], name: str, tag: str, env: dict[str, Any] | None = None) -> Any:
@@ -85,11 +81,12 @@ class _Sort:
             self.columns.append((i, per))
         self._movers: dict[tuple[int, ...], Callable[[Any], Any]] = {}
 
-    def key_parts(self, before: dict[int, list[int]] | None = None) -> list[list[str]]:
-        """Per element, code reading its cells (the same order for every element): slices
-        where the sort's argument comes first or last (C speed), single reads otherwise.
-        ``before``: read the state another sort's move would give (new cell ``j`` of
-        variable ``i`` is old ``before[i][j]``) without building it."""
+    def key_code(self, before: dict[int, list[int]] | None = None) -> str:
+        """Code for the list of element keys: per element, its cells (the same order for
+        every element), read by slices where the sort's argument comes first or last (C
+        speed), single reads otherwise. ``before``: read the state another sort's move
+        would give (new cell ``j`` of variable ``i`` is old ``before[i][j]``) without
+        building it."""
         protocol = self.concrete.protocol
         parts: list[list[str]] = [[] for _ in range(self.n)]
         per_var = dict(self.columns)
@@ -113,13 +110,12 @@ class _Sort:
                 else:
                     cells = per_var[i][e]
                     parts[e].append("(" + "".join(f"d[{i}][{j}], " for j in cells) + ")")
-        return parts
+        return "[" + ", ".join("(" + ", ".join(p) + ",)" for p in parts) + "]"
 
     def keys(self, before: dict[int, list[int]] | None = None) -> Callable[[Any], Any]:
         """The generated function from ``State.data`` to the list of element keys."""
-        parts = self.key_parts(before)
-        body = ", ".join("(" + ", ".join(p) + ",)" for p in parts)
-        return _exec(["def key(d):", f"    return [{body}]"], "key", f"key:{self.sort}")
+        src = ["def key(d):", f"    return {self.key_code(before)}"]
+        return _exec(src, "key", f"key:{self.sort}")
 
     def index(self, perm: tuple[int, ...]) -> dict[int, list[int]]:
         """Per variable with an argument of the sort, the old cell each new cell reads when
@@ -171,7 +167,8 @@ def _one_sort(concrete: Concrete, sort: str) -> Canon:
 
     # The key reads only the sort's rows: a successor that left them equal to those of a
     # canonical parent is canonical already (most steps touch few rows).
-    same = _same(s.columns)
+    src = [f"def same(p, d):\n    return {_same(i for i, _ in s.columns)}"]
+    same = _exec(src, "same", "same")
 
     def after(p: Any, d: Any) -> Any:
         return d if same(p, d) else canon(d)
@@ -180,10 +177,9 @@ def _one_sort(concrete: Concrete, sort: str) -> Canon:
     return canon
 
 
-def _same(columns: list[tuple[int, Any]]) -> Callable[[Any, Any], bool]:
-    """Whether two states agree on the rows ``columns`` names (generated)."""
-    same = " and ".join(f"d[{i}] == p[{i}]" for i, _ in columns) or "True"
-    return _exec([f"def same(p, d):\n    return {same}"], "same", "same")
+def _same(rows: Iterable[int]) -> str:
+    """Code: whether states ``p`` and ``d`` agree on ``rows``."""
+    return " and ".join(f"d[{i}] == p[{i}]" for i in rows) or "True"
 
 
 def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
@@ -268,23 +264,20 @@ def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
     sig = f"list(zip({', '.join(f'd[{i}]' for i in own_rows)}))"
     rising = " < ".join(f"s[{e}]" for e in range(n))
     keys_in_order = " <= ".join(f"k[{e}]" for e in range(m))
-    key = ", ".join("(" + ", ".join(p) + ",)" for p in inner.key_parts())
-    same_outer = " and ".join(f"d[{i}] == p[{i}]" for i in own_rows) or "True"
-    same_inner = " and ".join(f"d[{i}] == p[{i}]" for i, _ in inner.columns) or "True"
     src = [
         "def inner(d):",
-        f"    k = [{key}]",
+        f"    k = {inner.key_code()}",
         f"    return d if {keys_in_order} else S(d, k)",
         "def canon(d):",
         f"    s = {sig}",
         f"    return inner(d) if {rising} else G(d, s)",
         "def after(p, d):",
-        f"    if {same_outer}:",
+        f"    if {_same(own_rows)}:",
         "        if L[0] is not p:",
         f"            s = {sig.replace('d[', 'p[')}",
         f"            L[0], L[1] = p, {rising}",
         "        return inner(d) if L[1] else canon(d)",
-        f"    if {same_inner}:",
+        f"    if {_same(i for i, _ in inner.columns)}:",
         f"        s = {sig}",
         f"        return d if {rising} else G(d, s)",
         "    return canon(d)",

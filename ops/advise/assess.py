@@ -91,8 +91,8 @@ def _told(
 def assess(name: str) -> Assessment:
     """The variant ``name``'s verdicts under its assumptions, and each assumption's price."""
     from kvproof.checker.runs.check_run import CheckOptions, check
-    from kvproof.checker.verify.checking import protocol_for
     from kvproof.checker.verify.liveness import check_liveness
+    from kvproof.checker.verify.protocols import protocol_for
 
     variant = load_variant(name)
     voice = voice_of(variant.engine, variant.switches.transfer_mode)

@@ -46,8 +46,7 @@ def test_serve_says_which_variant_it_serves(capsys: pytest.CaptureFixture[str]) 
 
 def test_top_level_help_says_where_to_start(capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 41: ``kvproof --help`` names the first commands to run, each a real one."""
-    from kvproof.checker.cli.helptext import START_HERE
-    from kvproof.checker.cli.parser import COMMANDS
+    from kvproof.checker.cli.parser import COMMANDS, START_HERE
 
     assert main(["--help"]) == 0
     out = capsys.readouterr().out

@@ -1,7 +1,7 @@
 """What a fuzz batch shares between its walks changes no walk (issue 30's speed-ups).
 
-A batch builds the model side once (``model_side.py``) and remembers the single node's
-answers (``remembered.py``); every walk must come out exactly as a walk built alone.
+A batch builds the model side once (``lockstep.ModelSide``) and remembers the single node's
+answers (``fuzz.RememberedAnswers``); every walk must come out exactly as a walk built alone.
 """
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ import random
 
 import pytest
 
-from kvproof.checker.conformance.lockstep import Lockstep
-from kvproof.checker.conformance.model_side import ModelSide
-from kvproof.checker.conformance.remembered import RememberedAnswers
+from kvproof.checker.conformance.fuzz import RememberedAnswers
+from kvproof.checker.conformance.lockstep import Lockstep, ModelSide
 from kvproof.checker.conformance.walk import SIZES, Walk, run_walk
 from kvproof.refimpl.models import build_model
 from kvproof.refimpl.single_node import SingleNode

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.liveness import check_liveness
+from kvproof.checker.verify.protocols import protocol_for
 from kvproof.spec.variant import load_variant
 
 VARIANT = "sglang-pd-quarantine"

@@ -16,10 +16,9 @@ import pytest
 from kvproof.checker.cli import main
 from kvproof.checker.conformance.fuzz import fuzz
 from kvproof.checker.distrib.executor import PoolExecutor, SerialExecutor, Unit
-from kvproof.checker.verify.check_pool import run_jobs
+from kvproof.checker.verify.check_pool import prove_variants, run_jobs
 from kvproof.checker.verify.driver import prepare
 from kvproof.checker.verify.plan import CheckOptions
-from kvproof.checker.verify.prove_pool import prove_variants
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
@@ -29,7 +28,7 @@ pytestmark = pytest.mark.slow  # a Ray start costs ~20 s on the shared machine
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:
     ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'kvproof[ray]'")
-    from kvproof.checker.distrib.ray_executor import RayExecutor
+    from kvproof.checker.distrib.executor import RayExecutor
 
     # Functions of this test module travel by value: Ray's workers cannot import it.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])

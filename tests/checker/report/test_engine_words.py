@@ -86,8 +86,8 @@ def test_the_incident_told_in_two_sentences() -> None:
 def test_liveness_lassos_speak_engine_words_unless_raw() -> None:
     from kvproof.checker.render.check_json import liveness_json
     from kvproof.checker.render.check_text import render_liveness as render
-    from kvproof.checker.verify.checking import protocol_for
     from kvproof.checker.verify.liveness import check_liveness
+    from kvproof.checker.verify.protocols import protocol_for
 
     variant = load_variant("sglang-pd-early-free-abort")
     check = check_liveness(variant, protocol_for(variant, liveness=True), necessity=False)

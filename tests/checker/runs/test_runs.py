@@ -35,7 +35,7 @@ def _variant_run(*, matches: bool, violated: bool, complete: str | None, expect:
     if complete is not None:
         trace = Trace("v", {}, {}, (), violated="other")
         done = CompleteRun("requested", CompleteResult(complete, {}, "bmc", 0.0, trace=trace))
-    from kvproof.checker.verify.checking import protocol_for
+    from kvproof.checker.verify.protocols import protocol_for
 
     return VariantVerdict(variant, protocol_for(variant), invariants=bmc, complete=done)
 

@@ -46,6 +46,9 @@ def test_forked_jobs_match_a_serial_run_and_leave_no_module_state() -> None:
     jobs = [prepare(load_variant(n), options) for n in ("sglang-0.5.19-pd", "vllm-nixl-fixed")]
     forked = check_pool.run_jobs(jobs, workers=2)
     serial = check_pool.run_jobs(jobs, workers=1)
+    # in the order of ``jobs``, though the fixed variant started first (longest first)
+    names = ["sglang-0.5.19-pd", "vllm-nixl-fixed"]
+    assert [v.variant.name for v in forked] == [v.variant.name for v in serial] == names
     rows = [[(r.invariant, r.holds, r.shortest) for r in v.bmc.results] for v in forked]
     assert rows == [[(r.invariant, r.holds, r.shortest) for r in v.bmc.results] for v in serial]
     assert all(v.protocol is p.safety for v, (_, p) in zip(forked, jobs, strict=True))

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from kvproof.checker.traces.corpus import TRACES_DIR, load
-from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.liveness import check_liveness
+from kvproof.checker.verify.protocols import protocol_for
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.search.explore import explore

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from kvproof.checker.distrib.fork import fork_call
-from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.driver import BackgroundSubset
+from kvproof.checker.verify.protocols import protocol_for
 from kvproof.model.search.bmc import Settlement, bmc
 from kvproof.spec.variant import load_variant
 

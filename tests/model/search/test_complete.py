@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvproof.checker.verify.checking import protocol_for
+from kvproof.checker.verify.protocols import protocol_for
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import replay

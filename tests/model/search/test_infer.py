@@ -151,7 +151,7 @@ CUSTOM = (
 
 
 def custom(name: str) -> Protocol:
-    from kvproof.checker.verify.checking import protocol_for
+    from kvproof.checker.verify.protocols import protocol_for
 
     user = load_protocol(CUSTOM)
     (variant,) = resolve_variants([name], False, None, user)

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from bmc_lasso_oracle import bmc_lassos
 
-from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.liveness import LIVENESS_SIZES
+from kvproof.checker.verify.protocols import protocol_for
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import BOOL, Action, ActionKind, Protocol, Var
 from kvproof.model.lang.instance import Instance

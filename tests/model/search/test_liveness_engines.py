@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from bmc_lasso_oracle import bmc_lassos
 
-from kvproof.checker.verify.checking import protocol_for
 from kvproof.checker.verify.liveness import LIVENESS_SIZES
+from kvproof.checker.verify.protocols import protocol_for
 from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import replay

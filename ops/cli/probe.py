@@ -11,7 +11,6 @@ non-OpenAI URL.
 from __future__ import annotations
 
 import argparse
-import json
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int
 
@@ -43,6 +42,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kvproof.checker.cli.consoles import console_for, emit
+    from kvproof.checker.report.tables import print_table
     from kvproof.ops.probe import Budget, run_probe
     from kvproof.ops.probe.render import render
     from kvproof.spec.errors import KvproofInputError
@@ -59,11 +60,4 @@ def run(args: argparse.Namespace) -> int:
         budget=Budget(args.max_requests, args.max_seconds),
         timeout_s=args.timeout,
     )
-    if args.json:
-        print(json.dumps(report.to_json(), indent=2))
-    else:
-        from kvproof.checker.cli.consoles import console_for
-        from kvproof.checker.report.tables import print_table
-
-        render(report, console_for(), print_table)
-    return report.exit_code
+    return emit(report, args.json, lambda: render(report, console_for(), print_table))

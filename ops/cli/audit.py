@@ -9,9 +9,8 @@ Exit 0 clean, 1 a finding at or above --fail-on, 2 unreadable input.
 from __future__ import annotations
 
 import argparse
-import json
 
-from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.consoles import console_for, emit
 
 SEVERITIES = ("info", "low", "medium", "high", "critical", "never")
 
@@ -52,8 +51,4 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.ops.audit.run import audit_deployment
 
     done = audit_deployment(args.paths, args.role, context=args.context, fail_on=args.fail_on)
-    if args.json:
-        print(json.dumps(done.to_json(), indent=2))
-    else:
-        render(done, console_for())
-    return done.exit_code
+    return emit(done, args.json, lambda: render(done, console_for()))
