@@ -13,8 +13,6 @@ regression corpus (``traces/``, kept true by
 
 from __future__ import annotations
 
-import json
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -22,11 +20,6 @@ from typing import Any
 from kvproof.checker.conform.result import ConformRun
 
 WIDTH = 100
-
-
-def render_json(doc: dict[str, Any]) -> None:
-    json.dump(doc, sys.stdout, indent=2)
-    print()
 
 
 def _say(text: str, indent: str = "  ") -> None:
