@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from kvproof.checker.distrib.executor import processes
+
 ProgressFn = Callable[[str, str, str], None]
 
 POLL_S = 0.1  # how often the drain thread looks whether the run has ended
@@ -50,7 +52,14 @@ def forwarded(progress: ProgressFn | None, kind: str | None) -> Iterator[Progres
     if kind == "inline":
         yield progress
         return
-    with _queue(kind) as q:
+    with contextlib.ExitStack() as stack:
+        if kind == "ray":
+            from ray.util.queue import Queue  # its Empty is a queue.Empty
+
+            q = Queue(actor_options={"num_cpus": 0})  # no CPU taken from the units
+            stack.callback(q.shutdown)
+        else:
+            q = stack.enter_context(processes().Manager()).Queue()
         stop = threading.Event()
 
         def drain() -> None:
@@ -68,21 +77,3 @@ def forwarded(progress: ProgressFn | None, kind: str | None) -> Iterator[Progres
         finally:
             stop.set()
             thread.join()
-
-
-@contextlib.contextmanager
-def _queue(kind: str) -> Iterator[Any]:
-    if kind == "ray":
-        from ray.util.queue import Queue  # its Empty is a queue.Empty
-
-        q = Queue(actor_options={"num_cpus": 0})  # no CPU taken from the units
-        try:
-            yield q
-        finally:
-            q.shutdown()
-        return
-    import multiprocessing
-
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    with multiprocessing.get_context(method).Manager() as manager:
-        yield manager.Queue()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import logging
 import multiprocessing
 import sys
@@ -48,6 +49,9 @@ class Unit:
 
 
 class Executor(Protocol):
+    """Results of units as they finish; ``with executor:`` closes it at the end of the block
+    (the executors here subclass it for that; any object with ``slots`` and ``imap`` runs)."""
+
     slots: int  # units that run at once
     # How a unit's progress reaches the caller while it runs (``events.py``): "inline",
     # "process", "ray"; an executor without the attribute reports at each result only.
@@ -56,14 +60,8 @@ class Executor(Protocol):
         """Results as units finish; closing the iterator cancels the units still queued."""
         ...
 
-    def close(self) -> None: ...
-
-
-class Closing:
-    """``with executor:`` closes it at the end of the block."""
-
     def close(self) -> None:
-        pass
+        return None  # an executor that holds nothing
 
     def __enter__(self: T) -> T:
         return self
@@ -72,7 +70,7 @@ class Closing:
         self.close()
 
 
-class SerialExecutor(Closing):
+class SerialExecutor(Executor):
     """Every unit in this process, in order (``--workers 1``), with one intra-op thread as
     in a pool's workers, the caller's torch setting restored after each unit. Run as the
     caller had torch (its default: a thread per core), a fuzz campaign in one process did
@@ -148,19 +146,22 @@ def single_thread() -> Iterator[None]:
             torch.set_num_threads(before)
 
 
-class PoolExecutor(Closing):
-    """A local process pool. Forked where the platform can (the workers inherit the
-    imported modules: spawn would re-import torch in each)."""
+def processes() -> Any:
+    """Forked where the platform can (the workers inherit the imported modules: spawn would
+    re-import torch in each)."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method)
+
+
+class PoolExecutor(Executor):
+    """A local process pool (``processes``)."""
 
     forwards = "process"  # progress on a Manager queue (``events.py``)
 
     def __init__(self, workers: int) -> None:
         self.slots = workers
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self._pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context(method),
-            initializer=one_thread,
+            max_workers=workers, mp_context=processes(), initializer=one_thread
         )
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
@@ -195,47 +196,36 @@ def ordered(
     every fresh result as it comes (progress, writing findings at once).
     """
     done = dict(done or {})
-    first_stop: list[int] = []
+    buffered: dict[int, Any] = dict(done)  # results not yet released, in unit order
+    first_stop = min((i for i, r in done.items() if stops(r)), default=None)
     order: deque[int] = deque()  # indices the feed has passed, not yet released
 
     def feed() -> Iterator[Unit]:
         for unit in units:
-            if first_stop and unit.index > first_stop[0]:
+            if first_stop is not None and unit.index > first_stop:
                 return
             order.append(unit.index)
             if unit.index not in done:
                 yield unit
 
-    def arrived(index: int, result: Any) -> None:
-        if stops(result) and (not first_stop or index < first_stop[0]):
-            first_stop[:] = [index]
-
-    for index, result in done.items():
-        arrived(index, result)
-    buffered: dict[int, Any] = dict(done)
-
-    def release() -> Iterator[tuple[int, Any]]:
-        while order and order[0] in buffered:
-            index = order.popleft()
-            yield index, buffered.pop(index)
-
-    def released() -> Iterator[tuple[int, Any]]:
-        for index, result in stream:
-            if on_arrival is not None:
-                on_arrival(index, result)
-            arrived(index, result)
-            buffered[index] = result
-            yield from release()
-        # the feed has run to its end (or to the first stop): what the campaign already
-        # held past the last fresh result
-        yield from release()
-
     stream = executor.imap(feed())
     try:
-        for out in released():
-            yield out
-            if stops(out[1]):
-                return
+        # the None after the stream: the feed has run to its end (or to the first stop),
+        # release what the campaign already held past the last fresh result
+        for arrived in itertools.chain(stream, [None]):
+            if arrived is not None:
+                index, result = arrived
+                if on_arrival is not None:
+                    on_arrival(index, result)
+                if stops(result) and (first_stop is None or index < first_stop):
+                    first_stop = index
+                buffered[index] = result
+            while order and order[0] in buffered:
+                index = order.popleft()
+                result = buffered.pop(index)
+                yield index, result
+                if stops(result):
+                    return
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
@@ -281,7 +271,7 @@ def import_ray() -> Any:
     return ray
 
 
-class RayExecutor(Closing):
+class RayExecutor(Executor):
     """``address``: None starts a local Ray with ``num_cpus`` (and ``num_gpus`` /
     ``resources``, which tests use to declare a fake GPU on a CPU machine); ``auto`` or
     ``host:port`` joins a running cluster. A Ray already initialised in this process (a

@@ -252,7 +252,7 @@ class BackgroundSubset:
         if k < self.wait and not last:
             return None  # still early: the BMC goes one depth further meanwhile
         try:
-            proved, inductive = self.child.result("the background proof")
+            proved, inductive = self.child.result()
         except Exception:  # a failed (or dead) proof settles nothing
             proved, inductive = (), ()
         from kvproof.model.search.bmc import Settlement
