@@ -15,6 +15,21 @@ result. A unit that asks for GPUs (``fuzz --device cuda``) is placed by Ray on a
 a free GPU; Ray sets ``CUDA_VISIBLE_DEVICES`` for the task. (Ray docs, "Fault tolerance >
 Tasks": system failures are retried ``max_retries`` times, default 3; "Accelerator
 support": ``num_gpus`` reserves GPUs and sets the variable.)
+
+Stage events travel from the units to this process while they run (``forwarded``): a unit
+(a variant's check) runs for seconds to minutes in a worker process or a Ray task, and its
+result comes back only at its end. For progress (``checker/report/progress_display.py``)
+the worker's ``progress(variant, stage, detail)`` calls go on a queue that a thread here
+drains into the caller's callback, as the executor's ``forwards`` says:
+
+- a local pool (``"process"``): a ``multiprocessing`` Manager queue, whose proxy pickles
+  into the unit's arguments (a plain ``multiprocessing.Queue`` may only be inherited) and
+  works from the fork ``check_pool`` makes per unit;
+- Ray (``"ray"``): ``ray.util.queue.Queue``, an actor any task can reach;
+- in this process (``"inline"``): the callback itself.
+
+An executor that says nothing forwards nothing: its units report when their results arrive.
+A put that fails (the run is closing) is dropped: progress is never worth a failed check.
 """
 
 from __future__ import annotations
@@ -24,7 +39,9 @@ import contextlib
 import itertools
 import logging
 import multiprocessing
+import queue
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -34,6 +51,8 @@ from typing import Any, Protocol, TypeVar
 from kvproof.spec.errors import KvproofInputError
 
 T = TypeVar("T")
+ProgressFn = Callable[[str, str, str], None]
+POLL_S = 0.1  # how often the drain thread looks whether the run has ended
 
 
 @dataclass(frozen=True)
@@ -53,8 +72,7 @@ class Executor(Protocol):
     (the executors here subclass it for that; any object with ``slots`` and ``imap`` runs)."""
 
     slots: int  # units that run at once
-    # How a unit's progress reaches the caller while it runs (``events.py``): "inline",
-    # "process", "ray"; an executor without the attribute reports at each result only.
+    # and, optionally, ``forwards``: how a unit's progress reaches the caller while it runs
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         """Results as units finish; closing the iterator cancels the units still queued."""
@@ -79,7 +97,7 @@ class SerialExecutor(Executor):
     thread the OS has lent to a neighbour."""
 
     slots = 1
-    forwards = "inline"  # a unit's progress is a plain call here (``events.py``)
+    forwards = "inline"
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         for unit in units:
@@ -156,7 +174,7 @@ def processes() -> Any:
 class PoolExecutor(Executor):
     """A local process pool (``processes``)."""
 
-    forwards = "process"  # progress on a Manager queue (``events.py``)
+    forwards = "process"
 
     def __init__(self, workers: int) -> None:
         self.slots = workers
@@ -232,6 +250,54 @@ def ordered(
             close()
 
 
+@dataclass(frozen=True)
+class QueueSink:
+    """The worker's end: a picklable ``ProgressFn`` that puts events on the queue."""
+
+    queue: Any
+
+    def __call__(self, variant: str, stage: str, detail: str = "") -> None:
+        with contextlib.suppress(OSError, EOFError, queue.Full):
+            self.queue.put((variant, stage, detail))
+
+
+@contextlib.contextmanager
+def forwarded(progress: ProgressFn | None, kind: str | None) -> Iterator[ProgressFn | None]:
+    """A ``ProgressFn`` for the units to carry, drained into ``progress`` until the block ends
+    (every event put before the end is delivered). None when there is nothing to forward."""
+    if progress is None or kind is None:
+        yield None
+        return
+    if kind == "inline":
+        yield progress
+        return
+    with contextlib.ExitStack() as stack:
+        if kind == "ray":
+            from ray.util.queue import Queue  # its Empty is a queue.Empty
+
+            q = Queue(actor_options={"num_cpus": 0})  # no CPU taken from the units
+            stack.callback(q.shutdown)
+        else:
+            q = stack.enter_context(processes().Manager()).Queue()
+        stop = threading.Event()
+
+        def drain() -> None:
+            while not stop.is_set():
+                with contextlib.suppress(queue.Empty):
+                    progress(*q.get(timeout=POLL_S))
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    progress(*q.get_nowait())
+
+        thread = threading.Thread(target=drain, name="kvproof-events", daemon=True)
+        thread.start()
+        try:
+            yield QueueSink(q)
+        finally:
+            stop.set()
+            thread.join()
+
+
 def make_executor(workers: int) -> SerialExecutor | PoolExecutor:
     """This process for one worker, else a local pool (Ray: ``executor_for``)."""
     return SerialExecutor() if workers <= 1 else PoolExecutor(workers)
@@ -277,7 +343,7 @@ class RayExecutor(Executor):
     ``host:port`` joins a running cluster. A Ray already initialised in this process (a
     test's fixture, a notebook) is used as it is and left running."""
 
-    forwards = "ray"  # progress on a ``ray.util.queue.Queue`` (``events.py``)
+    forwards = "ray"
 
     def __init__(
         self,

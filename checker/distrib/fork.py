@@ -82,7 +82,7 @@ class ForkExecutor(Executor):
     counterexample; forked from this (Z3-clean) process, each unit's result is the one a run
     of that unit alone gives, whatever the scheduling."""
 
-    forwards = "process"  # progress on a Manager queue, inherited (``events.py``)
+    forwards = "process"  # the Manager queue's proxy is inherited (``forwarded``)
 
     def __init__(self, slots: int) -> None:
         self.slots = slots

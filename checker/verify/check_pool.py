@@ -7,7 +7,7 @@ data), or one Ray task per variant (``--ray``: the task builds the protocols its
 is a whole variant, not a (variant, invariant) pair: BMC shares one incremental solver
 across a variant's invariants, and split runs could return other (equally valid)
 counterexamples than a local run. While a job runs, its phases' starts reach the caller's
-``progress`` through ``distrib/events.py``: a result alone comes only at the job's end.
+``progress`` (``distrib/executor.py``'s ``forwarded``): a result comes only at the job's end.
 
 ``prove --all --ray`` cuts its work the same way: one unit is one variant's proof (every
 obligation of its inductive invariant), which Z3 discharges in one ``Prover``; the result
@@ -22,8 +22,15 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kvproof.checker.distrib.events import ProgressFn, forwarded
-from kvproof.checker.distrib.executor import Executor, PoolExecutor, SerialExecutor, Unit, ordered
+from kvproof.checker.distrib.executor import (
+    Executor,
+    PoolExecutor,
+    ProgressFn,
+    SerialExecutor,
+    Unit,
+    forwarded,
+    ordered,
+)
 from kvproof.checker.distrib.fork import ForkExecutor
 from kvproof.checker.verify.driver import CheckJob, Protocols, built, run_job
 from kvproof.checker.verify.protocols import factory_of, protocol_for

@@ -21,7 +21,7 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kvproof.checker.distrib.events import ProgressFn
+from kvproof.checker.distrib.executor import ProgressFn
 from kvproof.checker.distrib.fork import Child, fork_call
 from kvproof.checker.verify.plan import SUBSET_LEAD, CheckOptions, Phase, plan, split_names
 from kvproof.checker.verify.protocols import ProtocolFactory, factory_of, protocol_for
