@@ -159,7 +159,7 @@ def _proof(
     is needed when the proof fails without it (the proof alone cannot show a counterexample
     exists: ``kvproof check --without`` does)."""
     from kvproof.checker.render.check_json import assumptions_json
-    from kvproof.checker.verify.necessity import Necessity
+    from kvproof.checker.verify.verdict import Necessity
     from kvproof.model.handoff import protocol_of
     from kvproof.model.search.induction import prove
 

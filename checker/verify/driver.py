@@ -25,7 +25,7 @@ from kvproof.checker.distrib.executor import ProgressFn
 from kvproof.checker.distrib.fork import Child, fork_call
 from kvproof.checker.verify.plan import SUBSET_LEAD, CheckOptions, Phase, plan, split_names
 from kvproof.checker.verify.protocols import ProtocolFactory, factory_of, protocol_for
-from kvproof.checker.verify.verdict import CompleteRun, VariantVerdict
+from kvproof.checker.verify.verdict import CompleteRun, Necessity, VariantVerdict
 from kvproof.model.lang.dsl import Protocol
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.names import require_known
@@ -158,31 +158,19 @@ class _Phases:
         return dataclasses.replace(verdict, proof=proof, settled_by=settled)
 
     def necessity(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
-        from kvproof.checker.verify.necessity import necessity
+        """Each guard assumption in force dropped once, to the full depth even when the proof
+        settled the verdict at a shallow one (a fairness assumption changes no safety
+        verdict: the liveness phase assesses it)."""
         from kvproof.spec.assumptions import GUARD, of_kind
 
         assert phase.depth is not None
         variant, without = self.job.variant, self.job.options.without
         holding = [r.invariant for r in verdict.bmc.results if r.holds]
         found = []
-        # a fairness assumption changes no safety verdict: the liveness phase assesses it. Each
-        # looks to the full depth, even when the proof settled the verdict at a shallow one.
         for name in of_kind(variant.assume, GUARD):
-            if name in without:
-                continue
-            self.say(variant.name, "necessity", name)
-            found.append(
-                necessity(
-                    variant,
-                    name,
-                    lambda names: protocol_for(variant, None, names),
-                    dropped=without,
-                    holding=holding,
-                    sizes=verdict.bmc.sizes,
-                    depth=phase.depth,
-                    prove_it=verdict.proof is not None,
-                )
-            )
+            if name not in without:
+                self.say(variant.name, "necessity", name)
+                found.append(_needed(variant, name, without, holding, verdict, phase.depth))
         return dataclasses.replace(verdict, necessity=tuple(found))
 
     def complete(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
@@ -220,6 +208,63 @@ class _Phases:
             necessity=phase.necessity,
         )
         return dataclasses.replace(verdict, liveness=found)
+
+
+def _needed(
+    variant: Variant,
+    name: str,
+    without: tuple[str, ...],
+    holding: list[str],
+    verdict: VariantVerdict,
+    depth: int,
+) -> Necessity:
+    """Is assumption ``name`` needed (dropped beside ``without``)? ``holding``: the
+    invariants that held with every assumption in place. *Needed* when dropping it breaks
+    one of them (BMC finds the counterexample, at the check's sizes and depth);
+    *unnecessary* when dropping it changes nothing: every one still holds to the depth,
+    and (for a fixed variant) the unbounded proof still goes through; *undetermined* when
+    the proof fails without it but BMC finds no counterexample."""
+    from kvproof.model.search.bmc import bmc
+
+    protocol = protocol_for(variant, None, (*without, name))
+    proved_without = None
+    if verdict.proof is not None and protocol.strengthening:
+        from kvproof.model.search.induction import prove
+
+        proved_without = prove(protocol).proved
+        if proved_without:
+            return Necessity(name, False, "unnecessary: the proof goes through without it")
+    if holding:
+        result = bmc(
+            protocol,
+            verdict.bmc.sizes,
+            depth,
+            variant=f"{variant.name}--without-{name}",
+            invariants=holding,
+            primary=False,
+            stop_at_first=True,
+        )
+        broken = [r for r in result.results if not r.holds]
+        if broken:
+            first = min(broken, key=lambda r: r.shortest or r.depth)
+            return Necessity(
+                name,
+                True,
+                f"needed: without it {first.invariant} is violated in {first.shortest} steps",
+                first.invariant,
+                first.shortest,
+                first.trace,
+            )
+    if proved_without is False:
+        return Necessity(
+            name,
+            None,
+            f"undetermined: no counterexample to depth {depth} without it, but the proof"
+            " does not go through",
+        )
+    return Necessity(
+        name, False, f"unnecessary: every invariant still holds to depth {depth} without it"
+    )
 
 
 def _silent(variant: str, stage: str, detail: str = "") -> None:

@@ -20,7 +20,6 @@ from kvproof.spec.variant import Variant
 
 if TYPE_CHECKING:  # the searches are imported only when a check runs them
     from kvproof.checker.verify.liveness import LivenessCheck
-    from kvproof.checker.verify.necessity import Necessity
     from kvproof.model.search.bmc import BmcResult
     from kvproof.model.search.complete import CompleteResult
     from kvproof.model.search.induction import ProofResult
@@ -48,6 +47,24 @@ class CompleteRun:
         if self.command is None:
             return self.result.summary
         return f"{self.result.summary}; to decide it run: {self.command}"
+
+
+@dataclass(frozen=True)
+class Necessity:
+    """Whether a guard assumption in force is needed (``driver.py``'s necessity phase)."""
+
+    name: str
+    needed: bool | None  # None: undetermined
+    detail: str
+    invariant: str | None = None  # the invariant that breaks without it
+    steps: int | None = None  # the counterexample's length
+    trace: Any = None  # kvproof.model.lang.trace.Trace of that counterexample
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"needed": self.needed, "needed_detail": self.detail}
+        if self.invariant is not None:
+            out["without_it"] = {"violated": self.invariant, "steps": self.steps}
+        return out
 
 
 @dataclass(frozen=True)
