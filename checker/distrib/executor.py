@@ -52,7 +52,6 @@ from kvproof.spec.errors import KvproofInputError
 
 T = TypeVar("T")
 ProgressFn = Callable[[str, str, str], None]
-POLL_S = 0.1  # how often the drain thread looks whether the run has ended
 
 
 @dataclass(frozen=True)
@@ -273,28 +272,24 @@ def forwarded(progress: ProgressFn | None, kind: str | None) -> Iterator[Progres
         return
     with contextlib.ExitStack() as stack:
         if kind == "ray":
-            from ray.util.queue import Queue  # its Empty is a queue.Empty
+            from ray.util.queue import Queue
 
             q = Queue(actor_options={"num_cpus": 0})  # no CPU taken from the units
             stack.callback(q.shutdown)
         else:
             q = stack.enter_context(processes().Manager()).Queue()
-        stop = threading.Event()
 
         def drain() -> None:
-            while not stop.is_set():
-                with contextlib.suppress(queue.Empty):
-                    progress(*q.get(timeout=POLL_S))
-            with contextlib.suppress(queue.Empty):
-                while True:
-                    progress(*q.get_nowait())
+            for event in iter(q.get, None):  # None: the block has ended, after every event
+                progress(*event)
 
         thread = threading.Thread(target=drain, name="kvproof-events", daemon=True)
         thread.start()
         try:
             yield QueueSink(q)
         finally:
-            stop.set()
+            with contextlib.suppress(OSError, EOFError):
+                q.put(None)
             thread.join()
 
 

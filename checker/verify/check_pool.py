@@ -43,7 +43,7 @@ def work(
 ) -> VariantVerdict:
     """One job in a worker: its verdict as plain data (``protocols``: inherited, or None in
     a process that must build them, a Ray task or a spawned worker)."""
-    return run_job(job, protocols or built(job), progress).detached()
+    return run_job(job, protocols or built(job), progress).with_protocols(None, None)
 
 
 def _cost(unit: Unit) -> tuple[int, int]:
@@ -76,7 +76,7 @@ def run_jobs(
 
     def arrived(i: int, out: VariantVerdict) -> None:
         protocols = jobs[i][1]
-        results[i] = out.attached(protocols.safety, protocols.liveness)
+        results[i] = out.with_protocols(protocols.safety, protocols.liveness)
         if on_done:
             on_done(results[i])
 

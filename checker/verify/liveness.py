@@ -42,7 +42,7 @@ class FairnessNeed:
 @dataclass(frozen=True)
 class LivenessCheck:
     variant: Variant
-    protocol: Protocol | None  # None in another process (``VariantVerdict.detached``)
+    protocol: Protocol | None  # None in another process (``VariantVerdict.with_protocols``)
     result: LivenessResult
     without: tuple[str, ...] = ()
     necessity: tuple[FairnessNeed, ...] = ()

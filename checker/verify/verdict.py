@@ -4,8 +4,8 @@
 (``checker/render/check*.py``): ``--json``, JUnit, SARIF and the HTML pages come from this
 record, and every counterexample in it carries its states, derived once where the search
 re-checked it (``InvariantResult.states``, ``LassoResult.states``), so no renderer replays.
-The protocols are the one thing that does not cross a process: ``detached`` drops them in a
-worker, and the parent attaches its own (``attached``).
+The protocols are the one thing that does not cross a process: a worker drops them, and the
+parent attaches its own (``with_protocols``).
 """
 
 from __future__ import annotations
@@ -139,12 +139,8 @@ class VariantVerdict:
         broken = trace.violated if trace is not None else None
         return broken is not None and self.variant.expect.get(broken) == "holds"
 
-    def detached(self) -> VariantVerdict:
-        """Plain data for another process: the protocols (closures) left behind."""
-        live = self.liveness and dataclasses.replace(self.liveness, protocol=None)
-        return dataclasses.replace(self, protocol=None, liveness=live)
-
-    def attached(self, protocol: Protocol | None, lively: Protocol | None) -> VariantVerdict:
-        """This verdict with the protocols built here (``detached``'s inverse)."""
+    def with_protocols(self, protocol: Protocol | None, lively: Protocol | None) -> VariantVerdict:
+        """This verdict with the protocols built here; (None, None): plain data for another
+        process, the protocols (closures) left behind."""
         live = self.liveness and dataclasses.replace(self.liveness, protocol=lively)
         return dataclasses.replace(self, protocol=protocol, liveness=live)
