@@ -18,6 +18,7 @@ the protocols or the user protocol's ``module:attr`` (``factory_of``), as its ar
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -80,20 +81,15 @@ def run_jobs(
         if on_done:
             on_done(results[i])
 
-    try:
-        with forwarded(progress, getattr(pool, "forwards", None)) as sink:
-            units = [
-                Unit(i, work, (job, protocols if forks or serial else None, sink))
-                for i, (job, protocols) in enumerate(jobs)
-            ]
-            # in this process in the order given, as a user listed them; else longest first
-            fed = units if serial else sorted(units, key=_cost)
-            for _ in ordered(pool, fed, on_arrival=arrived):
-                pass
-    finally:
-        if executor is None:
-            pool.close()
-    return [results[i] for i in range(len(jobs))]
+    owned = pool if executor is None else contextlib.nullcontext()  # closed at the end
+    with owned, forwarded(progress, getattr(pool, "forwards", None)) as sink:
+        units = [
+            Unit(i, work, (job, protocols if forks or serial else None, sink))
+            for i, (job, protocols) in enumerate(jobs)
+        ]
+        # in this process in the order given, as a user listed them; else longest first
+        fed = units if serial else sorted(units, key=_cost)
+        return [results[i] for i, _ in ordered(pool, fed, on_arrival=arrived)]
 
 
 def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:

@@ -10,7 +10,7 @@ protocol without those variables has nothing named (its lassos still print and r
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,30 +65,21 @@ def forever(trace: Trace, protocol: Any, states: Sequence[State] = ()) -> tuple[
     kinds = ABOUT.get(trace.violated or "", ("unanswered", "unscheduled", "held"))
     found: list[Forever] = []
 
-    def always(fn: Any) -> bool:
-        return all(fn(st) for st in states)
-
-    def val(st: State, var: str, args: tuple[int, ...]) -> Any:
-        return concrete.value(st, var, args)
+    def always(var: str, args: tuple[int, ...], test: Callable[[Any], bool]) -> bool:
+        return all(test(concrete.value(st, var, args)) for st in states)
 
     reqs = range(trace.sizes.get("Req", 0))
     if {"resp", "dphase"} <= names:
         for r in reqs:
-            if "unanswered" in kinds and always(
-                lambda st, r=r: (
-                    val(st, "dphase", (r,)) != "idle" and val(st, "resp", (r,)) == "none"
-                )
-            ):
+            busy = always("dphase", (r,), lambda v: v != "idle")
+            if "unanswered" in kinds and busy and always("resp", (r,), lambda v: v == "none"):
                 found.append(Forever("unanswered", r))
-            if "unscheduled" in kinds and always(
-                lambda st, r=r: val(st, "dphase", (r,)) in WAITING
-            ):
+            if "unscheduled" in kinds and always("dphase", (r,), lambda v: v in WAITING):
                 found.append(Forever("unscheduled", r))
     if "owns" in names and "held" in kinds:
         for p in range(trace.sizes.get("Page", 0)):
-            for r in reqs:
-                if always(lambda st, r=r, p=p: val(st, "owns", (r, p)) is True):
-                    found.append(Forever("held", r, p))
+            held = [r for r in reqs if always("owns", (r, p), lambda v: v is True)]
+            found += [Forever("held", r, p) for r in held]
     return tuple(found)
 
 
