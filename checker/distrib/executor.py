@@ -320,18 +320,6 @@ def executor_for(ray: str | None, workers: int) -> Any:
     return RayExecutor(None if ray == LOCAL else ray, num_cpus=workers)
 
 
-MAX_RETRIES = 3
-EXTRA = "pip install 'kvproof[ray]'"
-
-
-def import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise KvproofInputError(f"needs Ray, which is not installed: {EXTRA}", "--ray") from None
-    return ray
-
-
 class RayExecutor(Executor):
     """``address``: None starts a local Ray with ``num_cpus`` (and ``num_gpus`` /
     ``resources``, which tests use to declare a fake GPU on a CPU machine); ``auto`` or
@@ -347,9 +335,16 @@ class RayExecutor(Executor):
         num_cpus: int | None = None,
         num_gpus: int | None = None,
         resources: Mapping[str, float] | None = None,
-        max_retries: int = MAX_RETRIES,
+        max_retries: int = 3,
     ) -> None:
-        ray = self._ray = import_ray()
+        try:
+            import ray
+        except ImportError:
+            extra = "pip install 'kvproof[ray]'"
+            raise KvproofInputError(
+                f"needs Ray, which is not installed: {extra}", "--ray"
+            ) from None
+        self._ray = ray
         self._owned = not ray.is_initialized()
         if self._owned:
             if address is None:
