@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvproof.checker.verify.forever import forever, lasso_explanation
+from kvproof.checker.verify.liveness import forever, lasso_explanation
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.explain import args_dict, change_text, changes, explain, step_label
