@@ -46,11 +46,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self
 
 from kvproof.spec.errors import KvproofInputError
 
-T = TypeVar("T")
 ProgressFn = Callable[[str, str, str], None]
 
 
@@ -80,7 +79,7 @@ class Executor(Protocol):
     def close(self) -> None:
         return None  # an executor that holds nothing
 
-    def __enter__(self: T) -> T:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -340,10 +339,8 @@ class RayExecutor(Executor):
         try:
             import ray
         except ImportError:
-            extra = "pip install 'kvproof[ray]'"
-            raise KvproofInputError(
-                f"needs Ray, which is not installed: {extra}", "--ray"
-            ) from None
+            why = "needs Ray, which is not installed: pip install 'kvproof[ray]'"
+            raise KvproofInputError(why, "--ray") from None
         self._ray = ray
         self._owned = not ray.is_initialized()
         if self._owned:

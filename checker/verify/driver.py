@@ -7,10 +7,6 @@ phase reads the verdict so far and returns it with its answer (``verdict.py``); 
 skips itself only on what an earlier phase answered (a proof that settled the verdict, a
 BMC that found a counterexample, a proof that went through). While a job runs, each
 phase's start reaches ``progress(variant, stage, detail)``.
-
-Beside a buggy variant's deep BMC, ``BackgroundSubset`` proves in a forked child (the other
-core) the invariants it has not broken; its answer, taken at a depth fixed in advance, ends
-the search once every invariant not proved has its counterexample (``plan.py``).
 """
 
 from __future__ import annotations
@@ -274,8 +270,9 @@ def _silent(variant: str, stage: str, detail: str = "") -> None:
 class BackgroundSubset:
     """``bmc``'s ``settled``: the invariants ``inductive_subset`` proves and its inductive
     invariant, computed in a forked child while the BMC goes on in this process (the other
-    core), and waited for at depth ``wait`` (or the last, if that comes first). The
-    child is a copy: its Z3 work leaves this process's context as it was.
+    core), and waited for at depth ``wait`` (or the last, if that comes first); its
+    answer ends the search once every invariant not proved has its counterexample. The
+    child is a copy: its Z3 work leaves this process's context as it was (``fork.py``).
 
     Whether the child starts depends only on the unresolved names, and the answer is taken
     at a fixed depth, so the stop depth, the counterexamples and the ``--json`` are the same

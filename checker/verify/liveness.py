@@ -81,16 +81,15 @@ def check_liveness(
     names: tuple[str, ...] | None = None,
     without: tuple[str, ...] = (),
     factory: ProtocolFactory | None = None,
-    sizes: dict[str, int] | None = None,
     necessity: bool = True,
 ) -> LivenessCheck:
     """Every liveness property of ``protocol`` (the variant's, built with ``liveness=True``
-    by ``protocol_for``; or ``names``) at ``sizes``; ``necessity`` rebuilds it without each
+    by ``protocol_for``; or ``names``) at ``LIVENESS_SIZES``; ``necessity`` rebuilds it without each
     fairness assumption in force, from ``factory`` (None: kvproof's handoff). Without
     ``protocol`` (a notebook's call) it is built here, once."""
     if protocol is None:
         protocol = protocol_for(variant, factory, without, liveness=True)
-    sizes = dict(sizes or LIVENESS_SIZES)
+    sizes = dict(LIVENESS_SIZES)
     result = find_lassos(protocol, sizes, variant=variant.name, names=names)
     check = LivenessCheck(variant, protocol, result, tuple(without))
     if not necessity:
