@@ -89,7 +89,9 @@ def run_jobs(
         ]
         # in this process in the order given, as a user listed them; else longest first
         fed = units if serial else sorted(units, key=_cost)
-        return [results[i] for i, _ in ordered(pool, fed, on_arrival=arrived)]
+        for _ in ordered(pool, fed, on_arrival=arrived):
+            pass
+    return [results[i] for i in range(len(jobs))]  # the order of ``jobs``, not of ``fed``
 
 
 def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:
