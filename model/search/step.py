@@ -11,7 +11,9 @@ step to one that breaks one of those?":
   action with symbolic arguments; an ``unsat`` holds for every size.
 
 Both build the post-state from the DSL's one update semantics (``model/lang/context.py``'s
-``apply_row``/``apply_ops``, the latter through ``induction.PostView``), never their own.
+``apply_row``/``apply_ops``: ``FiniteStep`` is BMC's unrolling, ``model/lang/unroll.py``,
+one step from a free state; ``SymbolicStep`` reads through ``induction.PostView``), never
+their own.
 
 A model becomes a concrete pre-state and action instance (``Cex``): Houdini re-runs the
 action with the concrete interpreter and evaluates every conjunct there, so a solver answer
@@ -26,11 +28,9 @@ from typing import Any
 import z3
 
 from kvproof.model.lang.concrete import Concrete, State
-from kvproof.model.lang.context import Ctx, apply_row
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
-from kvproof.model.lang.logic import Z3Logic
-from kvproof.model.lang.unroll import select_cell
+from kvproof.model.lang.unroll import Unroller
 from kvproof.model.search.candidates import Clause, ground
 from kvproof.model.search.induction import Prover
 
@@ -44,45 +44,23 @@ class Cex:
     action: ActionInstance
 
 
-class _Cells:
-    def __init__(self, inst: Instance, cells: dict[str, list[Any]]) -> None:
-        self.inst, self.cells = inst, cells
-
-    def read(self, var: str, args: tuple[Any, ...]) -> Any:
-        return self.cells[var][self.inst.flat(var, args)]
-
-
-class FiniteStep:
+class FiniteStep(Unroller):
     """Every action instance of one finite instance, from a free pre-state."""
 
     def __init__(self, protocol: Protocol, sizes: dict[str, int]) -> None:
-        self.protocol = protocol
-        self.inst = Instance(protocol, sizes)
+        super().__init__(Instance(protocol, sizes), symmetry=False, free=True)
         self.concrete = Concrete(self.inst)
-        self.cells = {v.name: self.inst.cells(v) for v in protocol.vars}
-        self.logic = Z3Logic(dict(sizes), protocol.enums, enum_as_bv=True)
-        self.solver = z3.SolverFor("QF_FD")
-        self.pre: dict[str, list[Any]] = {}
-        for v in protocol.vars:
-            sort = self.logic.sort_of(v.kind)
-            row = [z3.Const(f"{self.inst.describe(v.name, a)}", sort) for a in self.inst.cells(v)]
-            if v.kind != "bool":  # a bit-vector wider than the enum: stay in range
-                n = len(v.kind.values)  # type: ignore[union-attr]
-                if n < 2 ** sort.size():
-                    self.solver.add(*(z3.ULT(c, n) for c in row))
-            self.pre[v.name] = row
-        self.post, self.act, self.options = self._transition()
+        self.extend()
+        self.pre, self.post = self.states
+        self.act, self.options = self.choices[0]
         self.small = None  # a finite instance is small already
         self._lits: dict[tuple[int, Any], Any] = {}
-
-    def ctx(self, cells: dict[str, list[Any]]) -> Ctx:
-        return Ctx(self.logic, _Cells(self.inst, cells))
 
     def formula(self, c: Any, post: bool) -> Any:
         """A conjunct (``houdini.Conjunct``) over the pre- or the post-state."""
         if c.clause is not None:
             return self.clause(c.clause, post)
-        return self.logic.lift(c.inv.body(self.ctx(self.post if post else self.pre)))
+        return self.logic.lift(c.inv.body(self.ctx(int(post))))
 
     def clause(self, clause: Clause, post: bool) -> Any:
         """A clause, ground over the instance, built straight from cell literals (fast)."""
@@ -118,43 +96,6 @@ class FiniteStep:
                 got = cell != self.logic.lift(value, sort=cell.sort())
             self._lits[key] = got
         return got
-
-    def _transition(self) -> tuple[dict[str, list[Any]], Any, list[ActionInstance]]:
-        enabled = []
-        for ai in self.inst.all_instances:
-            ctx = self.ctx(self.pre)
-            self.protocol.action(ai.action).body(ctx, *ai.args)
-            guard = self.logic.and_(*ctx.guards)
-            if guard is not False:
-                # the rows this instance changes: the DSL's one update semantics
-                changed = {
-                    var: apply_row(self.logic, ops, self.cells[var], self.pre[var])
-                    for var, ops in ctx.ops.items()
-                }
-                enabled.append((ai, guard, changed))
-        bits = max(1, (len(enabled) - 1).bit_length())
-        act = z3.BitVec("act", bits)
-        if len(enabled) < 2**bits:
-            self.solver.add(z3.ULT(act, len(enabled)))
-        sels = [act == i for i in range(len(enabled))]
-        for sel, (_, guard, _) in zip(sels, enabled, strict=True):
-            if guard is not True:
-                self.solver.add(z3.Implies(sel, self.logic.lift(guard)))
-        if not enabled:
-            self.solver.add(False)
-        post: dict[str, list[Any]] = {}
-        for v in self.protocol.vars:
-            row = []
-            for j, old in enumerate(self.pre[v.name]):
-                value = select_cell(self.logic, sels, enabled, v.name, j, old)
-                if value is old or isinstance(value, bool | str):
-                    row.append(value)
-                else:
-                    fresh = z3.Const(f"{old}'", old.sort())
-                    self.solver.add(fresh == self.logic.lift(value, sort=old.sort()))
-                    row.append(fresh)
-            post[v.name] = row
-        return post, act, [e[0] for e in enabled]
 
     def cex(self, model: z3.ModelRef) -> Cex:
         values = {}
