@@ -166,9 +166,11 @@ class Unroller:
     def trace_from_model(
         self, model: z3.ModelRef, length: int
     ) -> tuple[dict[str, dict[tuple[int, ...], Any]], list[ActionInstance]]:
+        """The model's values of the rigid variables at state 0 (free: of every variable)
+        and its first ``length`` steps."""
         init: dict[str, dict[tuple[int, ...], Any]] = {}
         for v in self.protocol.vars:
-            if not v.rigid:
+            if not (self.free or v.rigid):
                 continue
             values = {}
             for args, term in zip(self.cells[v.name], self.states[0][v.name], strict=True):

@@ -52,7 +52,6 @@ class FiniteStep(Unroller):
         self.concrete = Concrete(self.inst)
         self.extend()
         self.pre, self.post = self.states
-        self.act, self.options = self.choices[0]
         self.small = None  # a finite instance is small already
         self._lits: dict[tuple[int, Any], Any] = {}
 
@@ -98,15 +97,8 @@ class FiniteStep(Unroller):
         return got
 
     def cex(self, model: z3.ModelRef) -> Cex:
-        values = {}
-        for v in self.protocol.vars:
-            cells = {}
-            for args, term in zip(self.inst.cells(v), self.pre[v.name], strict=True):
-                val = model.eval(term, model_completion=True)
-                cells[args] = z3.is_true(val) if v.kind == "bool" else self.logic.enum_value(val)
-            values[v.name] = cells
-        idx = model.eval(self.act, model_completion=True).as_long()
-        return Cex(dict(self.inst.sizes), self.concrete.make_state(values), self.options[idx])
+        values, (action,) = self.trace_from_model(model, 1)
+        return Cex(dict(self.inst.sizes), self.concrete.make_state(values), action)
 
 
 def _nary(mk: Any, args: list[Any]) -> z3.BoolRef:
