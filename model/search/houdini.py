@@ -36,9 +36,8 @@ import z3
 from kvproof.model.lang.concrete import State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.search.bmc import Settlement
-from kvproof.model.search.clause_table import Checker, ClauseTable, Conjunct
 from kvproof.model.search.induction import ProofError, prove
-from kvproof.model.search.step import Cex, FiniteStep
+from kvproof.model.search.step import Cex, Checker, ClauseTable, Conjunct, FiniteStep
 
 _DEBUG = bool(os.environ.get("KVPROOF_DEBUG_HOUDINI"))
 
