@@ -92,9 +92,7 @@ def _deterministic(
 def _with_shows(trace: Trace, stem: str, invariant: str) -> Trace:
     """The header says what the trace shows a client on the engine (``shows.py``)."""
     shows = expected(stem, invariant)
-    if shows is None:
-        return trace
-    return replace(trace, meta={**trace.meta, **shows.meta()})
+    return trace if shows is None else replace(trace, meta={**trace.meta, **shows})
 
 
 def canonical(trace: Trace, protocol: Protocol) -> Trace:
@@ -106,49 +104,46 @@ def canonical(trace: Trace, protocol: Protocol) -> Trace:
     return out if _same_violation(out, trace, protocol) else trace
 
 
-def _positions(protocol: Protocol, inst: ActionInstance, sort: str) -> list[int]:
-    params = protocol.action(inst.action).params
-    return [i for i, s in enumerate(params) if s == sort]
+def _uses(trace: Trace, protocol: Protocol) -> dict[str, list[int]]:
+    """The elements the steps name, by sort, in order of first use."""
+    used: dict[str, list[int]] = {}
+    for inst in trace.steps:
+        for s, a in zip(protocol.action(inst.action).params, inst.args, strict=True):
+            if a not in used.setdefault(s, []):
+                used[s].append(a)
+    return used
 
 
 def _rename(trace: Trace, protocol: Protocol, sort: str) -> Trace:
-    order: list[int] = []
-    for inst in trace.steps:
-        for i in _positions(protocol, inst, sort):
-            if inst.args[i] not in order:
-                order.append(inst.args[i])
+    order = _uses(trace, protocol).get(sort, [])
     order += [x for x in range(trace.sizes[sort]) if x not in order]
     new = {old: n for n, old in enumerate(order)}
     if all(k == v for k, v in new.items()):
         return trace
-    steps = []
-    for inst in trace.steps:
-        args = list(inst.args)
-        for i in _positions(protocol, inst, sort):
-            args[i] = new[args[i]]
-        steps.append(ActionInstance(inst.action, tuple(args)))
-    init = {}
-    for var, cells in trace.init.items():
-        sorts = protocol.var(var).args
-        init[var] = {
-            tuple(new[a] if s == sort else a for s, a in zip(sorts, key, strict=True)): v
-            for key, v in cells.items()
-        }
-    return replace(trace, steps=tuple(steps), init=init)
+
+    def renamed(sorts: tuple[str, ...], args: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(new[a] if s == sort else a for s, a in zip(sorts, args, strict=True))
+
+    steps = tuple(
+        ActionInstance(inst.action, renamed(protocol.action(inst.action).params, inst.args))
+        for inst in trace.steps
+    )
+    init = {
+        var: {renamed(protocol.var(var).args, key): v for key, v in cells.items()}
+        for var, cells in trace.init.items()
+    }
+    return replace(trace, steps=steps, init=init)
 
 
 def _default_untouched(trace: Trace, protocol: Protocol) -> Trace:
-    used: dict[str, set[int]] = {}
-    for inst in trace.steps:
-        for s, a in zip(protocol.action(inst.action).params, inst.args, strict=True):
-            used.setdefault(s, set()).add(a)
+    used = _uses(trace, protocol)
     init = {}
     for var, cells in trace.init.items():
         v = protocol.var(var)
         init[var] = {
             key: (
                 val
-                if all(a in used.get(s, set()) for s, a in zip(v.args, key, strict=True))
+                if all(a in used.get(s, ()) for s, a in zip(v.args, key, strict=True))
                 else v.default
             )
             for key, val in cells.items()
