@@ -19,24 +19,39 @@ request the trace never touches vary too). ``canonical`` picks one representativ
 renamed in order of first use (only for a sort the protocol declares symmetric), and the
 rigid values of elements no step names set to their defaults. The result is re-checked by
 the concrete interpreter; if it does not end in the same violation, the trace is kept.
+
+Witnesses: longer counterexamples for a sharper target than an invariant.
+BMC's shortest counterexample breaks an invariant of the model; it need not be the run in
+which a *client* sees the bug. Decode's radix-cache race (SGLang #38319) is the case: its
+17-step isolation trace has two requests, and the page freed while the tree still maps it
+is overwritten by the hit request's own later chunk, so the engine answers with its own KV
+at the wrong position (a wrong answer, no other tenant's data). Another tenant's KV in the
+shared page needs a third request, four steps more than any isolation trace.
+
+A witness names that target as a predicate on the model's state (here: a request reads a
+page it shares from the tree while the page holds another request's KV) and is found by
+breadth-first search (``model.explore``: deterministic, so the stored file is the same
+every time, and shortest by construction). The trace's last state must break the
+invariant the witness illustrates, checked here on the variant's own protocol.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kvproof.checker.traces.itf import write_itf
 from kvproof.checker.traces.shows import expected
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
-from kvproof.checker.traces.witness import WITNESSES
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete
-from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
 from kvproof.model.search.bmc import bmc
+from kvproof.model.search.explore import explore
 from kvproof.spec.variant import list_variants, load_variant
 
 TRACES_DIR = Path(__file__).resolve().parents[2] / "traces"
@@ -78,8 +93,6 @@ def _deterministic(
     differs between processes. Breadth-first search (``model.explore``, deterministic order)
     gives one of the same length: first without earlier violations (BMC's primary trace),
     else any; failing both, BMC's own trace in canonical form."""
-    from kvproof.model.search.explore import explore
-
     for stop in (True, False):
         if stop not in searches:
             searches[stop] = explore(protocol, SIZES, variant=variant, stop_at_violation=stop)
@@ -101,7 +114,7 @@ def canonical(trace: Trace, protocol: Protocol) -> Trace:
     for sort in protocol.symmetric:
         out = _rename(out, protocol, sort)
     out = _default_untouched(out, protocol)
-    return out if _same_violation(out, trace, protocol) else trace
+    return out if _breaks(out, protocol, trace.violated) else trace
 
 
 def _uses(trace: Trace, protocol: Protocol) -> dict[str, list[int]]:
@@ -151,15 +164,83 @@ def _default_untouched(trace: Trace, protocol: Protocol) -> Trace:
     return replace(trace, init=init)
 
 
-def _same_violation(new: Trace, old: Trace, protocol: Protocol) -> bool:
-    concrete = Concrete(Instance(protocol, new.sizes))
+def _breaks(trace: Trace, protocol: Protocol, invariant: str | None) -> bool:
+    """``trace`` replays from an initial state to one that breaks ``invariant`` (None: any
+    end)."""
+    concrete = Concrete(Instance(protocol, trace.sizes))
     try:
-        states = replay(new, concrete)
+        states = replay(trace, concrete)
     except ReplayError:
         return False
     if not concrete.holds(protocol.init, states[0]):
         return False
-    return old.violated is None or old.violated in concrete.violated(states[-1])
+    return invariant is None or invariant in concrete.violated(states[-1])
+
+
+def _no_foreign_shared_read(s: Any) -> Any:
+    """No request has read a page it shares from the radix tree while the page held KV of
+    another request of the instance (the negation is the target)."""
+    return s.not_(
+        s.exists(
+            "Req",
+            lambda r: s.exists(
+                "Page",
+                lambda p: s.exists(
+                    "Req",
+                    lambda q: s.and_(s.leaked(r), s.shares(r, p), s.ne(q, r), s.holds(p, q)),
+                ),
+            ),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Witness:
+    variant: str
+    name: str  # the file is ``<variant>.<invariant>.<name>.jsonl``
+    invariant: str  # the invariant its last state breaks
+    sizes: dict[str, int]
+    target: Callable[[Any], Any]  # a state predicate that must become false
+    why: str
+
+    @property
+    def stem(self) -> str:
+        return f"{self.variant}.{self.invariant}.{self.name}"
+
+    def find(self, protocol: Protocol) -> Trace:
+        """The shortest run to the target (a ``RuntimeError`` if none: the model changed)."""
+        sharp = replace(protocol, invariants=(Invariant(self.name, self.target),))
+        # Both symmetric sorts (requests and pages) and a stop at the first target state:
+        # BFS numbers states in the same order either way, so the trace is the one the
+        # whole search would report, in a fraction of the states (issue #30).
+        sym = tuple(s for s in protocol.symmetric if self.sizes.get(s, 0) > 1)
+        found = explore(
+            sharp,
+            self.sizes,
+            variant=self.variant,
+            stop_at_violation=True,
+            until_found=True,
+            symmetry=sym,
+        )
+        trace = found.counterexamples.get(self.name)
+        if trace is None:
+            raise RuntimeError(f"witness {self.stem}: no run reaches the target")
+        if not _breaks(trace, protocol, self.invariant):
+            raise RuntimeError(f"witness {self.stem}: its last state keeps {self.invariant}")
+        return replace(trace, violated=self.invariant)
+
+
+WITNESSES: tuple[Witness, ...] = (
+    Witness(
+        "sglang-pd-decode-radix-race",
+        "foreign",
+        "isolation",
+        {"Req": 3, "Page": 2},
+        _no_foreign_shared_read,
+        "a third request, of another application, is handed the page the tree still maps "
+        "and writes its own KV there; the hit request reads it as its prompt's head",
+    ),
+)
 
 
 def load(folder: Path = TRACES_DIR) -> dict[str, Trace]:
