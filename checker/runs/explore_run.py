@@ -86,21 +86,20 @@ def explore_variant(
         graph=bool(options.dot or options.graphml or options.html),
         progress=on_progress,
     )
-    from kvproof.checker.render import explore_graph
+    if options.dot:
+        from kvproof.checker.render.explore_graph import to_dot
 
-    written = (
-        (options.dot, lambda: explore_graph.to_dot(result)),
-        (options.graphml, lambda: _graphml(explore_graph.graphml_graph(result, protocol))),
-        (options.html, lambda: explore_graph.graph_page(result, protocol, variant)),
-    )
-    for path, text in written:
-        if path:
-            write_text_atomic(path, text())
-    files = tuple(str(path) for path, _ in written if path)
+        write_text_atomic(options.dot, to_dot(result))
+    if options.graphml:
+        import networkx as nx
+
+        from kvproof.checker.render.explore_graph import graphml_graph
+
+        graphml = nx.generate_graphml(graphml_graph(result, protocol))
+        write_text_atomic(options.graphml, "\n".join(graphml))
+    if options.html:
+        from kvproof.checker.render.explore_graph import graph_page
+
+        write_text_atomic(options.html, graph_page(result, protocol, variant))
+    files = tuple(str(f) for f in (options.dot, options.graphml, options.html) if f)
     return ExploreRun(result, protocol, files)
-
-
-def _graphml(graph: Any) -> str:
-    import networkx as nx
-
-    return "\n".join(nx.generate_graphml(graph))
