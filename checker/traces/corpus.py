@@ -201,7 +201,6 @@ class Witness:
     invariant: str  # the invariant its last state breaks
     sizes: dict[str, int]
     target: Callable[[Any], Any]  # a state predicate that must become false
-    why: str
 
     @property
     def stem(self) -> str:
@@ -236,9 +235,7 @@ WITNESSES: tuple[Witness, ...] = (
         "foreign",
         "isolation",
         {"Req": 3, "Page": 2},
-        _no_foreign_shared_read,
-        "a third request, of another application, is handed the page the tree still maps "
-        "and writes its own KV there; the hit request reads it as its prompt's head",
+        _no_foreign_shared_read,  # what it shows: shows.py, by its stem
     ),
 )
 
