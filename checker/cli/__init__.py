@@ -17,37 +17,28 @@ import traceback
 from collections.abc import Sequence
 
 from kvproof.checker.cli import exits
-from kvproof.checker.cli.parser import COMMANDS, UsageError, build_parser
+from kvproof.checker.cli.parser import COMMANDS, build_parser
 from kvproof.spec.errors import KvproofInputError
 
 __all__ = ["COMMANDS", "build_parser", "entry", "main"]
 
 
-def _say(message: str, prefix: str = "kvproof: error: ") -> None:
+def _say(message: str) -> None:
     # One line, always: a message with newlines (a file's content, an OS error) is joined.
-    print(prefix + " ".join(str(message).split()), file=sys.stderr)
+    print("kvproof: error: " + " ".join(str(message).split()), file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (see ``exits.CONTRACT``), never raises."""
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        _say(str(exc), prefix="")
-        return exits.BAD_INPUT
+        args = build_parser().parse_args(argv)
+        if not getattr(args, "_run", None):
+            raise KvproofInputError("name a COMMAND (kvproof --help lists them)")
+        return int(args._run(args))
     except SystemExit as exc:  # --help, --version
         return int(exc.code or 0) if isinstance(exc.code, int) else exits.BAD_INPUT
-    if not getattr(args, "_run", None):
-        _say("name a COMMAND (kvproof --help lists them)")
-        return exits.BAD_INPUT
-    try:
-        return int(args._run(args))
-    except KvproofInputError as exc:
+    except KvproofInputError as exc:  # argparse's usage errors too (``UsageError``)
         _say(str(exc))
-        return exits.BAD_INPUT
-    except UsageError as exc:  # a command's own parser.error (mutually exclusive flags)
-        _say(str(exc), prefix="")
         return exits.BAD_INPUT
     except KeyboardInterrupt:
         print("kvproof: interrupted", file=sys.stderr)

@@ -19,6 +19,7 @@ import re
 
 from kvproof import __version__
 from kvproof.checker.cli import exits
+from kvproof.spec.errors import KvproofInputError
 
 # Command -> the room of its module (``kvproof.<room>.cli.<command>``). Order is the order
 # of ``kvproof --help``. A command whose module is absent is skipped, so a partial checkout
@@ -97,7 +98,7 @@ def start_here(commands: set[str]) -> str:
     )
 
 
-class UsageError(Exception):
+class UsageError(KvproofInputError):
     """argparse's usage error, caught by ``main`` instead of exiting the process."""
 
 
@@ -105,8 +106,8 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors become one line and exit 2, through ``main`` (so a library call returns)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        # Every error line starts "kvproof: error:", usage errors too (scripts grep for it).
-        raise UsageError(f"kvproof: error: {message} (see '{self.prog} --help')")
+        # ``main`` prints "kvproof: error:" before it, as before every error (scripts grep it).
+        raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
 def build_parser() -> argparse.ArgumentParser:
