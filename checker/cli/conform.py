@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int
-from kvproof.checker.cli.consoles import add_quiet_option
+from kvproof.checker.cli.consoles import add_quiet_option, emit
+from kvproof.checker.cli.paths import check_output_dir
 from kvproof.checker.distrib.executor import add_ray_option
 
 
@@ -62,8 +63,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.consoles import emit
-    from kvproof.checker.cli.paths import check_output_dir
     from kvproof.checker.render.conform import render
     from kvproof.spec.errors import KvproofInputError
 
@@ -120,7 +119,6 @@ def _progress(quiet: bool, what: str):
 
 
 def _run_all(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.consoles import emit
     from kvproof.checker.distrib.executor import executor_for, make_executor
     from kvproof.checker.render.conform import render_matrix
     from kvproof.checker.upstream.matrix import Cell, conform_all
