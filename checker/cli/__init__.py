@@ -22,6 +22,8 @@ from kvproof.spec.errors import KvproofInputError
 
 __all__ = ["COMMANDS", "build_parser", "entry", "main"]
 
+_ENVIRONMENT = (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EPERM, errno.EDQUOT)
+
 
 def _say(message: str) -> None:
     # One line, always: a message with newlines (a file's content, an OS error) is joined.
@@ -48,28 +50,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # not delivered, so do not claim one: the shell's code for SIGPIPE.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EPERM, errno.EDQUOT):
-            # The disk filled or a path became unwritable mid-run: the user's environment.
-            where = exc.filename or "output"
-            _say(f"{where}: {exc.strerror}")
-            return exits.BAD_INPUT
-        return _internal(exc)
     except Exception as exc:  # the last guard: one line, never a traceback
-        return _internal(exc)
-
-
-def _internal(exc: BaseException) -> int:
-    if os.environ.get("KVPROOF_DEBUG"):
-        traceback.print_exception(exc)
-    else:
-        tb = traceback.extract_tb(exc.__traceback__)
-        at = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-        _say(
-            f"internal error (a bug in kvproof, please report it): "
-            f"{type(exc).__name__}: {exc}{at}; KVPROOF_DEBUG=1 shows the traceback"
-        )
-    return exits.INTERNAL
+        if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT:
+            # The disk filled or a path became unwritable mid-run: the user's environment.
+            _say(f"{exc.filename or 'output'}: {exc.strerror}")
+            return exits.BAD_INPUT
+        if os.environ.get("KVPROOF_DEBUG"):
+            traceback.print_exception(exc)
+        else:
+            tb = traceback.extract_tb(exc.__traceback__)
+            at = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+            _say(
+                f"internal error (a bug in kvproof, please report it): "
+                f"{type(exc).__name__}: {exc}{at}; KVPROOF_DEBUG=1 shows the traceback"
+            )
+        return exits.INTERNAL
 
 
 def entry() -> None:

@@ -41,17 +41,11 @@ COMMANDS: dict[str, str] = {
     "report": "checker",
 }
 
-_MARKS = (
-    (re.compile(r"``(.+?)``", re.S), r"\1"),
-    (re.compile(r"\*\*(.+?)\*\*", re.S), r"\1"),
-)
-
 
 def plain(text: str | None) -> str | None:
-    if text is None:
-        return None
-    for pattern, repl in _MARKS:
-        text = pattern.sub(repl, text)
+    """``text`` without its source marks (``code``, **bold**), as ``--help`` shows it."""
+    for mark in ("``", r"\*\*"):
+        text = text and re.sub(f"{mark}(.+?){mark}", r"\1", text, flags=re.S)
     return text
 
 
