@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -53,8 +54,13 @@ port = int_at_least(1, 65535)
 
 
 def same_names(options: Any, args: argparse.Namespace, **given: Any) -> dict[str, Any]:
-    """The fields of the dataclass ``options`` that flags of the same names set (a repeatable
-    flag's list as a tuple: the options are frozen), and ``given`` over them."""
-    names = [f.name for f in dataclasses.fields(options) if f.name not in given]
-    flags = {n: getattr(args, n) for n in names}
+    """The fields of the dataclass ``options`` (or the keyword-only parameters of the run
+    ``options``) that flags of the same names set (a repeatable flag's list as a tuple: the
+    options are frozen), and ``given`` over them."""
+    if dataclasses.is_dataclass(options):
+        names = [f.name for f in dataclasses.fields(options)]
+    else:
+        params = inspect.signature(options).parameters.values()
+        names = [p.name for p in params if p.kind == p.KEYWORD_ONLY]
+    flags = {n: getattr(args, n) for n in names if n not in given}
     return {k: tuple(v) if isinstance(v, list) else v for k, v in flags.items()} | given

@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from kvproof.checker.cli.argtypes import int_at_least, positive_int
+from kvproof.checker.cli.argtypes import int_at_least, positive_int, same_names
 from kvproof.checker.cli.consoles import add_quiet_option, emit
 from kvproof.checker.cli.paths import check_output_dir
 from kvproof.checker.distrib.executor import add_ray_option
@@ -87,16 +87,8 @@ def run(args: argparse.Namespace) -> int:
         if (n % 50 == 0 or n == total) and total >= 50:
             _say(args, f"conform {variant.name}: {n}/{total} walks")
 
-    result = conform_variant(
-        variant,
-        sglang=sglang,
-        vllm=args.vllm,
-        traces=args.traces,
-        seed=args.seed,
-        faults=args.faults,
-        out=out,
-        progress=walked,
-    )
+    given = {"sglang": sglang, "out": out, "progress": walked}
+    result = conform_variant(variant, **same_names(conform_variant, args, **given))
     return emit(result, args.json, lambda: render(result))
 
 
