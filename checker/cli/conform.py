@@ -120,14 +120,10 @@ def _run_all(args: argparse.Namespace) -> int:
     from kvproof.checker.render.conform import render_matrix
     from kvproof.checker.upstream.matrix import Cell, conform_all
 
-    workers = args.workers or min(4, os.cpu_count() or 1)
-    executor = executor_for(args.ray, workers) or make_executor(workers)
-
     def done(cell: Cell) -> None:
         _say(args, f"conform {cell.variant} on {cell.release} ({cell.column}): {cell.mark}")
 
-    try:
+    workers = args.workers or min(4, os.cpu_count() or 1)
+    with executor_for(args.ray, workers) or make_executor(workers) as executor:
         m = conform_all(args.traces, args.seed, executor, done)
-    finally:
-        executor.close()
     return emit(m, args.json, lambda: render_matrix(m))

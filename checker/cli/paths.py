@@ -26,13 +26,14 @@ def _check_creatable(path: Path, flag: str, folder: bool = False) -> None:
     the folders up to it must really be creatable. Permission bits alone do not say so (root
     passes ``os.access`` on ``/proc``, where nothing can be created), so the folders are made
     now, before the work, and for a file a probe file is created and removed."""
+    where = f"{flag} {path}"
     anc = path.absolute()  # the nearest existing ancestor
     while not anc.exists() and anc != anc.parent:
         anc = anc.parent
     if not anc.is_dir():
-        raise KvproofInputError(f"{anc} is not a folder", f"{flag} {path}")
+        raise KvproofInputError(f"{anc} is not a folder", where)
     if not os.access(anc, os.W_OK | os.X_OK):
-        raise KvproofInputError(f"cannot write in {anc}", f"{flag} {path}")
+        raise KvproofInputError(f"cannot write in {anc}", where)
     target = path if folder else path.absolute().parent
     try:
         target.mkdir(parents=True, exist_ok=True)
@@ -41,9 +42,7 @@ def _check_creatable(path: Path, flag: str, folder: bool = False) -> None:
             os.close(fd)
             os.unlink(probe)
     except OSError as exc:
-        raise KvproofInputError(
-            f"cannot create it: {exc.strerror or exc}", f"{flag} {path}"
-        ) from None
+        raise KvproofInputError(f"cannot create it: {exc.strerror or exc}", where) from None
 
 
 def check_output_file(path: Path | str | None, flag: str) -> Path | None:
