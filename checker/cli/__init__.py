@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args._run(args))
     except SystemExit as exc:  # --help, --version
         return int(exc.code or 0) if isinstance(exc.code, int) else exits.BAD_INPUT
-    except KvproofInputError as exc:  # argparse's usage errors too (``UsageError``)
+    except KvproofInputError as exc:  # argparse's usage errors too (``parser._Parser``)
         _say(str(exc))
         return exits.BAD_INPUT
     except KeyboardInterrupt:

@@ -92,16 +92,12 @@ def start_here(commands: set[str]) -> str:
     )
 
 
-class UsageError(KvproofInputError):
-    """argparse's usage error, caught by ``main`` instead of exiting the process."""
-
-
 class _Parser(argparse.ArgumentParser):
     """Usage errors become one line and exit 2, through ``main`` (so a library call returns)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # ``main`` prints "kvproof: error:" before it, as before every error (scripts grep it).
-        raise UsageError(f"{message} (see '{self.prog} --help')")
+        raise KvproofInputError(f"{message} (see '{self.prog} --help')")
 
 
 def build_parser() -> argparse.ArgumentParser:
