@@ -267,7 +267,7 @@ def steps_list(view: TraceView, variant: Any = None) -> str:
 
     engine = getattr(variant, "engine", "sglang")
     voice = voice_of(engine, "push" if view.push else "pull")
-    said = step_words(view.rows, voice)
+    said = step_words(view.steps, voice)
     items = "".join(f'<li value="{i}">{escape(t)}</li>' for i, t in enumerate(said, start=1))
     return f'<ol class="engine-steps">{items}</ol>'
 

@@ -40,7 +40,7 @@ def test_view_finds_the_violating_step_and_the_stale_page(incident: tuple) -> No
     assert view.violated == "isolation" and view.violated_step == len(trace.steps)
     assert view.placeholders == (0,)
     commit = view.steps[-1]
-    assert commit.action == "commit"
+    assert commit["action"] == "commit"
     from kvproof.checker.report.trace_view import reads
 
     # the placeholder wrote one page: one slot of the placeholder's KV, the rest prefill's
