@@ -108,7 +108,7 @@ def _value(x: Any, where: str) -> Any:
                 return int(x["#bigint"])
             except (TypeError, ValueError):
                 raise KvproofInputError(f"bad #bigint {x['#bigint']!r}", where) from None
-        if "#tup" in x:
+        if isinstance(x.get("#tup"), list):
             return tuple(_value(e, where) for e in x["#tup"])
         if "tag" in x:  # Quint's option / sum types: Some(v) -> v, None -> None
             return None if x["tag"] == "None" else _value(x.get("value"), where)
@@ -119,7 +119,11 @@ def _cells(x: Any, where: str) -> dict[tuple[int, ...], Any]:
     if not (isinstance(x, dict) and ("#map" in x or "#set" in x)):
         return {(): _value(x, where)}
     # A relation given as the set of its true tuples maps each of them to true.
-    pairs = x["#map"] if "#map" in x else [[e, True] for e in x["#set"]]
+    pairs = x["#map"] if "#map" in x else x["#set"]
+    if not isinstance(pairs, list):
+        raise KvproofInputError("#map and #set must be lists", where)
+    if "#map" not in x:
+        pairs = [[e, True] for e in pairs]
     out = {}
     for pair in pairs:
         if not isinstance(pair, list) or len(pair) != 2:
@@ -147,6 +151,8 @@ def read_itf(path: Path, protocol: Any) -> Trace:
     if not isinstance(doc.get("states"), list) or not doc["states"]:
         raise KvproofInputError("not an ITF trace (no 'states' list)", str(path))
     meta = doc.get("#meta") or {}
+    if not isinstance(meta, dict):
+        raise KvproofInputError("'#meta' must be an object", f"{path}: #meta")
     names = {v.name for v in protocol.vars}
     decoded: list[dict[str, dict[tuple[int, ...], Any]]] = []
     for i, row in enumerate(doc["states"]):
@@ -162,10 +168,18 @@ def read_itf(path: Path, protocol: Any) -> Trace:
             st[key] = _cells(val, f"{where}.{key}")
         decoded.append(st)
     sizes = meta.get("sizes") or _infer_sizes(protocol, decoded)
+    if not isinstance(sizes, dict):
+        raise KvproofInputError("'sizes' must be an object", f"{path}: #meta.sizes")
     for sort in protocol.sorts:
         if not isinstance(sizes.get(sort), int):
             raise KvproofInputError(f"no size for sort {sort}", f"{path}: #meta.sizes")
     concrete = Concrete(Instance(protocol, sizes))
+    for i, st in enumerate(decoded):
+        for var, cells in st.items():
+            bad = cells.keys() - set(concrete.cells[var])  # wrong arity, or out of range
+            if bad:
+                where = f"{path}: states[{i}].{var}"
+                raise KvproofInputError(f"no cell {min(bad, key=repr)} at these sizes", where)
     states = [concrete.make_state(decoded[0])]
     steps: list[ActionInstance] = []
     for i, row in enumerate(doc["states"][1:], start=1):
@@ -241,6 +255,8 @@ def _picked(protocol: Any, row: dict[str, Any], where: str) -> ActionInstance:
     except KeyError:
         raise KvproofInputError(f"unknown action {name!r}", f"{where}.{ACTION_KEY}") from None
     picks = row.get(PICKS_KEY) or {}
+    if not isinstance(picks, dict):
+        raise KvproofInputError("the picks must be an object", f"{where}.{PICKS_KEY}")
     args = []
     for pname in param_names(action.params):
         if pname not in picks:

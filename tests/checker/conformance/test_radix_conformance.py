@@ -44,7 +44,7 @@ def test_race_replays_and_the_reader_answers_wrong() -> None:
     assert (15, "one_owner") in report.engine_violations
     assert (17, "isolation") in report.engine_violations
     # With two requests the freed head page is overwritten by the reader's own later chunk:
-    # a wrong answer; the 3-request witness (``traces/witness.py``) shows a canary.
+    # a wrong answer; the 3-request witness (``checker/traces/corpus.py``) shows a canary.
     assert report.wrong_answers and not report.leak and report.exit_code == 1
 
 

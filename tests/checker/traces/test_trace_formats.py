@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kvproof.checker.cli import main
 from kvproof.checker.traces.corpus import TRACES_DIR, load
-from kvproof.checker.traces.itf import read_itf, write_itf
+from kvproof.checker.traces.itf import PICKS_KEY, read_itf, write_itf
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
 from kvproof.model.handoff import build_handoff
 from kvproof.model.lang.concrete import Concrete
@@ -72,6 +74,31 @@ def test_strict_parsing_names_the_line(tmp_path: Path, line: int, text: str, mes
     with pytest.raises(KvproofInputError) as exc:
         read_jsonl(bad)
     assert exc.value.where == f"{bad}:{line}" and message in exc.value.message
+
+
+@pytest.mark.parametrize(
+    ("where", "edit"),
+    [
+        ("#meta", lambda d: d.update({"#meta": ["not", "an", "object"]})),
+        ("#meta.sizes", lambda d: d["#meta"].update(sizes=[2, 2])),
+        ("states[0].owns", lambda d: d["states"][0]["owns"].update({"#map": 3})),
+        ("states[0].owns", lambda d: d["states"][0].update(owns={"#set": {"a": 1}})),
+        ("states[0].over_p", lambda d: d["states"][0].update(over_p=True)),  # wrong arity
+        ("states[2].mbt::nondetPicks", lambda d: d["states"][2].update({PICKS_KEY: ["r"]})),
+    ],
+)
+def test_itf_of_the_wrong_json_types_is_exit_2_with_one_line(
+    tmp_path: Path, where: str, edit: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = read_jsonl(INCIDENT)
+    bad = tmp_path / "bad.itf.json"
+    write_itf(trace, bad, protocol_of(trace))
+    doc = json.loads(bad.read_text())
+    edit(doc)
+    bad.write_text(json.dumps(doc))
+    assert main(["replay", str(bad), "--variant", trace.variant, "--no-drain"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{bad}: {where}:" in err[0]
 
 
 def test_every_stored_trace_replays_in_its_model() -> None:
