@@ -139,11 +139,8 @@ def search_batch(
     kw: dict[str, Any] = {"sizes": sizes, "faults": faults, "engine": engine, "model": model}
     kw.update(reference=reference, side=side)
 
-    seen: dict[Walk, bool] = {}
-
+    @functools.cache  # Hypothesis re-runs the final example
     def fails(walk: Walk) -> bool:
-        if walk in seen:  # Hypothesis re-runs the final example
-            return seen[walk]
         # Shrinking budget: past it every new candidate counts as passing, so Hypothesis
         # settles on the smallest failure so far (trim() finishes the job cheaply).
         found_at = stats.first_finding_s
@@ -160,7 +157,6 @@ def search_batch(
                 # The first finding is counted under what the clients saw (a drain).
                 res = run_walk(variant, walk, **kw)
                 stats.count(res.kind)  # type: ignore[arg-type]
-        seen[walk] = res.failed
         return res.failed
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]

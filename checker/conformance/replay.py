@@ -72,6 +72,7 @@ def replay_trace(
             liveness=lasso,
         )
         report.offset = ls.rids.offset
+        report.divergence = ls.check_state(0, "init")
         if trace.loop is None:
             _run(ls, trace.steps, report)
         else:  # a lasso: no drain, the run never leaves its loop
@@ -110,13 +111,9 @@ def _reserve(trace: Trace, variant: Variant) -> tuple[int, ...]:
     return derived
 
 
-def _run(
-    ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport, *, initial: bool = True
-) -> bool:
-    """Apply ``steps`` in lockstep (after checking the initial state); False once stopped."""
-    div = ls.check_state(0, "init") if initial else None
-    if div is not None:
-        report.divergence = div
+def _run(ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport) -> bool:
+    """Apply ``steps`` in lockstep; False once stopped (here or before: a divergence)."""
+    if report.divergence is not None:
         return False
     for inst in steps:
         status, div = ls.apply(inst)
@@ -147,7 +144,7 @@ def _run_lasso(ls: Lockstep, trace: Trace, loop: int, report: ReplayReport, loop
         # checked that the engine can take no step the model forbids.
         start = ls.state
         for k in range(1, loops + 1):
-            if not _run(ls, trace.steps[loop:], report, initial=False):
+            if not _run(ls, trace.steps[loop:], report):
                 break
             # The engine's state after a round equals the model's state at the loop's start.
             why = "after the loop the engine is not back in the state the loop started from"
