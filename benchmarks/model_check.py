@@ -17,7 +17,7 @@
   (capped at ``--spin-cap`` s) against ``kvproof check vllm-nixl-push-fixed --complete
   --requests 3 --pages 4 --no-prove``, both whole processes; ratios are kvproof / SPIN
   (for a capped SPIN run a lower bound of SPIN's time, so the ratio is an upper bound);
-- ``--witness``: the radix witness search of the corpus (``checker/traces/witness.py``) in
+- ``--witness``: the radix witness search of the corpus (``checker/traces/corpus.py``) in
   a fresh process: seconds and peak resident memory.
 
 Usage: python benchmarks/model_check.py [--quick] [--complete [--explore-cap S]]
@@ -215,7 +215,7 @@ def _witness() -> object:
     import resource
 
     code = (
-        "from kvproof.checker.traces.witness import WITNESSES as W\n"
+        "from kvproof.checker.traces.corpus import WITNESSES as W\n"
         "from kvproof.model.handoff import protocol_of\n"
         "from kvproof.spec.variant import load_variant\n"
         "import time\n"

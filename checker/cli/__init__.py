@@ -17,37 +17,30 @@ import traceback
 from collections.abc import Sequence
 
 from kvproof.checker.cli import exits
-from kvproof.checker.cli.parser import COMMANDS, UsageError, build_parser
+from kvproof.checker.cli.parser import COMMANDS, build_parser
 from kvproof.spec.errors import KvproofInputError
 
 __all__ = ["COMMANDS", "build_parser", "entry", "main"]
 
+_ENVIRONMENT = (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EPERM, errno.EDQUOT)
 
-def _say(message: str, prefix: str = "kvproof: error: ") -> None:
+
+def _say(message: str) -> None:
     # One line, always: a message with newlines (a file's content, an OS error) is joined.
-    print(prefix + " ".join(str(message).split()), file=sys.stderr)
+    print("kvproof: error: " + " ".join(str(message).split()), file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (see ``exits.CONTRACT``), never raises."""
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        _say(str(exc), prefix="")
-        return exits.BAD_INPUT
+        args = build_parser().parse_args(argv)
+        if not getattr(args, "_run", None):
+            raise KvproofInputError("name a COMMAND (kvproof --help lists them)")
+        return int(args._run(args))
     except SystemExit as exc:  # --help, --version
         return int(exc.code or 0) if isinstance(exc.code, int) else exits.BAD_INPUT
-    if not getattr(args, "_run", None):
-        _say("name a COMMAND (kvproof --help lists them)")
-        return exits.BAD_INPUT
-    try:
-        return int(args._run(args))
-    except KvproofInputError as exc:
+    except KvproofInputError as exc:  # argparse's usage errors too (``parser._Parser``)
         _say(str(exc))
-        return exits.BAD_INPUT
-    except UsageError as exc:  # a command's own parser.error (mutually exclusive flags)
-        _say(str(exc), prefix="")
         return exits.BAD_INPUT
     except KeyboardInterrupt:
         print("kvproof: interrupted", file=sys.stderr)
@@ -57,28 +50,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         # not delivered, so do not claim one: the shell's code for SIGPIPE.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
-    except OSError as exc:
-        if exc.errno in (errno.ENOSPC, errno.EACCES, errno.EROFS, errno.EPERM, errno.EDQUOT):
-            # The disk filled or a path became unwritable mid-run: the user's environment.
-            where = exc.filename or "output"
-            _say(f"{where}: {exc.strerror}")
-            return exits.BAD_INPUT
-        return _internal(exc)
     except Exception as exc:  # the last guard: one line, never a traceback
-        return _internal(exc)
-
-
-def _internal(exc: BaseException) -> int:
-    if os.environ.get("KVPROOF_DEBUG"):
-        traceback.print_exception(exc)
-    else:
-        tb = traceback.extract_tb(exc.__traceback__)
-        at = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-        _say(
-            f"internal error (a bug in kvproof, please report it): "
-            f"{type(exc).__name__}: {exc}{at}; KVPROOF_DEBUG=1 shows the traceback"
-        )
-    return exits.INTERNAL
+        if isinstance(exc, OSError) and exc.errno in _ENVIRONMENT:
+            # The disk filled or a path became unwritable mid-run: the user's environment.
+            _say(f"{exc.filename or 'output'}: {exc.strerror}")
+            return exits.BAD_INPUT
+        if os.environ.get("KVPROOF_DEBUG"):
+            traceback.print_exception(exc)
+        else:
+            tb = traceback.extract_tb(exc.__traceback__)
+            at = f" at {tb[-1].filename}:{tb[-1].lineno}" if tb else ""
+            _say(
+                f"internal error (a bug in kvproof, please report it): "
+                f"{type(exc).__name__}: {exc}{at}; KVPROOF_DEBUG=1 shows the traceback"
+            )
+        return exits.INTERNAL
 
 
 def entry() -> None:

@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_float, positive_int, same_names
-from kvproof.checker.cli.consoles import add_quiet_option
+from kvproof.checker.cli.consoles import add_quiet_option, for_run
+from kvproof.checker.cli.paths import check_names, check_output_dir, check_output_file
 from kvproof.checker.distrib.executor import add_ray_option
 
 
@@ -101,12 +102,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.selection import check_names
-
     check_names(args.variants, args.variants_dir, args.protocol, args.invariants or (), args.all)
 
-    from kvproof.checker.cli.consoles import for_run
-    from kvproof.checker.cli.paths import check_output_dir, check_output_file
     from kvproof.checker.runs.check_run import CheckOptions, check
 
     # Every output path is checked before minutes of work, not after.
@@ -115,12 +112,11 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.sarif, "--sarif")
     check_output_dir(args.html, "--html")
     console, progress = for_run(args)
-    options = CheckOptions(**same_names(CheckOptions, args))
     done = check(
         args.variants,
         every=args.all,
         variants_dir=args.variants_dir,
-        options=options,
+        options=CheckOptions(**same_names(CheckOptions, args)),
         progress=progress,
     )
     # The renderer loads Z3 (it explains traces): a mistyped name is exit 2 before that.

@@ -10,11 +10,13 @@ docs/conform-vllm.md). Exit 0 agrees, 1 a divergence (a trace in ``--out``), 2 b
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from kvproof.checker.cli.argtypes import int_at_least, positive_int
-from kvproof.checker.cli.consoles import add_quiet_option
+from kvproof.checker.cli.argtypes import int_at_least, positive_int, same_names
+from kvproof.checker.cli.consoles import add_quiet_option, emit
+from kvproof.checker.cli.paths import check_output_dir
 from kvproof.checker.distrib.executor import add_ray_option
 
 
@@ -54,16 +56,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "and waiting timeouts (default: on; --no-faults walks with client aborts only)",
     )
     parser.add_argument("--out", default="kvproof-out", help="folder for a divergence trace")
-    parser.add_argument("--workers", type=int_at_least(1, 256), default=None,
-                        help="processes for --all (default: CPUs, max 4)")  # fmt: skip
+    parser.add_argument(
+        "--workers", type=int_at_least(1, 256), help="processes for --all (default: CPUs, max 4)"
+    )
     add_ray_option(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     add_quiet_option(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.consoles import emit
-    from kvproof.checker.cli.paths import check_output_dir
     from kvproof.checker.render.conform import render
     from kvproof.spec.errors import KvproofInputError
 
@@ -81,11 +82,20 @@ def run(args: argparse.Namespace) -> int:
     sglang = args.sglang
     if variant.engine == "sglang" and not args.sglang and not args.vllm:
         sglang = _default_sglang(variant, args)
-    result = conform_variant(
-        variant, sglang=sglang, vllm=args.vllm, traces=args.traces, seed=args.seed,
-        faults=args.faults, out=out, progress=_progress(args.quiet, f"conform {variant.name}"),
-    )  # fmt: skip
+
+    def walked(n: int, total: int) -> None:  # every 50 walks
+        if (n % 50 == 0 or n == total) and total >= 50:
+            _say(args, f"conform {variant.name}: {n}/{total} walks")
+
+    given = {"sglang": sglang, "out": out, "progress": walked}
+    result = conform_variant(variant, **same_names(conform_variant, args, **given))
     return emit(result, args.json, lambda: render(result))
+
+
+def _say(args: argparse.Namespace, line: str) -> None:
+    """Progress on stderr, a line each (fine in a pipe); none with ``--quiet``."""
+    if not args.quiet:
+        print(line, file=sys.stderr, flush=True)
 
 
 def _default_sglang(variant, args: argparse.Namespace) -> str:
@@ -96,45 +106,24 @@ def _default_sglang(variant, args: argparse.Namespace) -> str:
     say_release([args.variant])
     asked = parse_release(args.variant)
     release = asked.version if asked else default_release(variant)
-    if not args.quiet:
-        why = (
-            f"the release named, {asked}"
-            if asked
-            else f"the newest of {release_span(variant)} that {variant.name}'s [upstream] lists"
-        )
-        print(
-            f"kvproof: running sglang {release}: {why} (--sglang VERSION|PATH picks another)",
-            file=sys.stderr,
-        )
+    why = (
+        f"the release named, {asked}"
+        if asked
+        else f"the newest of {release_span(variant)} that {variant.name}'s [upstream] lists"
+    )
+    _say(args, f"kvproof: running sglang {release}: {why} (--sglang VERSION|PATH picks another)")
     return release
 
 
-def _progress(quiet: bool, what: str):
-    """Walks done, on stderr every 50 (a line each: fine in a pipe)."""
-
-    def tick(n: int, total: int) -> None:
-        if not quiet and (n % 50 == 0 or n == total) and total >= 50:
-            print(f"{what}: {n}/{total} walks", file=sys.stderr, flush=True)
-
-    return tick
-
-
 def _run_all(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.consoles import emit
     from kvproof.checker.distrib.executor import executor_for, make_executor
     from kvproof.checker.render.conform import render_matrix
     from kvproof.checker.upstream.matrix import Cell, conform_all
 
-    workers = args.workers or min(4, __import__("os").cpu_count() or 1)
-    executor = executor_for(args.ray, workers) or make_executor(workers)
-
     def done(cell: Cell) -> None:
-        if not args.quiet:
-            print(f"conform {cell.variant} on {cell.release} ({cell.column}): {cell.mark}",
-                  file=sys.stderr, flush=True)  # fmt: skip
+        _say(args, f"conform {cell.variant} on {cell.release} ({cell.column}): {cell.mark}")
 
-    try:
+    workers = args.workers or min(4, os.cpu_count() or 1)
+    with executor_for(args.ray, workers) or make_executor(workers) as executor:
         m = conform_all(args.traces, args.seed, executor, done)
-    finally:
-        executor.close()
     return emit(m, args.json, lambda: render_matrix(m))

@@ -36,9 +36,8 @@ def console_for(stderr: bool = False) -> Any:
     console = Console(stderr=stderr)
     if console.is_terminal:
         return console
-    if os.environ.get("COLUMNS"):
-        return _fitted(Console)(stderr=stderr)
-    return _fitted(Console)(stderr=stderr, width=PIPE_WIDTH)
+    width = None if os.environ.get("COLUMNS") else PIPE_WIDTH  # rich follows COLUMNS
+    return _fitted(Console)(stderr=stderr, width=width)
 
 
 def _fitted(base: type) -> type:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 
+from kvproof.checker.cli.argtypes import same_names
 from kvproof.checker.cli.consoles import console_for, emit
 
 
@@ -55,14 +56,7 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.spec.by_release import say_release
 
     say_release([args.variant])
-    done = demo(
-        args.variant,
-        own_sizes=args.own_sizes,
-        model=args.model,
-        device=args.device,
-        seed=args.seed,
-        expect=args.expect,
-    )
+    done = demo(args.variant, **same_names(demo, args))
     return emit(
         done,
         args.json,

@@ -17,6 +17,7 @@ from typing import Any
 
 from kvproof.checker.cli.argtypes import positive_float, positive_int, same_names
 from kvproof.checker.cli.consoles import console_for, emit
+from kvproof.checker.cli.paths import check_names, check_output_file
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -47,10 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.selection import check_names
-
     check_names([args.variant], args.variants_dir, args.protocol)
-    from kvproof.checker.cli.paths import check_output_file
     from kvproof.checker.runs.explore_run import ExploreOptions, explore_variant
 
     check_output_file(args.dot, "--dot")

@@ -23,7 +23,8 @@ import argparse
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import int_at_least, positive_int, same_names
-from kvproof.checker.cli.consoles import add_quiet_option, emit
+from kvproof.checker.cli.consoles import add_quiet_option, emit, for_run
+from kvproof.checker.cli.paths import check_output_dir
 from kvproof.checker.distrib.executor import add_ray_option
 
 
@@ -69,21 +70,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.consoles import for_run
-    from kvproof.checker.cli.paths import check_output_dir
     from kvproof.checker.render import fuzz as render_fuzz
     from kvproof.checker.runs.fuzz_run import FuzzOptions, fuzz_variant
     from kvproof.spec.variant import load_variant
 
     # Before the work: a finding that cannot be saved is a finding lost.
-    check_output_dir(args.out, "--out")
-    check_output_dir(args.html, "--html")
+    out = check_output_dir(args.out, "--out")
+    html = check_output_dir(args.html, "--html")
     console, progress = for_run(args)
     variant = load_variant(args.variant)
-    html = Path(args.html) if args.html else None
     done = fuzz_variant(
         variant,
-        FuzzOptions(**same_names(FuzzOptions, args, out=Path(args.out), html=html)),
+        FuzzOptions(**same_names(FuzzOptions, args, out=out, html=html)),
         progress=progress,
         on_model_finding=None
         if args.json

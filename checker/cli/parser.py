@@ -19,6 +19,7 @@ import re
 
 from kvproof import __version__
 from kvproof.checker.cli import exits
+from kvproof.spec.errors import KvproofInputError
 
 # Command -> the room of its module (``kvproof.<room>.cli.<command>``). Order is the order
 # of ``kvproof --help``. A command whose module is absent is skipped, so a partial checkout
@@ -40,17 +41,11 @@ COMMANDS: dict[str, str] = {
     "report": "checker",
 }
 
-_MARKS = (
-    (re.compile(r"``(.+?)``", re.S), r"\1"),
-    (re.compile(r"\*\*(.+?)\*\*", re.S), r"\1"),
-)
-
 
 def plain(text: str | None) -> str | None:
-    if text is None:
-        return None
-    for pattern, repl in _MARKS:
-        text = pattern.sub(repl, text)
+    """``text`` without its source marks (``code``, **bold**), as ``--help`` shows it."""
+    for mark in ("``", r"\*\*"):
+        text = text and re.sub(f"{mark}(.+?){mark}", r"\1", text, flags=re.S)
     return text
 
 
@@ -97,16 +92,12 @@ def start_here(commands: set[str]) -> str:
     )
 
 
-class UsageError(Exception):
-    """argparse's usage error, caught by ``main`` instead of exiting the process."""
-
-
 class _Parser(argparse.ArgumentParser):
     """Usage errors become one line and exit 2, through ``main`` (so a library call returns)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        # Every error line starts "kvproof: error:", usage errors too (scripts grep for it).
-        raise UsageError(f"kvproof: error: {message} (see '{self.prog} --help')")
+        # ``main`` prints "kvproof: error:" before it, as before every error (scripts grep it).
+        raise KvproofInputError(f"{message} (see '{self.prog} --help')")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,7 +9,8 @@ import argparse
 from pathlib import Path
 
 from kvproof.checker.cli.argtypes import positive_float, positive_int, same_names
-from kvproof.checker.cli.consoles import add_quiet_option
+from kvproof.checker.cli.consoles import add_quiet_option, for_run
+from kvproof.checker.cli.paths import check_names, check_output_file
 from kvproof.checker.distrib.executor import add_ray_option
 
 
@@ -65,17 +66,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.selection import check_names
-
     check_names(args.variants, args.variants_dir, args.protocol, every=args.all)
 
-    from kvproof.checker.cli.consoles import for_run
-    from kvproof.checker.cli.paths import check_output_file
     from kvproof.checker.runs.prove_run import ProveOptions, prove_variants
 
-    check_output_file(args.html, "--html")
+    html = check_output_file(args.html, "--html")
     console, progress = for_run(args)
-    html = Path(args.html) if args.html else None
     done = prove_variants(
         args.variants,
         every=args.all,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from kvproof.checker.cli.argtypes import int_at_least
+from kvproof.checker.cli.argtypes import int_at_least, same_names
 from kvproof.checker.cli.consoles import console_for, emit
 
 
@@ -30,7 +30,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=32,
         help="decode length for the oracle (32)",
     )
-    parser.add_argument("--no-drain", action="store_true", help="stop at the trace's last step")
+    parser.add_argument(
+        "--no-drain", action="store_false", dest="drain", help="stop at the trace's last step"
+    )
     parser.add_argument(
         "--loops",
         type=int_at_least(1, 1000),
@@ -46,11 +48,5 @@ def run(args: argparse.Namespace) -> int:
     from kvproof.checker.render.replay import print_report
     from kvproof.checker.runs.replay_run import replay
 
-    done = replay(
-        args.trace,
-        args.variant,
-        drain=not args.no_drain,
-        max_new_tokens=args.max_new_tokens,
-        loops=args.loops,
-    )
+    done = replay(args.trace, args.variant, **same_names(replay, args))
     return emit(done, args.json, lambda: print_report(done.report, console_for(), raw=args.raw))

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 
+from kvproof.checker.cli.paths import check_output_file
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trace", help="trace file (.jsonl or .itf.json)")
@@ -27,7 +29,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.paths import check_output_file
     from kvproof.checker.report.html_page import trace_page
     from kvproof.checker.runs.replay_run import load_trace, replay_rows
     from kvproof.checker.traces.carried_variant import trace_variant

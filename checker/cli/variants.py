@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from kvproof.checker.cli.consoles import console_for
+from kvproof.checker.cli.paths import check_input_dir
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
@@ -15,8 +18,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kvproof.checker.cli.consoles import console_for
-    from kvproof.checker.cli.paths import check_input_dir
     from kvproof.checker.render.variants import render
     from kvproof.checker.verify.protocols import resolve_variants
 

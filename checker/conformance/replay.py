@@ -11,7 +11,7 @@ loop returns to the state after the stem and repeats forever; the engine cannot 
 forever, so replay runs the loop ``k`` rounds in lockstep and, after each, asks what a
 liveness counterexample claims: that the engine is back where the loop started (its
 abstraction equals the model's state at ``loop``), and that what the loop never resolves
-(``checker/verify/forever.py``) is still unresolved on the engine's own state: the page is
+(``checker/verify/liveness.py``) is still unresolved on the engine's own state: the page is
 still off decode's free list and in the request's table, the request still has no answer.
 Both read ``Cluster.view()`` and the allocator, the engine's own face, never the model.
 
@@ -33,7 +33,7 @@ from kvproof.checker.conformance.verdict import (
     client_responses,
     loop_step,
 )
-from kvproof.checker.verify.forever import WAITING, Forever, forever
+from kvproof.checker.verify.liveness import WAITING, Forever, forever
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.model.lang.trace import Trace

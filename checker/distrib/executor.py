@@ -15,24 +15,42 @@ result. A unit that asks for GPUs (``fuzz --device cuda``) is placed by Ray on a
 a free GPU; Ray sets ``CUDA_VISIBLE_DEVICES`` for the task. (Ray docs, "Fault tolerance >
 Tasks": system failures are retried ``max_retries`` times, default 3; "Accelerator
 support": ``num_gpus`` reserves GPUs and sets the variable.)
+
+Stage events travel from the units to this process while they run (``forwarded``): a unit
+(a variant's check) runs for seconds to minutes in a worker process or a Ray task, and its
+result comes back only at its end. For progress (``checker/report/progress_display.py``)
+the worker's ``progress(variant, stage, detail)`` calls go on a queue that a thread here
+drains into the caller's callback, as the executor's ``forwards`` says:
+
+- a local pool (``"process"``): a ``multiprocessing`` Manager queue, whose proxy pickles
+  into the unit's arguments (a plain ``multiprocessing.Queue`` may only be inherited) and
+  works from the fork ``check_pool`` makes per unit;
+- Ray (``"ray"``): ``ray.util.queue.Queue``, an actor any task can reach;
+- in this process (``"inline"``): the callback itself.
+
+An executor that says nothing forwards nothing: its units report when their results arrive.
+A put that fails (the run is closing) is dropped: progress is never worth a failed check.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import logging
 import multiprocessing
+import queue
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self
 
 from kvproof.spec.errors import KvproofInputError
 
-T = TypeVar("T")
+ProgressFn = Callable[[str, str, str], None]
 
 
 @dataclass(frozen=True)
@@ -48,31 +66,27 @@ class Unit:
 
 
 class Executor(Protocol):
+    """Results of units as they finish; ``with executor:`` closes it at the end of the block
+    (the executors here subclass it for that; any object with ``slots`` and ``imap`` runs)."""
+
     slots: int  # units that run at once
-    # How a unit's progress reaches the caller while it runs (``events.py``): "inline",
-    # "process", "ray"; an executor without the attribute reports at each result only.
+    # and, optionally, ``forwards``: how a unit's progress reaches the caller while it runs
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         """Results as units finish; closing the iterator cancels the units still queued."""
         ...
 
-    def close(self) -> None: ...
-
-
-class Closing:
-    """``with executor:`` closes it at the end of the block."""
-
     def close(self) -> None:
-        pass
+        return None  # an executor that holds nothing
 
-    def __enter__(self: T) -> T:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-class SerialExecutor(Closing):
+class SerialExecutor(Executor):
     """Every unit in this process, in order (``--workers 1``), with one intra-op thread as
     in a pool's workers, the caller's torch setting restored after each unit. Run as the
     caller had torch (its default: a thread per core), a fuzz campaign in one process did
@@ -81,7 +95,7 @@ class SerialExecutor(Closing):
     thread the OS has lent to a neighbour."""
 
     slots = 1
-    forwards = "inline"  # a unit's progress is a plain call here (``events.py``)
+    forwards = "inline"
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         for unit in units:
@@ -148,19 +162,22 @@ def single_thread() -> Iterator[None]:
             torch.set_num_threads(before)
 
 
-class PoolExecutor(Closing):
-    """A local process pool. Forked where the platform can (the workers inherit the
-    imported modules: spawn would re-import torch in each)."""
+def processes() -> Any:
+    """Forked where the platform can (the workers inherit the imported modules: spawn would
+    re-import torch in each)."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method)
 
-    forwards = "process"  # progress on a Manager queue (``events.py``)
+
+class PoolExecutor(Executor):
+    """A local process pool (``processes``)."""
+
+    forwards = "process"
 
     def __init__(self, workers: int) -> None:
         self.slots = workers
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         self._pool = ProcessPoolExecutor(
-            max_workers=workers,
-            mp_context=multiprocessing.get_context(method),
-            initializer=one_thread,
+            max_workers=workers, mp_context=processes(), initializer=one_thread
         )
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
@@ -195,51 +212,84 @@ def ordered(
     every fresh result as it comes (progress, writing findings at once).
     """
     done = dict(done or {})
-    first_stop: list[int] = []
+    buffered: dict[int, Any] = dict(done)  # results not yet released, in unit order
+    first_stop = min((i for i, r in done.items() if stops(r)), default=None)
     order: deque[int] = deque()  # indices the feed has passed, not yet released
 
     def feed() -> Iterator[Unit]:
         for unit in units:
-            if first_stop and unit.index > first_stop[0]:
+            if first_stop is not None and unit.index > first_stop:
                 return
             order.append(unit.index)
             if unit.index not in done:
                 yield unit
 
-    def arrived(index: int, result: Any) -> None:
-        if stops(result) and (not first_stop or index < first_stop[0]):
-            first_stop[:] = [index]
-
-    for index, result in done.items():
-        arrived(index, result)
-    buffered: dict[int, Any] = dict(done)
-
-    def release() -> Iterator[tuple[int, Any]]:
-        while order and order[0] in buffered:
-            index = order.popleft()
-            yield index, buffered.pop(index)
-
-    def released() -> Iterator[tuple[int, Any]]:
-        for index, result in stream:
-            if on_arrival is not None:
-                on_arrival(index, result)
-            arrived(index, result)
-            buffered[index] = result
-            yield from release()
-        # the feed has run to its end (or to the first stop): what the campaign already
-        # held past the last fresh result
-        yield from release()
-
     stream = executor.imap(feed())
     try:
-        for out in released():
-            yield out
-            if stops(out[1]):
-                return
+        # the None after the stream: the feed has run to its end (or to the first stop),
+        # release what the campaign already held past the last fresh result
+        for arrived in itertools.chain(stream, [None]):
+            if arrived is not None:
+                index, result = arrived
+                if on_arrival is not None:
+                    on_arrival(index, result)
+                if stops(result) and (first_stop is None or index < first_stop):
+                    first_stop = index
+                buffered[index] = result
+            while order and order[0] in buffered:
+                index = order.popleft()
+                result = buffered.pop(index)
+                yield index, result
+                if stops(result):
+                    return
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
             close()
+
+
+@dataclass(frozen=True)
+class QueueSink:
+    """The worker's end: a picklable ``ProgressFn`` that puts events on the queue."""
+
+    queue: Any
+
+    def __call__(self, variant: str, stage: str, detail: str = "") -> None:
+        with contextlib.suppress(OSError, EOFError, queue.Full):
+            self.queue.put((variant, stage, detail))
+
+
+@contextlib.contextmanager
+def forwarded(progress: ProgressFn | None, kind: str | None) -> Iterator[ProgressFn | None]:
+    """A ``ProgressFn`` for the units to carry, drained into ``progress`` until the block ends
+    (every event put before the end is delivered). None when there is nothing to forward."""
+    if progress is None or kind is None:
+        yield None
+        return
+    if kind == "inline":
+        yield progress
+        return
+    with contextlib.ExitStack() as stack:
+        if kind == "ray":
+            from ray.util.queue import Queue
+
+            q = Queue(actor_options={"num_cpus": 0})  # no CPU taken from the units
+            stack.callback(q.shutdown)
+        else:
+            q = stack.enter_context(processes().Manager()).Queue()
+
+        def drain() -> None:
+            for event in iter(q.get, None):  # None: the block has ended, after every event
+                progress(*event)
+
+        thread = threading.Thread(target=drain, name="kvproof-events", daemon=True)
+        thread.start()
+        try:
+            yield QueueSink(q)
+        finally:
+            with contextlib.suppress(OSError, EOFError):
+                q.put(None)
+            thread.join()
 
 
 def make_executor(workers: int) -> SerialExecutor | PoolExecutor:
@@ -269,25 +319,13 @@ def executor_for(ray: str | None, workers: int) -> Any:
     return RayExecutor(None if ray == LOCAL else ray, num_cpus=workers)
 
 
-MAX_RETRIES = 3
-EXTRA = "pip install 'kvproof[ray]'"
-
-
-def import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise KvproofInputError(f"needs Ray, which is not installed: {EXTRA}", "--ray") from None
-    return ray
-
-
-class RayExecutor(Closing):
+class RayExecutor(Executor):
     """``address``: None starts a local Ray with ``num_cpus`` (and ``num_gpus`` /
     ``resources``, which tests use to declare a fake GPU on a CPU machine); ``auto`` or
     ``host:port`` joins a running cluster. A Ray already initialised in this process (a
     test's fixture, a notebook) is used as it is and left running."""
 
-    forwards = "ray"  # progress on a ``ray.util.queue.Queue`` (``events.py``)
+    forwards = "ray"
 
     def __init__(
         self,
@@ -296,9 +334,14 @@ class RayExecutor(Closing):
         num_cpus: int | None = None,
         num_gpus: int | None = None,
         resources: Mapping[str, float] | None = None,
-        max_retries: int = MAX_RETRIES,
+        max_retries: int = 3,
     ) -> None:
-        ray = self._ray = import_ray()
+        try:
+            import ray
+        except ImportError:
+            why = "needs Ray, which is not installed: pip install 'kvproof[ray]'"
+            raise KvproofInputError(why, "--ray") from None
+        self._ray = ray
         self._owned = not ray.is_initialized()
         if self._owned:
             if address is None:

@@ -16,24 +16,25 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.distrib.executor import Closing, Unit, in_slots
+from kvproof.checker.distrib.executor import Executor, Unit, in_slots
 
 
 @dataclass(eq=False)  # a handle: hashed by identity
 class Child:
     pid: int
     fd: int | None  # the pipe's read end (None once read or killed)
+    what: str  # names the call when the child died without a result
 
-    def result(self, what: str = "the forked call") -> Any:
+    def result(self) -> Any:
         """Wait for the child: its return value, or its exception raised here (typed if it
-        pickled); ``what`` names the call when the child died without a result."""
+        pickled)."""
         assert self.fd is not None, "read once"
         with os.fdopen(self.fd, "rb") as inp:
             data = inp.read()
         self.fd = None
         os.waitpid(self.pid, 0)
         if not data:
-            raise RuntimeError(f"{what} died without a result")
+            raise RuntimeError(f"{self.what} died without a result")
         ok, value = pickle.loads(data)
         if not ok:
             raise value
@@ -48,7 +49,7 @@ class Child:
             self.fd = None
 
 
-def fork_call(fn: Callable[..., Any], *args: Any) -> Child:
+def fork_call(fn: Callable[..., Any], *args: Any, what: str = "the forked call") -> Child:
     """Start ``fn(*args)`` in a forked child (POSIX only: callers check ``os.fork``)."""
     read, write = os.pipe()
     pid = os.fork()
@@ -67,10 +68,10 @@ def fork_call(fn: Callable[..., Any], *args: Any) -> Child:
         finally:
             os._exit(0)
     os.close(write)
-    return Child(pid, read)
+    return Child(pid, read, what)
 
 
-class ForkExecutor(Closing):
+class ForkExecutor(Executor):
     """Each unit in a fresh fork of this process, ``slots`` at a time (an ``Executor``).
 
     Nothing of a unit is pickled but its result: the child inherits the function and its
@@ -81,24 +82,17 @@ class ForkExecutor(Closing):
     counterexample; forked from this (Z3-clean) process, each unit's result is the one a run
     of that unit alone gives, whatever the scheduling."""
 
-    forwards = "process"  # progress on a Manager queue, inherited (``events.py``)
+    forwards = "process"  # the Manager queue's proxy is inherited (``forwarded``)
 
     def __init__(self, slots: int) -> None:
         self.slots = slots
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
-        index: dict[Child, int] = {}
-
         def start(unit: Unit) -> Child:
-            child = fork_call(unit)
-            index[child] = unit.index
-            return child
+            return fork_call(unit, what=f"work unit {unit.index}")
 
         def ready(children: list[Child]) -> list[Child]:
             fds = select.select([c.fd for c in children if c.fd is not None], [], [])[0]
             return [c for c in children if c.fd in fds]
 
-        def result(child: Child) -> Any:
-            return child.result(f"work unit {index.pop(child)}")
-
-        return in_slots(units, self.slots, start, ready, result, Child.kill)
+        return in_slots(units, self.slots, start, ready, Child.result, Child.kill)

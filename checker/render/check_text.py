@@ -72,9 +72,8 @@ def trace_table(
 
 
 def verdict_table(data: dict[str, Any]) -> Table:
-    table = Table(title="verdicts", title_justify="left")
-    for col in ("#", "invariant", "expected", "got", "depth", "matches"):
-        table.add_column(col)
+    columns = ("#", "invariant", "expected", "got", "depth", "matches")
+    table = Table(*columns, title="verdicts", title_justify="left")
     for inv in data["invariants"]:
         got = inv["verdict"]
         color = "green" if got == "holds" else "red"
@@ -175,9 +174,8 @@ def render_expectations(console: Any, out: dict[str, Any]) -> None:
     """``check --all``'s liveness table: each variant's [expect] liveness keys."""
     if not out:
         return
-    table = Table(title="liveness (fair lassos, complete at 2 requests, 1 page)")
-    for col in ("variant", "property", "expected", "got", "matches"):
-        table.add_column(col)
+    columns = ("variant", "property", "expected", "got", "matches")
+    table = Table(*columns, title="liveness (fair lassos, complete at 2 requests, 1 page)")
     for name, data in out.items():
         for p in data["properties"]:
             table.add_row(

@@ -24,9 +24,8 @@ def render(console: Any, report: Any, *, expected: str | None = None, outcome: s
         f"max input: prefill {report.prefill_max_input}, decode {report.decode_max_input}; "
         + (f"danger window {window[0]}..{window[1]} tokens" if window else "no danger window")
     )
-    table = Table(title="responses")
-    for col in ("rid", "tenant", "prompt", "status", "response text", "oracle"):
-        table.add_column(col)
+    columns = ("rid", "tenant", "prompt", "status", "response text", "oracle")
+    table = Table(*columns, title="responses")
     for r in report.rows:
         f = r.finding
         if f is None:

@@ -36,9 +36,7 @@ def render(console: Any, result: Any, protocol: Any) -> None:
             "[yellow]truncated[/]: the state or time budget ran out; counts are lower "
             "bounds and 'holds' means 'not violated in the explored part'"
         )
-    verdicts = Table(title="invariants")
-    for col in ("invariant", "verdict", "shortest", "violating states"):
-        verdicts.add_column(col)
+    verdicts = Table("invariant", "verdict", "shortest", "violating states", title="invariants")
     for name in result.invariants:
         ok = result.holds(name)
         verdicts.add_row(
@@ -64,9 +62,7 @@ def _print_trace(console: Any, title: str, trace: Any, protocol: Any) -> None:
     from rich.table import Table
 
     start = ", ".join(initial_choices(protocol, trace)) or "defaults only"
-    table = Table(title=title, caption=f"initial: {start}")
-    for col in ("#", "action", "args", "changes"):
-        table.add_column(col)
+    table = Table("#", "action", "args", "changes", title=title, caption=f"initial: {start}")
     for row in steps(trace, protocol):
         changes = escape("; ".join(row["changes"])) or "-"
         if row["violated"]:

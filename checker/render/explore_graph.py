@@ -26,10 +26,20 @@ GAP_Y = 70
 R = 11
 
 
-def _graph(result: Any) -> Any:
+def _graph(result: Any) -> tuple[list[tuple[int, Any, str]], list[tuple[int, int, str]]]:
+    """The graph once for its three writers: each state (id, attributes, ``violated``,
+    ``deadlock`` or ``""``) and each transition (from, to, its actions as one label)."""
     if result.graph is None:
         raise ValueError("explore ran without graph=True")
-    return result.graph
+    nodes = [
+        (n, data, "violated" if data["violated"] else "deadlock" if data["deadlock"] else "")
+        for n, data in result.graph.nodes(data=True)
+    ]
+    edges = [
+        (a, b, "; ".join(str(x) for x in data["actions"]))
+        for a, b, data in result.graph.edges(data=True)
+    ]
+    return nodes, edges
 
 
 def graph_page(result: Any, protocol: Any, variant: Any = None) -> str:
@@ -59,13 +69,11 @@ def graph_page(result: Any, protocol: Any, variant: Any = None) -> str:
 def render(result: Any, protocol: Any) -> str:
     """The SVG (and a note when the graph was cut to ``MAX_NODES``); ``protocol`` (the one
     explored) names each state's cells: the result itself is plain data."""
-    g = _graph(result)
+    every, edges = _graph(result)
     concrete = Concrete(Instance(protocol, result.sizes))
-    nodes = sorted(g.nodes(data=True), key=lambda nd: (nd[1]["depth"], nd[0]))
-    cut = len(nodes) > MAX_NODES
-    nodes = nodes[:MAX_NODES]
+    nodes = sorted(every, key=lambda node: (node[1]["depth"], node[0]))[:MAX_NODES]
     layers: dict[int, list[int]] = defaultdict(list)
-    for n, data in nodes:
+    for n, data, _ in nodes:
         layers[data["depth"]].append(n)
     widest = max((len(v) for v in layers.values()), default=1)
     width = max(widest * GAP_X + 80, 300)
@@ -83,17 +91,15 @@ def render(result: Any, protocol: Any) -> str:
     ]
     for depth in layers:
         parts.append(f'<text class="depth" x="4" y="{34 + depth * GAP_Y}">{depth}</text>')
-    for a, b, data in g.edges(data=True):
+    for a, b, label in edges:
         if a in pos and b in pos:
             (x1, y1), (x2, y2) = pos[a], pos[b]
-            label = "; ".join(str(x) for x in data["actions"])
             parts.append(
                 f'<line class="edge" x1="{x1}" y1="{y1}" x2="{x2}" y2="{y2}">'
                 f"<title>{escape(label)}</title></line>"
             )
-    for n, data in nodes:
+    for n, data, kind in nodes:
         x, y = pos[n]
-        kind = "violated" if data["violated"] else "deadlock" if data["deadlock"] else ""
         sym = {"violated": "✖", "deadlock": "⏸"}.get(kind, "")
         cells = nondefault_cells(concrete, data["state"])
         tip = f"state {n}, depth {data['depth']}"
@@ -110,10 +116,10 @@ def render(result: Any, protocol: Any) -> str:
             f'<text x="{x}" y="{y + 3.5}" text-anchor="middle">{sym or n}</text></g>'
         )
     parts.append("</svg>")
-    if cut:
+    if len(every) > MAX_NODES:
         parts.append(
             f'<p class="note">Only the {MAX_NODES} states nearest the initial states are drawn '
-            f"(of {g.number_of_nodes()}).</p>"
+            f"(of {len(every)}).</p>"
         )
     return "".join(parts)
 
@@ -147,10 +153,10 @@ def graphml_graph(result: Any, protocol: Any) -> Any:
     ``protocol`` (the one explored) names the cells of each state."""
     import networkx as nx
 
-    g = _graph(result)
+    nodes, edges = _graph(result)
     concrete = Concrete(Instance(protocol, result.sizes))
     out = nx.DiGraph()
-    for n, data in g.nodes(data=True):
+    for n, data, _ in nodes:
         out.add_node(
             n,
             depth=data["depth"],
@@ -159,31 +165,26 @@ def graphml_graph(result: Any, protocol: Any) -> Any:
             deadlock=data["deadlock"],
             state=_state_text(concrete, data["state"]),
         )
-    for a, b, data in g.edges(data=True):
-        out.add_edge(a, b, label="; ".join(str(x) for x in data["actions"]))
+    for a, b, label in edges:
+        out.add_edge(a, b, label=label)
     return out
 
 
 def to_dot(result: Any) -> str:
     """Graphviz DOT text: edges labelled with actions, violating states red, deadlocks orange."""
-    g = _graph(result)
+    nodes, edges = _graph(result)
 
     def q(text: str) -> str:
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
     lines = [f"digraph {q(result.variant or 'explore')} {{", "  node [shape=circle];"]
-    for n, data in g.nodes(data=True):
+    colors = {"violated": ["color=red", "fontcolor=red"], "deadlock": ["color=orange"]}
+    for n, data, kind in nodes:
         label = str(n) + ("\\n" + ",".join(data["violated"]) if data["violated"] else "")
-        attrs = [f"label={q(label)}"]
-        if data["violated"]:
-            attrs += ["color=red", "fontcolor=red"]
-        elif data["deadlock"]:
-            attrs += ["color=orange"]
+        attrs = [f"label={q(label)}", *colors.get(kind, [])]
         if data["initial"]:
             attrs.append("shape=doublecircle")
         lines.append(f"  {n} [{', '.join(attrs)}];")
-    for a, b, data in g.edges(data=True):
-        label = "; ".join(str(x) for x in data["actions"])
-        lines.append(f"  {a} -> {b} [label={q(label)}];")
+    lines += [f"  {a} -> {b} [label={q(label)}];" for a, b, label in edges]
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -24,15 +24,10 @@ if TYPE_CHECKING:
 def model_finding(console: Any, variant: Any, found: Any, saved: Path) -> None:
     """The model-side finding, printed (and flushed) before the engine or torch is loaded,
     so a buggy variant reports within a second from the shell."""
-    from kvproof.model.handoff import protocol_of
-    from kvproof.model.lang.explain import action_label
-
-    trace = found.trace
-    steps = ", ".join(action_label(protocol_of(variant), x) for x in trace.steps)
     console.print(
         f"[bold red]VIOLATION[/] (model-side finding, {found.seconds:.2f} s, "
         f"{found.walks} model walks): invariant [bold]{found.invariant}[/] violated "
-        f"after {len(trace.steps)} steps: {steps}"
+        f"after {len(found.trace.steps)} steps: {_labels(variant, found.trace)}"
     )
     wrote(console, [saved])
     console.print("confirming on the engine ...")
@@ -58,8 +53,6 @@ def _campaign(console: Any, run: FuzzRun) -> None:
     from rich.table import Table
 
     from kvproof.checker.conformance.fuzz import COUNTERS
-    from kvproof.model.handoff import protocol_of
-    from kvproof.model.lang.explain import action_label
 
     row = run.to_json()
     faults = " with faults" if run.options.faults else ""
@@ -75,12 +68,17 @@ def _campaign(console: Any, run: FuzzRun) -> None:
         return
     kind = f.kind.replace("_", " ").upper()
     console.print(f"[bold red]{kind}[/]: {f.detail}")
-    console.print(
-        f"shrunk trace ({len(f.trace.steps)} steps): "
-        + ", ".join(action_label(protocol_of(run.variant), x) for x in f.trace.steps)
-    )
+    console.print(f"shrunk trace ({len(f.trace.steps)} steps): {_labels(run.variant, f.trace)}")
     wrote(console, run.files)
     console.print(f"replay: kvproof replay {run.trace_file}", highlight=False, soft_wrap=True)
+
+
+def _labels(variant: Any, trace: Any) -> str:
+    """The trace's steps as the model's labels: ``arrive(r0), alloc(r0, p0), ...``."""
+    from kvproof.model.handoff import protocol_of
+    from kvproof.model.lang.explain import action_label
+
+    return ", ".join(action_label(protocol_of(variant), x) for x in trace.steps)
 
 
 def fuzz_json(run: Any) -> dict[str, Any]:

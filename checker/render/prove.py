@@ -70,9 +70,8 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
             f"{result.seconds:.2f} s)"
         )
         if cores:
-            table = Table(title="what each step needed (unsat cores)", title_justify="left")
-            table.add_column("action / conjunct")
-            table.add_column("conjuncts used")
+            title = "what each step needed (unsat cores)"
+            table = Table("action / conjunct", "conjuncts used", title=title, title_justify="left")
             for key, used in sorted(result.cores.items()):
                 table.add_row(key, ", ".join(used) or "(none: the action alone)")
             print_table(console, table)
@@ -83,12 +82,12 @@ def render_proof(console: Console, name: str, result: ProofResult, cores: bool =
     cti = result.cti.describe()
     sizes = ", ".join(f"{v} {k}" for k, v in cti["sizes"].items())
     table = Table(
+        "what",
+        "value",
         title=f"counterexample to induction ({cti['query']}, {sizes})",
         title_justify="left",
         show_header=False,  # two columns, a name and its value: no header row
     )
-    table.add_column("what")
-    table.add_column("value")
     table.add_row(
         "pre-state (non-default cells)", "\n".join(cti.get("pre", [])) or "(all defaults)"
     )

@@ -91,9 +91,7 @@ def print_report(report: Any, console: Any, *, raw: bool = False) -> None:
             differ = sum(1 for *_, differs in d.rows if differs)
             console.print(f"  model and engine disagree on {differ} cell(s); --raw shows them")
         if d.rows and raw:
-            table = Table(title="model vs engine")
-            for col in ("cell", "model", "engine"):
-                table.add_column(col)
+            table = Table("cell", "model", "engine", title="model vs engine")
             for cell, m, e, differs in d.rows:
                 style = "bold red" if differs else ""
                 table.add_row(cell, m, e, style=style)

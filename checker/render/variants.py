@@ -36,11 +36,10 @@ def render(console: Any, variants: list[Any], *, as_json: bool) -> None:
 
     from kvproof.checker.report.tables import print_table
 
-    table = Table(title="kvproof variants")
     # No source column: a URL a row made the table 260 characters wide in a pipe (issue 41);
     # the sources are in --json and each variant's file.
-    for col in ("variant", "kind", "releases", "expected violations", "assumes"):
-        table.add_column(col)
+    columns = ("variant", "kind", "releases", "expected violations", "assumes")
+    table = Table(*columns, title="kvproof variants")
     notes: dict[str, str] = {}
     for v in variants:
         bad = [k for k, x in v.expect.items() if x == "violated"]

@@ -12,8 +12,9 @@ and the closing row says "∞ forever" of what the loop never resolves.
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
-from kvproof.checker.report.trace_view import StepView, TraceView, reads
+from kvproof.checker.report.trace_view import TraceView, reads
 
 LANES = ("client", "router", "prefill", "transfer engine", "decode")
 STATUS = {"ok": "200", "rejected": "400", "error": "500", "aborted": "aborted", "none": ""}
@@ -28,10 +29,10 @@ FOLD_LIMIT = 200  # steps; over this the chart is folded around the violating st
 LOOP_GAP = 110
 
 
-def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
-    """(from lane, to lane, extra label) of one step."""
-    r = step.arg("Req")
-    after = step.number
+def route(view: TraceView, step: dict[str, Any]) -> tuple[str, str, str]:
+    """(from lane, to lane, extra label) of one step (a ``trace_rows`` row)."""
+    r = step["args"].get("r")
+    after = step["step"]
     now = view.value(after, "resp", (r,), "none") if r is not None else "none"
     resp = STATUS.get(str(now), "") if r is not None else ""
     before = view.value(after - 1, "resp", (r,), "none") if r is not None else "none"
@@ -62,12 +63,12 @@ def route(view: TraceView, step: StepView) -> tuple[str, str, str]:
         "expire": ("prefill", "prefill", "lease expires: blocks freed (#52234)"),
         "stale_ack": ("prefill", "decode", "late ABORT_ACK"),
     }
-    return table.get(step.action, ("router", "router", ""))
+    return table.get(step["action"], ("router", "router", ""))
 
 
-def _poll(view: TraceView, step: StepView) -> str:
-    r = step.arg("Req")
-    poll = view.value(step.number, "poll", (r,), "") if r is not None else ""
+def _poll(view: TraceView, step: dict[str, Any]) -> str:
+    r = step["args"].get("r")
+    poll = view.value(step["step"], "poll", (r,), "") if r is not None else ""
     return {"success": "Success", "failed": "Failed"}.get(str(poll), "")
 
 
@@ -134,15 +135,15 @@ def render(view: TraceView) -> str:
     return "".join(parts) + note
 
 
-def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
+def _arrow(view: TraceView, step: dict[str, Any], y: int, width: int) -> str:
     src, dst, extra = route(view, step)
-    bad = view.violated_step == step.number
+    number, label = step["step"], step["label"]
+    bad = view.violated_step == number
     stale = any(s for _, s in reads(view, step))
     cls = "msg" + (" violation" if bad else "") + (" stale-read" if stale else "")
-    cls += " in-loop" if view.in_loop(step.number) else ""
-    label = step.label
-    out = [f'<g class="{cls}" data-step="{step.number}" data-action="{escape(step.action)}">']
-    tip = f"step {step.number}: {label}" + (f" ({extra})" if extra else "")
+    cls += " in-loop" if view.in_loop(number) else ""
+    out = [f'<g class="{cls}" data-step="{number}" data-action="{escape(step["action"])}">']
+    tip = f"step {number}: {label}" + (f" ({extra})" if extra else "")
     out.append(f"<title>{escape(tip)}</title>")
     if bad:
         out.append(
@@ -150,7 +151,7 @@ def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
             f'height="{ROW_H - 4}" rx="4"/>'
         )
     out.append(f'<text class="step-no" x="{LEFT - 12}" y="{y + 4}" text-anchor="end">')
-    out.append(f"{step.number}</text>")
+    out.append(f"{number}</text>")
     x1, x2 = lane_x(src), lane_x(dst)
     if x1 == x2:
         out.append(
@@ -174,8 +175,8 @@ def _arrow(view: TraceView, step: StepView, y: int, width: int) -> str:
             f'<text class="msg-extra{status}" x="{tx}" y="{y + 16}" text-anchor="{anchor}">'
             f"{escape(extra)}</text>"
         )
-    r = step.arg("Req")
-    never = view.forever_of(f"r{r}") if step.action == "arrive" and r is not None else None
+    r = step["args"].get("r")
+    never = view.forever_of(f"r{r}") if step["action"] == "arrive" and r is not None else None
     if never:  # the request the loop never resolves, marked where it enters
         out.append(
             f'<text class="forever-mark" data-forever="r{r}" x="{max(x1, x2) + 10}" '

@@ -23,7 +23,7 @@ def render(view: TraceView) -> str:
         return '<p class="note">This protocol has no decode page pool to draw.</p>'
     focus = view.violated_step if view.loop is None else view.loop + 1
     cols: list[int | None] = [0, *visible_steps(len(view.steps), focus)]
-    read_at = {s.number: dict(reads(view, s)) for s in view.steps}
+    read_at = {s["step"]: dict(reads(view, s)) for s in view.steps}
     head = ['<tr><th scope="col">page</th>']
     for k in cols:
         if k is None:
@@ -38,7 +38,7 @@ def render(view: TraceView) -> str:
             mark = "↺ " if view.loop is not None and k == view.loop + 1 else mark
             head.append(
                 f'<th scope="col"{cls} data-step="{k}"><span class="col-no">{mark}{k}</span>'
-                f"{escape(step.label)}</th>"
+                f"{escape(step['label'])}</th>"
             )
     if view.loop is not None:
         head.append(
@@ -147,7 +147,7 @@ def _callout(view: TraceView, read_at: dict[int, dict[int, bool]]) -> str:
         step = view.steps[k - 1]
         items.append(
             f'<li class="stale-read" data-step="{k}" data-page="p{p}">✖ '
-            f"<strong>p{p}</strong> read stale by <code>{escape(step.label)}</code> "
+            f"<strong>p{p}</strong> read stale by <code>{escape(step['label'])}</code> "
             f"(step {k})</li>"
         )
     why = f'<p class="why"><strong>Why:</strong> {escape(view.explanation)}</p>'

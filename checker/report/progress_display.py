@@ -15,7 +15,7 @@ silent for 9 minutes and a CI job looked hung. Now progress always goes to stder
 
 The library reports stages through a plain callback, ``progress(variant, stage, detail)``
 (a ``ProgressFn``); worker processes and Ray tasks forward theirs to this process while they
-run (``checker/distrib/events.py``, where the type is). ``rich.progress`` is imported only
+run (``checker/distrib/executor.py``, where the type is). ``rich.progress`` is imported only
 for a terminal: it costs more start-up time than some whole runs.
 """
 

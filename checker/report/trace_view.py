@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kvproof.checker.verify.forever import forever, lasso_explanation
+from kvproof.checker.verify.liveness import forever, lasso_explanation
 from kvproof.model.lang.concrete import Concrete, State
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.explain import args_dict, change_text, changes, explain, step_label
@@ -28,22 +28,12 @@ Cells = dict[str, dict[tuple[int, ...], Any]]
 
 
 @dataclass(frozen=True)
-class StepView:
-    number: int  # 1-based
-    action: str
-    args: tuple[int, ...]
-    params: tuple[str, ...]  # the sorts of ``args``
-    label: str  # "alloc(r0, p1)"
-
-    def arg(self, sort: str) -> int | None:
-        return next((a for s, a in zip(self.params, self.args, strict=True) if s == sort), None)
-
-
-@dataclass(frozen=True)
 class TraceView:
     variant: str
     sizes: dict[str, int]
-    steps: tuple[StepView, ...]
+    # ``trace_rows``: each step as plain data ("step" 1-based, "action", "args" by sort letter,
+    # "label", "changes"), what the chart, the page pool and engine words read
+    steps: tuple[dict[str, Any], ...]
     states: tuple[Cells, ...]  # initial first: len(steps) + 1
     var_sorts: dict[str, tuple[str, ...]]  # variable -> its argument sorts
     violated: str | None  # the invariant the trace is a counterexample to
@@ -58,7 +48,6 @@ class TraceView:
     # loop never resolves, as (target, text): ("p0", "page p0 is never returned ...").
     loop: int | None = None
     forever: tuple[tuple[str, str], ...] = ()
-    rows: tuple[dict[str, Any], ...] = ()  # ``trace_rows``: what engine words tell
 
     def in_loop(self, number: int) -> bool:
         """Step ``number`` (1-based) is one of the loop's."""
@@ -84,10 +73,6 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
     if trace.violated and trace.violated not in concrete.violated(states[0]):
         broken = (i for i, s in enumerate(states) if trace.violated in concrete.violated(s))
         violated_step = next(broken, None)
-    steps = tuple(
-        StepView(i, x.action, x.args, protocol.action(x.action).params, step_label(concrete, x))
-        for i, x in enumerate(trace.steps, start=1)
-    )
     sw = protocol.switches
     lasso = trace.loop is not None
     found = forever(trace, protocol, states) if lasso else ()
@@ -95,7 +80,7 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
     return TraceView(
         variant=trace.variant,
         sizes=dict(trace.sizes),
-        steps=steps,
+        steps=tuple(trace_rows(protocol, trace, states)),
         states=tuple(concrete.as_dict(s) for s in states),
         var_sorts={v.name: v.args for v in protocol.vars},
         violated=trace.violated,
@@ -108,7 +93,6 @@ def build(trace: Trace, protocol: Protocol, states: Sequence[State] = ()) -> Tra
         meta=dict(trace.meta),
         loop=trace.loop,
         forever=tuple((f.target, f.text()) for f in found),
-        rows=tuple(trace_rows(protocol, trace, states)),
     )
 
 
@@ -232,13 +216,13 @@ def fresh_for(view: TraceView, k: int, page: int, req: int) -> bool:
     return held and bool(filled) and bool(at_pos)
 
 
-def reads(view: TraceView, step: StepView) -> list[tuple[int, bool]]:
+def reads(view: TraceView, step: dict[str, Any]) -> list[tuple[int, bool]]:
     """(page, stale) for every page ``step`` reads: a decode read of the request's table,
     judged in the state before the step."""
-    r = step.arg("Req")
-    if step.action not in READS or r is None or not view.has("owns"):
+    r = step["args"].get("r")
+    if step["action"] not in READS or r is None or not view.has("owns"):
         return []
-    k = step.number - 1
+    k = step["step"] - 1
     pages = [p for p in range(view.sizes.get("Page", 0)) if r in owner(view, k, p)]
     return [(p, not fresh_for(view, k, p, r)) for p in pages]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,19 +82,17 @@ def check(
     factory = user.factory if user else None
     jobs = [prepare(v, options, factory, every=every) for v in variants]
     workers = options.workers or max(1, min(os.cpu_count() or 1, len(jobs)))
-    ray = executor_for(options.ray, workers)
-    try:
-        with progress.open("checking variants", len(jobs)) as report:
-            verdicts = run_jobs(
-                jobs,
-                workers=workers,
-                on_done=lambda v: report.done(v.variant.name, outcome(v)),
-                executor=ray,
-                progress=report,
-            )
-    finally:
-        if ray is not None:
-            ray.close()
+    with (
+        executor_for(options.ray, workers) or nullcontext() as ray,
+        progress.open("checking variants", len(jobs)) as report,
+    ):
+        verdicts = run_jobs(
+            jobs,
+            workers=workers,
+            on_done=lambda v: report.done(v.variant.name, outcome(v)),
+            executor=ray,
+            progress=report,
+        )
     done = tuple(
         dataclasses.replace(v, files=write_files(v, options.out, options.html)) for v in verdicts
     )

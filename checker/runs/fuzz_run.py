@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,8 +153,7 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
 
     with progress.open(f"fuzz {name}", options.traces) as report:
         report.stage(name, "fuzz", f"0/{options.traces} traces")
-        ray = executor_for(options.ray, workers)
-        try:
+        with executor_for(options.ray, workers) or nullcontext() as ray:
             result = fuzz(
                 variant,
                 traces=options.traces,
@@ -166,10 +166,7 @@ def _campaign(variant: Variant, options: FuzzOptions, progress: Progress) -> Fuz
                 executor=ray,
                 resume=options.resume,
             )
-        finally:
-            if ray is not None:
-                workers = ray.slots
-                ray.close()
+            workers = ray.slots if ray is not None else workers
         found = result.finding
         said = f"no finding in {result.stats.traces} traces" if found is None else str(found.kind)
         report.done(name, said, advance=0)

@@ -7,7 +7,7 @@ a line, and ``done`` as a variant finishes. The CLI plugs in a rich display or l
 stderr (``checker/report/progress_display.py``, issue #28); a notebook or a test plugs in
 nothing.
 Worker processes and Ray tasks forward their stages to the reporter while they run
-(``checker/distrib/events.py``): a reporter is also callable as ``(variant, stage, detail)``.
+(``checker/distrib/executor.py``): a reporter is also callable as ``(variant, stage, detail)``.
 """
 
 from __future__ import annotations

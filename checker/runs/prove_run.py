@@ -97,23 +97,20 @@ def prove_variants(
         raise KvproofInputError("--without runs locally: drop --ray", "--without")
     if options.save and len(variants) != 1:
         raise KvproofInputError("--save needs exactly one VARIANT", "--save")
-    proofs: list[VariantProof] = []
-    pages: list[Any] = []
     with progress.open("proving", len(variants)) as report:
-        results = [None] * len(variants)
-        if options.ray is not None:
-            results = _on_ray(variants, options, report)
-        for variant, ray_result in zip(variants, results, strict=True):
-            done, page = _prove_one(variant, ray_result, factory, templates, options, report)
-            proofs.append(done)
-            pages += [page] if page else []
+        on_ray = _on_ray(variants, options, report) if options.ray is not None else None
+        done = [
+            _prove_one(v, on_ray[i] if on_ray else None, factory, templates, options, report)
+            for i, v in enumerate(variants)
+        ]
     if options.html:
         from kvproof.checker.render.prove_html import proof_page
         from kvproof.spec.files import write_text_atomic
 
-        write_text_atomic(Path(options.html), proof_page(pages))
+        write_text_atomic(Path(options.html), proof_page([page for _, page in done if page]))
+    proofs = tuple(p for p, _ in done)
     inferred = any(p.inference is not None and p.proved for p in proofs)
-    return ProveRun(tuple(proofs), html=options.html, saved=options.save if inferred else None)
+    return ProveRun(proofs, html=options.html, saved=options.save if inferred else None)
 
 
 def _prove_one(
@@ -159,7 +156,7 @@ def _proof(
     is needed when the proof fails without it (the proof alone cannot show a counterexample
     exists: ``kvproof check --without`` does)."""
     from kvproof.checker.render.check_json import assumptions_json
-    from kvproof.checker.verify.necessity import Necessity
+    from kvproof.checker.verify.verdict import Necessity
     from kvproof.model.handoff import protocol_of
     from kvproof.model.search.induction import prove
 

@@ -75,25 +75,20 @@ def load_trace(path: str, variant_name: str | None) -> Any:
         raise KvproofInputError("no such trace file", path)
     if p.name.endswith(".itf.json"):
         doc = read_doc(p)
-        named = variant_name or _itf_variant(doc, p)
-        if not named:
-            raise KvproofInputError("an ITF trace needs --variant", path)
+        meta, named = doc.get("#meta", {}), variant_name
+        if not named:  # the variant the file names in '#meta.variant'
+            if not isinstance(meta, dict):
+                raise KvproofInputError("'#meta' must be an object", str(p))
+            named = meta.get("variant")
+            if named is None:
+                raise KvproofInputError("an ITF trace needs --variant", path)
+            if not (isinstance(named, str) and named):
+                raise KvproofInputError("'#meta.variant' must be a variant name", str(p))
         # --variant wins; else the variant the file carries, else the catalog's by name.
-        variant = load_variant(named) if variant_name else trace_variant(named, doc["#meta"], path)
+        variant = load_variant(named) if variant_name else trace_variant(named, meta, path)
         lasso = doc.get("loop") is not None  # a liveness lasso: with crash (E20)
         return read_itf(p, protocol_of(variant, assumed=False, liveness=lasso))
     return read_jsonl(p)
-
-
-def _itf_variant(doc: dict[str, Any], p: Path) -> str | None:
-    """The variant an ITF file (``doc``, read from ``p``) names in ``#meta.variant``."""
-    meta = doc.get("#meta", {})
-    if not isinstance(meta, dict):
-        raise KvproofInputError("'#meta' must be an object", str(p))
-    name = meta.get("variant")
-    if name is not None and not (isinstance(name, str) and name):
-        raise KvproofInputError("'#meta.variant' must be a variant name", str(p))
-    return name
 
 
 def replay_rows(trace: Any, variant: Any, max_new_tokens: int = 32) -> tuple[list, dict]:

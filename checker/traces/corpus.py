@@ -19,24 +19,39 @@ request the trace never touches vary too). ``canonical`` picks one representativ
 renamed in order of first use (only for a sort the protocol declares symmetric), and the
 rigid values of elements no step names set to their defaults. The result is re-checked by
 the concrete interpreter; if it does not end in the same violation, the trace is kept.
+
+Witnesses: longer counterexamples for a sharper target than an invariant.
+BMC's shortest counterexample breaks an invariant of the model; it need not be the run in
+which a *client* sees the bug. Decode's radix-cache race (SGLang #38319) is the case: its
+17-step isolation trace has two requests, and the page freed while the tree still maps it
+is overwritten by the hit request's own later chunk, so the engine answers with its own KV
+at the wrong position (a wrong answer, no other tenant's data). Another tenant's KV in the
+shared page needs a third request, four steps more than any isolation trace.
+
+A witness names that target as a predicate on the model's state (here: a request reads a
+page it shares from the tree while the page holds another request's KV) and is found by
+breadth-first search (``model.explore``: deterministic, so the stored file is the same
+every time, and shortest by construction). The trace's last state must break the
+invariant the witness illustrates, checked here on the variant's own protocol.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from kvproof.checker.traces.itf import write_itf
 from kvproof.checker.traces.shows import expected
 from kvproof.checker.traces.tracefile import read_jsonl, write_jsonl
-from kvproof.checker.traces.witness import WITNESSES
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.concrete import Concrete
-from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
 from kvproof.model.search.bmc import bmc
+from kvproof.model.search.explore import explore
 from kvproof.spec.variant import list_variants, load_variant
 
 TRACES_DIR = Path(__file__).resolve().parents[2] / "traces"
@@ -78,8 +93,6 @@ def _deterministic(
     differs between processes. Breadth-first search (``model.explore``, deterministic order)
     gives one of the same length: first without earlier violations (BMC's primary trace),
     else any; failing both, BMC's own trace in canonical form."""
-    from kvproof.model.search.explore import explore
-
     for stop in (True, False):
         if stop not in searches:
             searches[stop] = explore(protocol, SIZES, variant=variant, stop_at_violation=stop)
@@ -92,9 +105,7 @@ def _deterministic(
 def _with_shows(trace: Trace, stem: str, invariant: str) -> Trace:
     """The header says what the trace shows a client on the engine (``shows.py``)."""
     shows = expected(stem, invariant)
-    if shows is None:
-        return trace
-    return replace(trace, meta={**trace.meta, **shows.meta()})
+    return trace if shows is None else replace(trace, meta={**trace.meta, **shows})
 
 
 def canonical(trace: Trace, protocol: Protocol) -> Trace:
@@ -103,52 +114,49 @@ def canonical(trace: Trace, protocol: Protocol) -> Trace:
     for sort in protocol.symmetric:
         out = _rename(out, protocol, sort)
     out = _default_untouched(out, protocol)
-    return out if _same_violation(out, trace, protocol) else trace
+    return out if _breaks(out, protocol, trace.violated) else trace
 
 
-def _positions(protocol: Protocol, inst: ActionInstance, sort: str) -> list[int]:
-    params = protocol.action(inst.action).params
-    return [i for i, s in enumerate(params) if s == sort]
+def _uses(trace: Trace, protocol: Protocol) -> dict[str, list[int]]:
+    """The elements the steps name, by sort, in order of first use."""
+    used: dict[str, list[int]] = {}
+    for inst in trace.steps:
+        for s, a in zip(protocol.action(inst.action).params, inst.args, strict=True):
+            if a not in used.setdefault(s, []):
+                used[s].append(a)
+    return used
 
 
 def _rename(trace: Trace, protocol: Protocol, sort: str) -> Trace:
-    order: list[int] = []
-    for inst in trace.steps:
-        for i in _positions(protocol, inst, sort):
-            if inst.args[i] not in order:
-                order.append(inst.args[i])
+    order = _uses(trace, protocol).get(sort, [])
     order += [x for x in range(trace.sizes[sort]) if x not in order]
     new = {old: n for n, old in enumerate(order)}
     if all(k == v for k, v in new.items()):
         return trace
-    steps = []
-    for inst in trace.steps:
-        args = list(inst.args)
-        for i in _positions(protocol, inst, sort):
-            args[i] = new[args[i]]
-        steps.append(ActionInstance(inst.action, tuple(args)))
-    init = {}
-    for var, cells in trace.init.items():
-        sorts = protocol.var(var).args
-        init[var] = {
-            tuple(new[a] if s == sort else a for s, a in zip(sorts, key, strict=True)): v
-            for key, v in cells.items()
-        }
-    return replace(trace, steps=tuple(steps), init=init)
+
+    def renamed(sorts: tuple[str, ...], args: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(new[a] if s == sort else a for s, a in zip(sorts, args, strict=True))
+
+    steps = tuple(
+        ActionInstance(inst.action, renamed(protocol.action(inst.action).params, inst.args))
+        for inst in trace.steps
+    )
+    init = {
+        var: {renamed(protocol.var(var).args, key): v for key, v in cells.items()}
+        for var, cells in trace.init.items()
+    }
+    return replace(trace, steps=steps, init=init)
 
 
 def _default_untouched(trace: Trace, protocol: Protocol) -> Trace:
-    used: dict[str, set[int]] = {}
-    for inst in trace.steps:
-        for s, a in zip(protocol.action(inst.action).params, inst.args, strict=True):
-            used.setdefault(s, set()).add(a)
+    used = _uses(trace, protocol)
     init = {}
     for var, cells in trace.init.items():
         v = protocol.var(var)
         init[var] = {
             key: (
                 val
-                if all(a in used.get(s, set()) for s, a in zip(v.args, key, strict=True))
+                if all(a in used.get(s, ()) for s, a in zip(v.args, key, strict=True))
                 else v.default
             )
             for key, val in cells.items()
@@ -156,15 +164,80 @@ def _default_untouched(trace: Trace, protocol: Protocol) -> Trace:
     return replace(trace, init=init)
 
 
-def _same_violation(new: Trace, old: Trace, protocol: Protocol) -> bool:
-    concrete = Concrete(Instance(protocol, new.sizes))
+def _breaks(trace: Trace, protocol: Protocol, invariant: str | None) -> bool:
+    """``trace`` replays from an initial state to one that breaks ``invariant`` (None: any
+    end)."""
+    concrete = Concrete(Instance(protocol, trace.sizes))
     try:
-        states = replay(new, concrete)
+        states = replay(trace, concrete)
     except ReplayError:
         return False
     if not concrete.holds(protocol.init, states[0]):
         return False
-    return old.violated is None or old.violated in concrete.violated(states[-1])
+    return invariant is None or invariant in concrete.violated(states[-1])
+
+
+def _no_foreign_shared_read(s: Any) -> Any:
+    """No request has read a page it shares from the radix tree while the page held KV of
+    another request of the instance (the negation is the target)."""
+    return s.not_(
+        s.exists(
+            "Req",
+            lambda r: s.exists(
+                "Page",
+                lambda p: s.exists(
+                    "Req",
+                    lambda q: s.and_(s.leaked(r), s.shares(r, p), s.ne(q, r), s.holds(p, q)),
+                ),
+            ),
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Witness:
+    variant: str
+    name: str  # the file is ``<variant>.<invariant>.<name>.jsonl``
+    invariant: str  # the invariant its last state breaks
+    sizes: dict[str, int]
+    target: Callable[[Any], Any]  # a state predicate that must become false
+
+    @property
+    def stem(self) -> str:
+        return f"{self.variant}.{self.invariant}.{self.name}"
+
+    def find(self, protocol: Protocol) -> Trace:
+        """The shortest run to the target (a ``RuntimeError`` if none: the model changed)."""
+        sharp = replace(protocol, invariants=(Invariant(self.name, self.target),))
+        # Both symmetric sorts (requests and pages) and a stop at the first target state:
+        # BFS numbers states in the same order either way, so the trace is the one the
+        # whole search would report, in a fraction of the states (issue #30).
+        sym = tuple(s for s in protocol.symmetric if self.sizes.get(s, 0) > 1)
+        found = explore(
+            sharp,
+            self.sizes,
+            variant=self.variant,
+            stop_at_violation=True,
+            until_found=True,
+            symmetry=sym,
+        )
+        trace = found.counterexamples.get(self.name)
+        if trace is None:
+            raise RuntimeError(f"witness {self.stem}: no run reaches the target")
+        if not _breaks(trace, protocol, self.invariant):
+            raise RuntimeError(f"witness {self.stem}: its last state keeps {self.invariant}")
+        return replace(trace, violated=self.invariant)
+
+
+WITNESSES: tuple[Witness, ...] = (
+    Witness(
+        "sglang-pd-decode-radix-race",
+        "foreign",
+        "isolation",
+        {"Req": 3, "Page": 2},
+        _no_foreign_shared_read,  # what it shows: shows.py, by its stem
+    ),
+)
 
 
 def load(folder: Path = TRACES_DIR) -> dict[str, Trace]:

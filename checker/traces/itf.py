@@ -39,14 +39,9 @@ def _key(args: tuple[int, ...]) -> Any:
     return _int(args[0]) if len(args) == 1 else {"#tup": [_int(a) for a in args]}
 
 
-def _encode_state(concrete: Concrete, state: State) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for var, cells in concrete.as_dict(state).items():
-        if not concrete.protocol.var(var).args:
-            out[var] = cells[()]
-        else:
-            out[var] = {"#map": [[_key(a), v] for a, v in cells.items()]}
-    return out
+def _encode(cells: dict[tuple[int, ...], Any]) -> Any:
+    """A variable's cells: a nullary one's value, else a ``#map`` from its arguments."""
+    return cells[()] if () in cells else {"#map": [[_key(a), v] for a, v in cells.items()]}
 
 
 def write_itf(trace: Trace, path: Path, protocol: Any, states: Sequence[State] = ()) -> None:
@@ -56,7 +51,8 @@ def write_itf(trace: Trace, path: Path, protocol: Any, states: Sequence[State] =
     states = states or replay(trace, concrete)
     rows = []
     for i, st in enumerate(states):
-        row: dict[str, Any] = {"#meta": {"index": i}, **_encode_state(concrete, st)}
+        cells = concrete.as_dict(st)
+        row: dict[str, Any] = {"#meta": {"index": i}, **{v: _encode(c) for v, c in cells.items()}}
         if i == 0:
             row[ACTION_KEY], row[PICKS_KEY] = INIT_ACTION, {}
         else:
@@ -120,21 +116,17 @@ def _value(x: Any, where: str) -> Any:
 
 
 def _cells(x: Any, where: str) -> dict[tuple[int, ...], Any]:
-    if isinstance(x, dict) and "#map" in x:
-        out = {}
-        for pair in x["#map"]:
-            if not isinstance(pair, list) or len(pair) != 2:
-                raise KvproofInputError("#map entries must be [key, value] pairs", where)
-            k = _value(pair[0], where)
-            out[k if isinstance(k, tuple) else (k,)] = _value(pair[1], where)
-        return out
-    if isinstance(x, dict) and "#set" in x:  # a relation given as the set of its true tuples
-        out = {}
-        for e in x["#set"]:
-            k = _value(e, where)
-            out[k if isinstance(k, tuple) else (k,)] = True
-        return out
-    return {(): _value(x, where)}
+    if not (isinstance(x, dict) and ("#map" in x or "#set" in x)):
+        return {(): _value(x, where)}
+    # A relation given as the set of its true tuples maps each of them to true.
+    pairs = x["#map"] if "#map" in x else [[e, True] for e in x["#set"]]
+    out = {}
+    for pair in pairs:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise KvproofInputError("#map entries must be [key, value] pairs", where)
+        k = _value(pair[0], where)
+        out[k if isinstance(k, tuple) else (k,)] = _value(pair[1], where)
+    return out
 
 
 def read_doc(path: Path) -> dict[str, Any]:

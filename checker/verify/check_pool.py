@@ -7,7 +7,7 @@ data), or one Ray task per variant (``--ray``: the task builds the protocols its
 is a whole variant, not a (variant, invariant) pair: BMC shares one incremental solver
 across a variant's invariants, and split runs could return other (equally valid)
 counterexamples than a local run. While a job runs, its phases' starts reach the caller's
-``progress`` through ``distrib/events.py``: a result alone comes only at the job's end.
+``progress`` (``distrib/executor.py``'s ``forwarded``): a result comes only at the job's end.
 
 ``prove --all --ray`` cuts its work the same way: one unit is one variant's proof (every
 obligation of its inductive invariant), which Z3 discharges in one ``Prover``; the result
@@ -18,12 +18,20 @@ the protocols or the user protocol's ``module:attr`` (``factory_of``), as its ar
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kvproof.checker.distrib.events import ProgressFn, forwarded
-from kvproof.checker.distrib.executor import Executor, PoolExecutor, SerialExecutor, Unit, ordered
+from kvproof.checker.distrib.executor import (
+    Executor,
+    PoolExecutor,
+    ProgressFn,
+    SerialExecutor,
+    Unit,
+    forwarded,
+    ordered,
+)
 from kvproof.checker.distrib.fork import ForkExecutor
 from kvproof.checker.verify.driver import CheckJob, Protocols, built, run_job
 from kvproof.checker.verify.protocols import factory_of, protocol_for
@@ -36,7 +44,7 @@ def work(
 ) -> VariantVerdict:
     """One job in a worker: its verdict as plain data (``protocols``: inherited, or None in
     a process that must build them, a Ray task or a spawned worker)."""
-    return run_job(job, protocols or built(job), progress).detached()
+    return run_job(job, protocols or built(job), progress).with_protocols(None, None)
 
 
 def _cost(unit: Unit) -> tuple[int, int]:
@@ -69,24 +77,21 @@ def run_jobs(
 
     def arrived(i: int, out: VariantVerdict) -> None:
         protocols = jobs[i][1]
-        results[i] = out.attached(protocols.safety, protocols.liveness)
+        results[i] = out.with_protocols(protocols.safety, protocols.liveness)
         if on_done:
             on_done(results[i])
 
-    try:
-        with forwarded(progress, getattr(pool, "forwards", None)) as sink:
-            units = [
-                Unit(i, work, (job, protocols if forks or serial else None, sink))
-                for i, (job, protocols) in enumerate(jobs)
-            ]
-            # in this process in the order given, as a user listed them; else longest first
-            fed = units if serial else sorted(units, key=_cost)
-            for _ in ordered(pool, fed, on_arrival=arrived):
-                pass
-    finally:
-        if executor is None:
-            pool.close()
-    return [results[i] for i in range(len(jobs))]
+    owned = pool if executor is None else contextlib.nullcontext()  # closed at the end
+    with owned, forwarded(progress, getattr(pool, "forwards", None)) as sink:
+        units = [
+            Unit(i, work, (job, protocols if forks or serial else None, sink))
+            for i, (job, protocols) in enumerate(jobs)
+        ]
+        # in this process in the order given, as a user listed them; else longest first
+        fed = units if serial else sorted(units, key=_cost)
+        for _ in ordered(pool, fed, on_arrival=arrived):
+            pass
+    return [results[i] for i in range(len(jobs))]  # the order of ``jobs``, not of ``fed``
 
 
 def prove_unit(variant: Variant, protocol: str | None, timeout_ms: int) -> Any:

@@ -7,10 +7,6 @@ phase reads the verdict so far and returns it with its answer (``verdict.py``); 
 skips itself only on what an earlier phase answered (a proof that settled the verdict, a
 BMC that found a counterexample, a proof that went through). While a job runs, each
 phase's start reaches ``progress(variant, stage, detail)``.
-
-Beside a buggy variant's deep BMC, ``BackgroundSubset`` proves in a forked child (the other
-core) the invariants it has not broken; its answer, taken at a depth fixed in advance, ends
-the search once every invariant not proved has its counterexample (``plan.py``).
 """
 
 from __future__ import annotations
@@ -21,11 +17,11 @@ import shlex
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kvproof.checker.distrib.events import ProgressFn
+from kvproof.checker.distrib.executor import ProgressFn
 from kvproof.checker.distrib.fork import Child, fork_call
 from kvproof.checker.verify.plan import SUBSET_LEAD, CheckOptions, Phase, plan, split_names
 from kvproof.checker.verify.protocols import ProtocolFactory, factory_of, protocol_for
-from kvproof.checker.verify.verdict import CompleteRun, VariantVerdict
+from kvproof.checker.verify.verdict import CompleteRun, Necessity, VariantVerdict
 from kvproof.model.lang.dsl import Protocol
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.names import require_known
@@ -158,31 +154,19 @@ class _Phases:
         return dataclasses.replace(verdict, proof=proof, settled_by=settled)
 
     def necessity(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
-        from kvproof.checker.verify.necessity import necessity
+        """Each guard assumption in force dropped once, to the full depth even when the proof
+        settled the verdict at a shallow one (a fairness assumption changes no safety
+        verdict: the liveness phase assesses it)."""
         from kvproof.spec.assumptions import GUARD, of_kind
 
         assert phase.depth is not None
         variant, without = self.job.variant, self.job.options.without
         holding = [r.invariant for r in verdict.bmc.results if r.holds]
         found = []
-        # a fairness assumption changes no safety verdict: the liveness phase assesses it. Each
-        # looks to the full depth, even when the proof settled the verdict at a shallow one.
         for name in of_kind(variant.assume, GUARD):
-            if name in without:
-                continue
-            self.say(variant.name, "necessity", name)
-            found.append(
-                necessity(
-                    variant,
-                    name,
-                    lambda names: protocol_for(variant, None, names),
-                    dropped=without,
-                    holding=holding,
-                    sizes=verdict.bmc.sizes,
-                    depth=phase.depth,
-                    prove_it=verdict.proof is not None,
-                )
-            )
+            if name not in without:
+                self.say(variant.name, "necessity", name)
+                found.append(_needed(variant, name, without, holding, verdict, phase.depth))
         return dataclasses.replace(verdict, necessity=tuple(found))
 
     def complete(self, phase: Phase, verdict: VariantVerdict) -> VariantVerdict:
@@ -222,6 +206,63 @@ class _Phases:
         return dataclasses.replace(verdict, liveness=found)
 
 
+def _needed(
+    variant: Variant,
+    name: str,
+    without: tuple[str, ...],
+    holding: list[str],
+    verdict: VariantVerdict,
+    depth: int,
+) -> Necessity:
+    """Is assumption ``name`` needed (dropped beside ``without``)? ``holding``: the
+    invariants that held with every assumption in place. *Needed* when dropping it breaks
+    one of them (BMC finds the counterexample, at the check's sizes and depth);
+    *unnecessary* when dropping it changes nothing: every one still holds to the depth,
+    and (for a fixed variant) the unbounded proof still goes through; *undetermined* when
+    the proof fails without it but BMC finds no counterexample."""
+    from kvproof.model.search.bmc import bmc
+
+    protocol = protocol_for(variant, None, (*without, name))
+    proved_without = None
+    if verdict.proof is not None and protocol.strengthening:
+        from kvproof.model.search.induction import prove
+
+        proved_without = prove(protocol).proved
+        if proved_without:
+            return Necessity(name, False, "unnecessary: the proof goes through without it")
+    if holding:
+        result = bmc(
+            protocol,
+            verdict.bmc.sizes,
+            depth,
+            variant=f"{variant.name}--without-{name}",
+            invariants=holding,
+            primary=False,
+            stop_at_first=True,
+        )
+        broken = [r for r in result.results if not r.holds]
+        if broken:
+            first = min(broken, key=lambda r: r.shortest or r.depth)
+            return Necessity(
+                name,
+                True,
+                f"needed: without it {first.invariant} is violated in {first.shortest} steps",
+                first.invariant,
+                first.shortest,
+                first.trace,
+            )
+    if proved_without is False:
+        return Necessity(
+            name,
+            None,
+            f"undetermined: no counterexample to depth {depth} without it, but the proof"
+            " does not go through",
+        )
+    return Necessity(
+        name, False, f"unnecessary: every invariant still holds to depth {depth} without it"
+    )
+
+
 def _silent(variant: str, stage: str, detail: str = "") -> None:
     pass
 
@@ -229,8 +270,9 @@ def _silent(variant: str, stage: str, detail: str = "") -> None:
 class BackgroundSubset:
     """``bmc``'s ``settled``: the invariants ``inductive_subset`` proves and its inductive
     invariant, computed in a forked child while the BMC goes on in this process (the other
-    core), and waited for at depth ``wait`` (or the last, if that comes first). The
-    child is a copy: its Z3 work leaves this process's context as it was.
+    core), and waited for at depth ``wait`` (or the last, if that comes first); its
+    answer ends the search once every invariant not proved has its counterexample. The
+    child is a copy: its Z3 work leaves this process's context as it was (``fork.py``).
 
     Whether the child starts depends only on the unresolved names, and the answer is taken
     at a fixed depth, so the stop depth, the counterexamples and the ``--json`` are the same
@@ -252,7 +294,7 @@ class BackgroundSubset:
         if k < self.wait and not last:
             return None  # still early: the BMC goes one depth further meanwhile
         try:
-            proved, inductive = self.child.result("the background proof")
+            proved, inductive = self.child.result()
         except Exception:  # a failed (or dead) proof settles nothing
             proved, inductive = (), ()
         from kvproof.model.search.bmc import Settlement

@@ -91,7 +91,15 @@ def load_protocol(spec: str) -> UserProtocol:
     build = obj.build if hasattr(obj, "build") else obj
     if not callable(build):
         raise KvproofInputError(f"{spec} is not callable", "--protocol")
-    factory = _checked(build, spec)
+
+    def factory(switches: Any) -> Any:
+        """``build``, checked to return a kvproof Protocol (one line, not a traceback)."""
+        protocol = build(switches)
+        if not isinstance(protocol, Protocol):
+            raise KvproofInputError(
+                f"returned {type(protocol).__name__}, not a kvproof Protocol", f"--protocol {spec}"
+            )
+        return protocol
 
     def lookup(name: str) -> Any:
         return getattr(obj, name, getattr(module, name, None))
@@ -176,18 +184,3 @@ def _import_failure(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError) and exc.lineno:
         return f"cannot import: {exc.msg} ({exc.filename}:{exc.lineno})"
     return f"cannot import: {type(exc).__name__}: {exc}"
-
-
-def _checked(build: Callable[[Any], Any], spec: str) -> Callable[[Any], Any]:
-    """The factory, checked to return a kvproof Protocol (one line, not a traceback)."""
-
-    def factory(switches: Any) -> Any:
-        protocol = build(switches)
-        if not isinstance(protocol, Protocol):
-            raise KvproofInputError(
-                f"returned {type(protocol).__name__}, not a kvproof Protocol",
-                f"--protocol {spec}",
-            )
-        return protocol
-
-    return factory

@@ -4,8 +4,8 @@
 (``checker/render/check*.py``): ``--json``, JUnit, SARIF and the HTML pages come from this
 record, and every counterexample in it carries its states, derived once where the search
 re-checked it (``InvariantResult.states``, ``LassoResult.states``), so no renderer replays.
-The protocols are the one thing that does not cross a process: ``detached`` drops them in a
-worker, and the parent attaches its own (``attached``).
+The protocols are the one thing that does not cross a process: a worker drops them, and the
+parent attaches its own (``with_protocols``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from kvproof.spec.variant import Variant
 
 if TYPE_CHECKING:  # the searches are imported only when a check runs them
     from kvproof.checker.verify.liveness import LivenessCheck
-    from kvproof.checker.verify.necessity import Necessity
     from kvproof.model.search.bmc import BmcResult
     from kvproof.model.search.complete import CompleteResult
     from kvproof.model.search.induction import ProofResult
@@ -48,6 +47,24 @@ class CompleteRun:
         if self.command is None:
             return self.result.summary
         return f"{self.result.summary}; to decide it run: {self.command}"
+
+
+@dataclass(frozen=True)
+class Necessity:
+    """Whether a guard assumption in force is needed (``driver.py``'s necessity phase)."""
+
+    name: str
+    needed: bool | None  # None: undetermined
+    detail: str
+    invariant: str | None = None  # the invariant that breaks without it
+    steps: int | None = None  # the counterexample's length
+    trace: Any = None  # kvproof.model.lang.trace.Trace of that counterexample
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"needed": self.needed, "needed_detail": self.detail}
+        if self.invariant is not None:
+            out["without_it"] = {"violated": self.invariant, "steps": self.steps}
+        return out
 
 
 @dataclass(frozen=True)
@@ -122,12 +139,8 @@ class VariantVerdict:
         broken = trace.violated if trace is not None else None
         return broken is not None and self.variant.expect.get(broken) == "holds"
 
-    def detached(self) -> VariantVerdict:
-        """Plain data for another process: the protocols (closures) left behind."""
-        live = self.liveness and dataclasses.replace(self.liveness, protocol=None)
-        return dataclasses.replace(self, protocol=None, liveness=live)
-
-    def attached(self, protocol: Protocol | None, lively: Protocol | None) -> VariantVerdict:
-        """This verdict with the protocols built here (``detached``'s inverse)."""
+    def with_protocols(self, protocol: Protocol | None, lively: Protocol | None) -> VariantVerdict:
+        """This verdict with the protocols built here; (None, None): plain data for another
+        process, the protocols (closures) left behind."""
         live = self.liveness and dataclasses.replace(self.liveness, protocol=lively)
         return dataclasses.replace(self, protocol=protocol, liveness=live)

@@ -31,12 +31,21 @@ class _StepView:
 
 
 class Unroller:
+    """``free``: state 0 is any state (every cell a constant in its range, no initial
+    condition), for one step from it (Houdini's ``model/search/step.py``); its constants
+    are named ``x``, ``x'`` and ``act`` rather than ``x@0``, ``x@1`` and ``act@0``."""
+
     def __init__(
-        self, inst: Instance, solver: z3.Solver | None = None, symmetry: bool = True
+        self,
+        inst: Instance,
+        solver: z3.Solver | None = None,
+        symmetry: bool = True,
+        free: bool = False,
     ) -> None:
         self.inst = inst
         self.protocol = inst.protocol
-        self.logic = Z3Logic(dict(inst.sizes), _enums(inst), enum_as_bv=True)
+        self.free = free
+        self.logic = Z3Logic(dict(inst.sizes), inst.protocol.enums, enum_as_bv=True)
         self.solver = solver or z3.SolverFor("QF_FD")
         self.cells = {v.name: inst.cells(v) for v in self.protocol.vars}
         self.states: list[dict[str, list[Any]]] = [self._initial()]
@@ -46,20 +55,30 @@ class Unroller:
         self.touched: list[dict[tuple[str, int], Any]] = [
             {(s, e): False for s in self.symmetric for e in range(inst.sizes[s])}
         ]
-        init = self.protocol.init(self.ctx(0))
+        init = True if free else self.protocol.init(self.ctx(0))
         if init is not True:
             self.solver.add(init)
+
+    def _name(self, base: str, k: int) -> str:
+        if self.free:
+            return base if k == 0 else f"{base}'"
+        return f"{base}@{k}"
 
     def _initial(self) -> dict[str, list[Any]]:
         state: dict[str, list[Any]] = {}
         for v in self.protocol.vars:
-            if v.rigid:
-                sort = self.logic.sort_of(v.kind)
-                state[v.name] = [
-                    z3.Const(f"{self.inst.describe(v.name, a)}@0", sort) for a in self.cells[v.name]
-                ]
-            else:
+            if not (self.free or v.rigid):
                 state[v.name] = [v.default] * len(self.cells[v.name])
+                continue
+            sort = self.logic.sort_of(v.kind)
+            row = [
+                z3.Const(self._name(self.inst.describe(v.name, a), 0), sort)
+                for a in self.cells[v.name]
+            ]
+            if self.free and isinstance(v.kind, Enum) and len(v.kind.values) < 2 ** sort.size():
+                # a bit-vector wider than the enum: stay in range
+                self.solver.add(*(z3.ULT(c, len(v.kind.values)) for c in row))
+            state[v.name] = row
         return state
 
     def ctx(self, k: int) -> Ctx:
@@ -82,7 +101,7 @@ class Unroller:
                 continue
             enabled.append((inst, guard, self._apply(pre, ctx)))
         bits = max(1, (len(enabled) - 1).bit_length())
-        act = z3.BitVec(f"act@{k}", bits)
+        act = z3.BitVec(self._name("act", k), bits)
         if len(enabled) < 2**bits:
             self.solver.add(z3.ULT(act, len(enabled)))
         sels = [act == i for i in range(len(enabled))]
@@ -104,10 +123,8 @@ class Unroller:
                 if value is old or isinstance(value, bool | str):
                     row.append(value)
                 else:
-                    fresh = z3.Const(
-                        f"{self.inst.describe(v.name, self.cells[v.name][j])}@{k + 1}",
-                        self.logic.sort_of(v.kind),
-                    )
+                    name = self.inst.describe(v.name, self.cells[v.name][j])
+                    fresh = z3.Const(self._name(name, k + 1), self.logic.sort_of(v.kind))
                     self.solver.add(fresh == self.logic.lift(value, sort=fresh.sort()))
                     row.append(fresh)
             post[v.name] = row
@@ -149,9 +166,11 @@ class Unroller:
     def trace_from_model(
         self, model: z3.ModelRef, length: int
     ) -> tuple[dict[str, dict[tuple[int, ...], Any]], list[ActionInstance]]:
+        """The model's values of the rigid variables at state 0 (free: of every variable)
+        and its first ``length`` steps."""
         init: dict[str, dict[tuple[int, ...], Any]] = {}
         for v in self.protocol.vars:
-            if not v.rigid:
+            if not (self.free or v.rigid):
                 continue
             values = {}
             for args, term in zip(self.cells[v.name], self.states[0][v.name], strict=True):
@@ -164,14 +183,6 @@ class Unroller:
             idx = model.eval(act, model_completion=True).as_long()
             steps.append(options[idx])
         return init, steps
-
-
-def _enums(inst: Instance) -> list[Enum]:
-    seen = {}
-    for v in inst.protocol.vars:
-        if isinstance(v.kind, Enum):
-            seen[v.kind.name] = v.kind
-    return list(seen.values())
 
 
 def select_cell(

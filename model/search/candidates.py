@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,27 +51,20 @@ class Clause:
     qvars: tuple[str, ...]
     cube: tuple[Literal, ...]
 
-    def names(self) -> list[str]:
-        """``r0``, ``r1``, ``p0``: the sort's initial, numbered within the sort."""
-        return [f"{s[:1].lower()}{self.qvars[:i].count(s)}" for i, s in enumerate(self.qvars)]
-
-    def literal_text(self, lit: Literal, names: Sequence[str]) -> str:
-        call = f"{lit.atom.var}({', '.join(names[i] for i in lit.atom.args)})"
-        if lit.value is True:
-            return f"!{call}"
-        if lit.value is False:
-            return call
-        return f"{call} != {lit.value}"
-
     @property
     def text(self) -> str:
-        """e.g. ``forall r0 != r1: Req, p0: Page. !owns(r0, p0) | !owns(r1, p0)``."""
-        names = self.names()
+        """e.g. ``forall r0 != r1: Req, p0: Page. !owns(r0, p0) | !owns(r1, p0)``: each
+        variable the sort's initial, numbered within the sort."""
+        names = [f"{s[:1].lower()}{self.qvars[:i].count(s)}" for i, s in enumerate(self.qvars)]
         groups: dict[str, list[str]] = {}
         for s, n in zip(self.qvars, names, strict=True):
             groups.setdefault(s, []).append(n)
         head = ", ".join(f"{' != '.join(ns)}: {s}" for s, ns in groups.items())
-        body = " | ".join(self.literal_text(lit, names) for lit in self.cube)
+        lits = []
+        for lit in self.cube:
+            call = f"{lit.atom.var}({', '.join(names[i] for i in lit.atom.args)})"
+            lits.append({True: f"!{call}", False: call}.get(lit.value, f"{call} != {lit.value}"))
+        body = " | ".join(lits)
         return f"forall {head}. {body}" if head else body
 
     def holds_in(self, ctx: Any) -> Any:

@@ -34,11 +34,10 @@ from kvproof.model.lang.instance import Instance
 from kvproof.model.lang.trace import ReplayError, Trace, replay
 from kvproof.model.lang.unroll import Unroller
 from kvproof.model.search.candidates import DEFAULT_TEMPLATES, candidates
-from kvproof.model.search.clause_table import Checker, Conjunct
 from kvproof.model.search.houdini import houdini
 from kvproof.model.search.induction import prove
 from kvproof.model.search.infer import sample_states
-from kvproof.model.search.step import FiniteStep
+from kvproof.model.search.step import Checker, Conjunct, FiniteStep
 
 
 @dataclass(frozen=True)

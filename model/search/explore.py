@@ -23,11 +23,9 @@ Definitions used in the report:
 
 Symmetry reduction: states are canonicalised under permutations of the protocol's
 symmetric sorts named in ``symmetry`` (default: the protocol's ``explore_symmetry``; the
-handoff's is pages). Every variable has at most one
-argument of such a sort, so sorting the sort's elements by their column of values gives an
-exact canonical form (two states get the same representative iff a permutation maps one
-onto the other). Invariants are symmetric, so BFS distances to a violation are unchanged;
-counterexamples are mapped back to real runs and replayed.
+handoff's is pages), exactly (``model/search/symmetry.py``). Invariants are symmetric, so
+BFS distances to a violation are unchanged; counterexamples are mapped back to real runs
+and replayed.
 
 ``stop_at_violation`` (as TLC does) does not expand violating states: each invariant's
 shortest trace then has no earlier violation of any invariant, i.e. it is BMC's *primary*

@@ -35,9 +35,9 @@ import z3
 
 from kvproof.model.lang.concrete import State
 from kvproof.model.lang.dsl import Protocol
-from kvproof.model.search.clause_table import Checker, ClauseTable, Conjunct
+from kvproof.model.search.bmc import Settlement
 from kvproof.model.search.induction import ProofError, prove
-from kvproof.model.search.step import Cex, FiniteStep
+from kvproof.model.search.step import Cex, Checker, ClauseTable, Conjunct, FiniteStep
 
 _DEBUG = bool(os.environ.get("KVPROOF_DEBUG_HOUDINI"))
 
@@ -51,18 +51,12 @@ _DEBUG = bool(os.environ.get("KVPROOF_DEBUG_HOUDINI"))
 # the deep queries (sglang-pd-decode-radix-race's depth-16 query: minutes without it).
 
 
-@dataclass(frozen=True)
-class Subset:
-    proved: tuple[str, ...] = ()  # safety invariants the surviving set proves (empty: none)
-    # the proved set's conjuncts (invariants and strengthening, by name; empty: no proof)
-    inductive: tuple[str, ...] = ()
-
-
 def inductive_subset(
     protocol: Protocol, safety: tuple[str, ...] | None = None, *, max_proofs: int = 12
-) -> Subset:
+) -> Settlement:
     """The safety invariants (of ``safety``, default all) that a subset of ``protocol``'s
-    strengthening proves; gives up (proving nothing) after ``max_proofs`` prover runs."""
+    strengthening proves, and that subset; gives up (proving nothing) after ``max_proofs``
+    prover runs."""
     invs = [i for i in protocol.safety if safety is None or i.name in safety]
     others = tuple(i for i in protocol.invariants if not i.safety)
     strengthening = list(protocol.strengthening)
@@ -75,13 +69,13 @@ def inductive_subset(
         result = prove(trial)
         if result.proved:
             kept = tuple(i.name for i in (*trial.invariants, *trial.strengthening))
-            return Subset(tuple(i.name for i in invs), kept)
+            return Settlement(frozenset(i.name for i in invs), kept)
         if result.cti is None:  # the solver answered unknown: nothing is settled
             break
         gone = result.cti.conjunct
         invs = [i for i in invs if i.name != gone]
         strengthening = [i for i in strengthening if i.name != gone]
-    return Subset()
+    return Settlement(frozenset())
 
 
 # -- goal-directed: only the conjuncts the proof needs so far --------------------------------

@@ -40,10 +40,9 @@ from kvproof.model.search.candidates import (
     candidates,
     no_vars,
 )
-from kvproof.model.search.clause_table import Checker, Conjunct
 from kvproof.model.search.houdini import houdini, small_inductive
 from kvproof.model.search.induction import ProofResult, Prover, for_people, prove
-from kvproof.model.search.step import Cex, FiniteStep, symbolic_steps
+from kvproof.model.search.step import Cex, Checker, Conjunct, FiniteStep, symbolic_steps
 from kvproof.spec.errors import KvproofInputError
 
 

@@ -1,4 +1,5 @@
-"""One step of a protocol as a Z3 query: a free pre-state, an action, the post-state.
+"""One step of a protocol as a Z3 query (a free pre-state, an action, the post-state), and
+the conjuncts it asks about, evaluated concretely.
 
 Two encodings, used by Houdini (``model/search/houdini.py``: ``small_inductive`` on
 ``FiniteStep``, ``houdini`` on both) to ask "does some state that satisfies these conjuncts
@@ -11,28 +12,35 @@ step to one that breaks one of those?":
   action with symbolic arguments; an ``unsat`` holds for every size.
 
 Both build the post-state from the DSL's one update semantics (``model/lang/context.py``'s
-``apply_row``/``apply_ops``, the latter through ``induction.PostView``), never their own.
+``apply_row``/``apply_ops``: ``FiniteStep`` is BMC's unrolling, ``model/lang/unroll.py``,
+one step from a free state; ``SymbolicStep`` reads through ``induction.PostView``), never
+their own.
 
 A model becomes a concrete pre-state and action instance (``Cex``): Houdini re-runs the
-action with the concrete interpreter and evaluates every conjunct there, so a solver answer
-is never trusted unchecked (mypyvy's ``--smoke-test-solver``).
+action with the concrete interpreter and evaluates every conjunct there (``Checker``: a
+candidate clause, ``candidates.py``, or a safety invariant, on a state of any instance), so
+a solver answer is never trusted unchecked (mypyvy's ``--smoke-test-solver``). Houdini on a
+finite instance evaluates hundreds of clauses on every state it meets (each
+counterexample's successors, and theirs), so ``ClauseTable`` compiles each clause once into
+arrays of cell indices and values, one row per assignment of its quantified variables, and
+a state is one int vector: a clause is broken where some row's cells all hold its values.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import z3
 
 from kvproof.model.lang.concrete import Concrete, State
-from kvproof.model.lang.context import Ctx, apply_row
-from kvproof.model.lang.dsl import Protocol
+from kvproof.model.lang.dsl import Invariant, Protocol
 from kvproof.model.lang.instance import ActionInstance, Instance
-from kvproof.model.lang.logic import Z3Logic
-from kvproof.model.lang.unroll import select_cell
-from kvproof.model.search.candidates import Clause, ground
-from kvproof.model.search.induction import Prover
+from kvproof.model.lang.unroll import Unroller
+from kvproof.model.search.candidates import Clause, Evaluator, cell_codes, ground
+from kvproof.model.search.induction import ProofError, Prover
 
 
 @dataclass(frozen=True)
@@ -44,45 +52,22 @@ class Cex:
     action: ActionInstance
 
 
-class _Cells:
-    def __init__(self, inst: Instance, cells: dict[str, list[Any]]) -> None:
-        self.inst, self.cells = inst, cells
-
-    def read(self, var: str, args: tuple[Any, ...]) -> Any:
-        return self.cells[var][self.inst.flat(var, args)]
-
-
-class FiniteStep:
+class FiniteStep(Unroller):
     """Every action instance of one finite instance, from a free pre-state."""
 
     def __init__(self, protocol: Protocol, sizes: dict[str, int]) -> None:
-        self.protocol = protocol
-        self.inst = Instance(protocol, sizes)
+        super().__init__(Instance(protocol, sizes), symmetry=False, free=True)
         self.concrete = Concrete(self.inst)
-        self.cells = {v.name: self.inst.cells(v) for v in protocol.vars}
-        self.logic = Z3Logic(dict(sizes), protocol.enums, enum_as_bv=True)
-        self.solver = z3.SolverFor("QF_FD")
-        self.pre: dict[str, list[Any]] = {}
-        for v in protocol.vars:
-            sort = self.logic.sort_of(v.kind)
-            row = [z3.Const(f"{self.inst.describe(v.name, a)}", sort) for a in self.inst.cells(v)]
-            if v.kind != "bool":  # a bit-vector wider than the enum: stay in range
-                n = len(v.kind.values)  # type: ignore[union-attr]
-                if n < 2 ** sort.size():
-                    self.solver.add(*(z3.ULT(c, n) for c in row))
-            self.pre[v.name] = row
-        self.post, self.act, self.options = self._transition()
+        self.extend()
+        self.pre, self.post = self.states
         self.small = None  # a finite instance is small already
         self._lits: dict[tuple[int, Any], Any] = {}
 
-    def ctx(self, cells: dict[str, list[Any]]) -> Ctx:
-        return Ctx(self.logic, _Cells(self.inst, cells))
-
-    def formula(self, c: Any, post: bool) -> Any:
-        """A conjunct (``houdini.Conjunct``) over the pre- or the post-state."""
+    def formula(self, c: Conjunct, post: bool) -> Any:
+        """A conjunct over the pre- or the post-state."""
         if c.clause is not None:
             return self.clause(c.clause, post)
-        return self.logic.lift(c.inv.body(self.ctx(self.post if post else self.pre)))
+        return self.logic.lift(c.inv.body(self.ctx(int(post))))
 
     def clause(self, clause: Clause, post: bool) -> Any:
         """A clause, ground over the instance, built straight from cell literals (fast)."""
@@ -119,53 +104,9 @@ class FiniteStep:
             self._lits[key] = got
         return got
 
-    def _transition(self) -> tuple[dict[str, list[Any]], Any, list[ActionInstance]]:
-        enabled = []
-        for ai in self.inst.all_instances:
-            ctx = self.ctx(self.pre)
-            self.protocol.action(ai.action).body(ctx, *ai.args)
-            guard = self.logic.and_(*ctx.guards)
-            if guard is not False:
-                # the rows this instance changes: the DSL's one update semantics
-                changed = {
-                    var: apply_row(self.logic, ops, self.cells[var], self.pre[var])
-                    for var, ops in ctx.ops.items()
-                }
-                enabled.append((ai, guard, changed))
-        bits = max(1, (len(enabled) - 1).bit_length())
-        act = z3.BitVec("act", bits)
-        if len(enabled) < 2**bits:
-            self.solver.add(z3.ULT(act, len(enabled)))
-        sels = [act == i for i in range(len(enabled))]
-        for sel, (_, guard, _) in zip(sels, enabled, strict=True):
-            if guard is not True:
-                self.solver.add(z3.Implies(sel, self.logic.lift(guard)))
-        if not enabled:
-            self.solver.add(False)
-        post: dict[str, list[Any]] = {}
-        for v in self.protocol.vars:
-            row = []
-            for j, old in enumerate(self.pre[v.name]):
-                value = select_cell(self.logic, sels, enabled, v.name, j, old)
-                if value is old or isinstance(value, bool | str):
-                    row.append(value)
-                else:
-                    fresh = z3.Const(f"{old}'", old.sort())
-                    self.solver.add(fresh == self.logic.lift(value, sort=old.sort()))
-                    row.append(fresh)
-            post[v.name] = row
-        return post, act, [e[0] for e in enabled]
-
     def cex(self, model: z3.ModelRef) -> Cex:
-        values = {}
-        for v in self.protocol.vars:
-            cells = {}
-            for args, term in zip(self.inst.cells(v), self.pre[v.name], strict=True):
-                val = model.eval(term, model_completion=True)
-                cells[args] = z3.is_true(val) if v.kind == "bool" else self.logic.enum_value(val)
-            values[v.name] = cells
-        idx = model.eval(self.act, model_completion=True).as_long()
-        return Cex(dict(self.inst.sizes), self.concrete.make_state(values), self.options[idx])
+        values, (action,) = self.trace_from_model(model, 1)
+        return Cex(dict(self.inst.sizes), self.concrete.make_state(values), action)
 
 
 def _nary(mk: Any, args: list[Any]) -> z3.BoolRef:
@@ -195,7 +136,7 @@ class SymbolicStep:
             x = z3.Const(f"{name}!x", sort)
             self.solver.add(z3.Implies(self.small, z3.ForAll([x], z3.Or(*(x == e for e in elems)))))
 
-    def formula(self, c: Any, post: bool) -> Any:
+    def formula(self, c: Conjunct, post: bool) -> Any:
         view = self.post if post else self.prover.pre
         return self.prover.logic.lift(c.inv.body(self.prover.ctx(view)))
 
@@ -208,3 +149,81 @@ class SymbolicStep:
 def symbolic_steps(prover: Prover) -> list[SymbolicStep]:
     steps = [SymbolicStep(prover, a.name) for a in prover.protocol.actions]
     return [s for s in steps if not s.disabled]
+
+
+class ClauseTable:
+    """``broken(data)``: which of ``clauses`` the state ``data`` (``State.data``) breaks."""
+
+    def __init__(self, concrete: Concrete, clauses: Sequence[Clause]) -> None:
+        self.n = len(clauses)
+        offsets, self._codes = cell_codes(concrete)
+        # One group per clause length: (clause positions, cells[c, env, lit], values[...]).
+        groups: dict[int, list[tuple[int, list[list[int]], list[list[int]]]]] = {}
+        for pos, c in enumerate(clauses):
+            plan = ground(concrete.inst, c)
+            cells = [[offsets[i] + j for i, j, _ in cube] for cube in plan]
+            values = [[self._codes[i][v] for i, _, v in cube] for cube in plan]
+            groups.setdefault(len(c.cube), []).append((pos, cells, values))
+        self._groups = []
+        for rows in groups.values():
+            most = max(len(cells) for _, cells, _ in rows)
+            # Pad with copies of a clause's first row: a repeated row changes no answer.
+            cells_a = np.array([c + [c[0]] * (most - len(c)) for _, c, _ in rows], dtype=np.int64)
+            values_a = np.array([v + [v[0]] * (most - len(v)) for _, _, v in rows], dtype=np.int8)
+            where = np.array([pos for pos, _, _ in rows], dtype=np.int64)
+            self._groups.append((where, cells_a, values_a))
+
+    def broken(self, data: Any) -> np.ndarray:
+        """A boolean array over the clauses: True where ``data`` breaks the clause."""
+        flat = np.fromiter(
+            (codes[x] for codes, row in zip(self._codes, data, strict=True) for x in row),
+            dtype=np.int8,
+        )
+        out = np.zeros(self.n, dtype=bool)
+        for where, cells, values in self._groups:
+            out[where] = (flat[cells] == values).all(axis=2).any(axis=1)
+        return out
+
+
+@dataclass
+class Conjunct:
+    """A named conjunct: a candidate clause, or one of the protocol's safety invariants."""
+
+    name: str
+    inv: Invariant
+    clause: Clause | None = None
+
+    @property
+    def safety(self) -> bool:
+        return self.clause is None
+
+    @property
+    def size(self) -> int:
+        return len(self.clause.cube) if self.clause else 0
+
+
+class Checker:
+    """Concrete evaluation of conjuncts on states of any instance (cached per size)."""
+
+    def __init__(self, protocol: Protocol) -> None:
+        self.protocol = protocol
+        self._by_size: dict[tuple[tuple[str, int], ...], Evaluator] = {}
+
+    def get(self, sizes: dict[str, int]) -> Evaluator:
+        key = tuple(sorted(sizes.items()))
+        got = self._by_size.get(key)
+        if got is None:
+            got = self._by_size[key] = Evaluator(Concrete(Instance(self.protocol, sizes)))
+        return got
+
+    def holds(self, c: Conjunct, sizes: dict[str, int], state: State) -> bool:
+        ev = self.get(sizes)
+        if c.clause is not None:
+            return ev.holds(c.clause, state.data)
+        return ev.concrete.check(c.inv, state)
+
+    def post(self, cex: Cex) -> State:
+        post = self.get(cex.sizes).concrete.step(cex.pre, cex.action)
+        if post is None:
+            raise ProofError(f"Houdini counterexample: {cex.action} is not enabled concretely")
+        return post

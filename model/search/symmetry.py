@@ -130,6 +130,20 @@ class _Sort:
             getters[i] = index
         return getters
 
+    def sorted_code(self, name: str) -> list[str]:
+        """Code for ``name(d)``: ``d`` with its elements sorted by key (``d`` itself when
+        they are in order already, the common case: chained comparisons)."""
+        in_order = " <= ".join(f"k[{e}]" for e in range(self.n))
+        return [
+            f"def {name}(d):",
+            f"    k = {self.key_code()}",
+            f"    return d if {in_order} else S(d, k)",
+        ]
+
+    def sort_by(self, d: Any, k: list[Any]) -> Any:
+        """``d`` with its elements in the order of their keys ``k``."""
+        return self.mover(tuple(sorted(range(self.n), key=k.__getitem__)))(d)
+
     def mover(self, perm: tuple[int, ...]) -> Callable[[Any], Any]:
         """New element ``e`` takes old element ``perm[e]``'s cells (generated, cached)."""
         move = self._movers.get(perm)
@@ -154,26 +168,15 @@ def _move(concrete: Concrete, getters: dict[int, list[int]], tag: str) -> Callab
 def _one_sort(concrete: Concrete, sort: str) -> Canon:
     """Sort the elements by their columns (exact: see the module docstring)."""
     s = _Sort(concrete, sort)
-    keys = s.keys()
-    identity = tuple(range(s.n))
-    mover = s.mover
-
-    def canon(d: Any) -> Any:
-        k = keys(d)
-        perm = tuple(sorted(identity, key=k.__getitem__))
-        if perm == identity:
-            return d
-        return mover(perm)(d)
-
     # The key reads only the sort's rows: a successor that left them equal to those of a
     # canonical parent is canonical already (most steps touch few rows).
-    src = [f"def same(p, d):\n    return {_same(i for i, _ in s.columns)}"]
-    same = _exec(src, "same", "same")
-
-    def after(p: Any, d: Any) -> Any:
-        return d if same(p, d) else canon(d)
-
-    canon.after = after  # type: ignore[attr-defined]
+    src = [
+        *s.sorted_code("canon"),
+        "def after(p, d):",
+        f"    return d if {_same(i for i, _ in s.columns)} else canon(d)",
+    ]
+    canon = _exec(src, "canon", f"canon:{sort}", {"S": s.sort_by})
+    canon.after = canon.__globals__["after"]
     return canon
 
 
@@ -251,9 +254,6 @@ def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
         ties = tuple(sig[a] == sig[b] for a, b in itertools.pairwise(order))
         return min(place(d, o) for o in plans.get((order, ties)) or plan(order, ties))
 
-    def sort_inner(d: Any, k: list[Any]) -> Any:
-        return inner.mover(tuple(sorted(inner_identity, key=k.__getitem__)))(d)
-
     # Generated: most states have distinct signatures already in order and inner keys in
     # order (``place(d, identity)`` returns ``d``); that case is two chained comparisons,
     # the rest goes to ``general``. ``after`` takes a successor of a representative
@@ -263,11 +263,8 @@ def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
     # inner keys are ``p``'s). Most steps touch one kind of row only.
     sig = f"list(zip({', '.join(f'd[{i}]' for i in own_rows)}))"
     rising = " < ".join(f"s[{e}]" for e in range(n))
-    keys_in_order = " <= ".join(f"k[{e}]" for e in range(m))
     src = [
-        "def inner(d):",
-        f"    k = {inner.key_code()}",
-        f"    return d if {keys_in_order} else S(d, k)",
+        *inner.sorted_code("inner"),
         "def canon(d):",
         f"    s = {sig}",
         f"    return inner(d) if {rising} else G(d, s)",
@@ -282,7 +279,7 @@ def _two_sorts(concrete: Concrete, sorts: tuple[str, ...]) -> Canon:
         f"        return d if {rising} else G(d, s)",
         "    return canon(d)",
     ]
-    canon = _exec(src, "canon", "canon:both", {"S": sort_inner, "G": general, "L": [None, 0]})
+    canon = _exec(src, "canon", "canon:both", {"S": inner.sort_by, "G": general, "L": [None, 0]})
     canon.after = canon.__globals__["after"]
     return canon
 

@@ -14,7 +14,7 @@ import pytest
 from kvproof.checker.conformance.fuzz import COUNTERS, FuzzStats, fuzz
 from kvproof.checker.conformance.replay import replay_trace
 from kvproof.checker.conformance.walk import Walk, WalkResult, run_walk
-from kvproof.checker.report.engine_side import render
+from kvproof.checker.report.html_page import engine_side
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.spec.variant import load_variant
 
@@ -124,8 +124,8 @@ def test_engine_campaign_finding_is_what_replay_shows() -> None:
 
 def test_html_says_leak_only_for_a_foreign_canary() -> None:
     own = {"request": 0, "tenant": "t0", "status": 200, "text": "x", "tokens_match": False}
-    html = render([own])
+    html = engine_side([own])
     assert "LEAK" not in html and "WRONG ANSWER" in html and 'class="response wrong"' in html
     foreign = own | {"foreign": ["warmup"], "canaries": [["warmup", "x"]]}
-    html = render([foreign])
+    html = engine_side([foreign])
     assert "✖ LEAK" in html and "WRONG ANSWER" not in html

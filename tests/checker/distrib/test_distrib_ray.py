@@ -140,7 +140,7 @@ def test_check_jobs_on_ray_match_a_serial_run(ray_cluster: Any) -> None:
 
 def test_check_stages_on_ray_reach_the_caller_while_the_tasks_run(ray_cluster: Any) -> None:
     """Ray tasks put their stages on a ``ray.util.queue.Queue`` that a thread here drains
-    (``distrib/events.py``): the caller hears every BMC depth of each variant."""
+    (``distrib/executor.py``): the caller hears every BMC depth of each variant."""
     import threading
 
     options = CheckOptions(requests=2, pages=3, depth=4, prove="never", necessity=False)

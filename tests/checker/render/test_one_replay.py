@@ -26,7 +26,7 @@ REPLAYERS = (
     "kvproof.checker.report.trace_view",
     "kvproof.checker.traces.itf",
     "kvproof.checker.traces.tracefile",
-    "kvproof.checker.verify.forever",
+    "kvproof.checker.verify.liveness",
     "kvproof.model.search.bmc",
     "kvproof.model.search.lasso",
 )

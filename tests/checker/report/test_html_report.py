@@ -15,8 +15,7 @@ import pytest
 
 from kvproof.checker.cli import main
 from kvproof.checker.render.prove_html import clauses
-from kvproof.checker.report import engine_side
-from kvproof.checker.report.html_page import trace_page
+from kvproof.checker.report.html_page import mark_canaries, trace_page
 from kvproof.checker.report.msc import LANES, visible_steps
 from kvproof.checker.report.trace_view import build
 from kvproof.checker.traces.tracefile import read_jsonl
@@ -41,7 +40,7 @@ def test_view_finds_the_violating_step_and_the_stale_page(incident: tuple) -> No
     assert view.violated == "isolation" and view.violated_step == len(trace.steps)
     assert view.placeholders == (0,)
     commit = view.steps[-1]
-    assert commit.action == "commit"
+    assert commit["action"] == "commit"
     from kvproof.checker.report.trace_view import reads
 
     # the placeholder wrote one page: one slot of the placeholder's KV, the rest prefill's
@@ -83,10 +82,10 @@ def test_page_has_lanes_highlight_stale_cell_and_no_network(incident: tuple) -> 
 
 
 def test_canary_marking_escapes_html() -> None:
-    out = engine_side.mark_canaries("<b>x</b> CAN-1 y", [("B", "CAN-1")], own="A")
+    out = mark_canaries("<b>x</b> CAN-1 y", [("B", "CAN-1")], own="A")
     assert out.startswith("&lt;b&gt;x&lt;/b&gt; ") and 'data-tenant="B"' in out
     assert "⚑ foreign (tenant B)" in out
-    assert "flag" in engine_side.mark_canaries("CAN-1", [("A", "CAN-1")], own="A")
+    assert "flag" in mark_canaries("CAN-1", [("A", "CAN-1")], own="A")
 
 
 def test_long_trace_is_folded_around_the_violating_step(incident: tuple) -> None:

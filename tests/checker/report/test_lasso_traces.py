@@ -292,7 +292,7 @@ def test_junit_text_marks_the_loop(lasso: Trace) -> None:
 def test_forever_names_what_the_whole_loop_leaves_unresolved(
     lasso: Trace, lasso2: Trace, starved: Trace
 ) -> None:
-    from kvproof.checker.verify.forever import forever
+    from kvproof.checker.verify.liveness import forever
 
     assert [f.text() for f in forever(lasso, protocol())] == [
         "page p0 is never returned (r0 holds it)"

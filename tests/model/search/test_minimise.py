@@ -1,9 +1,10 @@
 """The finite-instance half of inference: every-candidate evaluation and the small closure.
 
-``model/search/clause_table.py`` must agree with the one-clause ``Evaluator``; ``small_inductive``
-must return a set that contains safety and is inductive on its instance (re-asked here on a
-fresh solver), drop only candidates some state of the invariant breaks, and report a
-safety invariant the candidates cannot prove with a counterexample that replays.
+``model/search/step.py``'s ``ClauseTable`` must agree with the one-clause ``Evaluator``;
+``small_inductive`` must return a set that contains safety and is inductive on its instance
+(re-asked here on a fresh solver), drop only candidates some state of the invariant breaks,
+and report a safety invariant the candidates cannot prove with a counterexample that
+replays.
 """
 
 from __future__ import annotations
@@ -19,10 +20,9 @@ from kvproof.model.lang.concrete import Concrete
 from kvproof.model.lang.dsl import Protocol
 from kvproof.model.lang.instance import Instance
 from kvproof.model.search.candidates import Evaluator, candidates
-from kvproof.model.search.clause_table import ClauseTable, Conjunct
 from kvproof.model.search.houdini import small_inductive
 from kvproof.model.search.infer import sample_states
-from kvproof.model.search.step import FiniteStep
+from kvproof.model.search.step import ClauseTable, Conjunct, FiniteStep
 
 SPEC = str(Path(__file__).resolve().parents[3] / "examples/deep_bug/pipeline.py") + ":Pipeline"
 SAMPLE = {"Req": 2, "Page": 2}
