@@ -44,7 +44,8 @@ EVENTS: tuple[EventSpec, ...] = (
     EventSpec("commit", _R, ENGINE, "D", "decode's first step"),
     EventSpec("step", _R, ENGINE, "D", "decode's later steps"),
     EventSpec("finish", _R, ENGINE, "D", "generation ends"),
-    # Decode's own answer to a Failed poll is no new fault: drain.py's state-dependent rule.
+    # Decode's own answer to a Failed poll is no new fault: a state-dependent rule of
+    # conformance replay's drain.
     EventSpec("abort", _R, FAULT, "D", "a client disconnects (or decode aborts)"),
     EventSpec("abort_seen", _R, ENGINE, "P", "prefill processes the ABORT"),
     EventSpec("ack", _R, ENGINE, "P -> D", "prefill's drain ACK"),

@@ -78,18 +78,14 @@ def compare(concrete: Concrete, model: State, engine: State) -> list[Mismatch]:
         return any(m["owns"][(r, p)] or e["owns"][(r, p)] for r in range(n_req))
 
     out = []
-    for var, cells in m.items():
-        for args, mv in cells.items():
-            ev = e[var][args]
-            if mv == ev:
-                continue
-            if var in ("over_p", "over_d", "hit") and e["dphase"][args] == "idle":
-                continue
-            if var == "hit" and e["resp"][args] == "rejected":  # never reached the cache
-                continue
-            if var in ("filled", "at_pos") and not owned(args[0]):
-                continue
-            out.append(Mismatch(var, args, mv, ev))
+    for var, args, mv, ev in concrete.diff(model, engine):
+        if var in ("over_p", "over_d", "hit") and e["dphase"][args] == "idle":
+            continue
+        if var == "hit" and e["resp"][args] == "rejected":  # never reached the cache
+            continue
+        if var in ("filled", "at_pos") and not owned(args[0]):
+            continue
+        out.append(Mismatch(var, args, mv, ev))
     return out
 
 

@@ -101,15 +101,10 @@ class RememberedAnswers:
     and the length asked: a remembered answer is the answer it would give again."""
 
     def __init__(self, node: SingleNode) -> None:
-        self.node = node
-        self._answers: dict[tuple[tuple[int, ...], int], list[int]] = {}
+        self._once = functools.cache(lambda prompt, n: node.generate(list(prompt), n))
 
     def generate(self, prompt: list[int] | tuple[int, ...], max_new_tokens: int) -> list[int]:
-        key = (tuple(prompt), max_new_tokens)
-        hit = self._answers.get(key)
-        if hit is None:
-            hit = self._answers[key] = self.node.generate(prompt, max_new_tokens)
-        return list(hit)
+        return list(self._once(tuple(prompt), max_new_tokens))
 
 
 def search_batch(
@@ -144,11 +139,8 @@ def search_batch(
     kw: dict[str, Any] = {"sizes": sizes, "faults": faults, "engine": engine, "model": model}
     kw.update(reference=reference, side=side)
 
-    seen: dict[Walk, bool] = {}
-
+    @functools.cache  # Hypothesis re-runs the final example
     def fails(walk: Walk) -> bool:
-        if walk in seen:  # Hypothesis re-runs the final example
-            return seen[walk]
         # Shrinking budget: past it every new candidate counts as passing, so Hypothesis
         # settles on the smallest failure so far (trim() finishes the job cheaply).
         found_at = stats.first_finding_s
@@ -165,7 +157,6 @@ def search_batch(
                 # The first finding is counted under what the clients saw (a drain).
                 res = run_walk(variant, walk, **kw)
                 stats.count(res.kind)  # type: ignore[arg-type]
-        seen[walk] = res.failed
         return res.failed
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
@@ -198,15 +189,15 @@ def _no_local_constants() -> Iterator[None]:
     fresh Ray worker each differ). Pinned to none, a seed gives the same walks anywhere."""
     try:
         from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover - an older Hypothesis without the feature
+
+        get, cache, empty = (
+            providers._get_local_constants,
+            providers.CONSTANTS_CACHE,
+            providers.Constants(),
+        )
+    except (ImportError, AttributeError):  # pragma: no cover - an older Hypothesis
         yield
         return
-    get = getattr(providers, "_get_local_constants", None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if get is None or cache is None or not hasattr(providers, "Constants"):
-        yield
-        return
-    empty = providers.Constants()
     providers._get_local_constants = lambda: empty
     cache.cache.clear()  # values computed with earlier constants
     try:
@@ -216,18 +207,11 @@ def _no_local_constants() -> Iterator[None]:
         cache.cache.clear()
 
 
-def _batches(traces: int) -> Iterator[int]:
-    """The walks of each batch, made as they are asked for: a budget of a billion walks is
-    ten million batches, which as a list (and a unit each) grew to 3.8 GB before the first
-    walk (issue 41)."""
-    i = 0
-    while (n := _nth_batch(traces, i)) is not None:
-        yield n
-        i += 1
-
-
 def _nth_batch(traces: int, i: int) -> int | None:
-    """The walks of batch ``i`` of ``_batches(traces)``, or None past its end."""
+    """The walks of batch ``i`` of a budget of ``traces`` walks, or None past its end:
+    asked for one at a time, as a slot frees up, since a budget of a billion walks is ten
+    million batches, which as a list (and a unit each) grew to 3.8 GB before the first
+    walk (issue 41)."""
     # The plan depends on the budget only, never on the number of workers (nor on Ray):
     # the same seeds give the same batches, so the same result, on any executor.
     size = max(10, min(100, traces // 4))
@@ -263,22 +247,29 @@ def fuzz(
     result = FuzzResult(variant.name, total, seed=seed)
     log = _campaign(resume, variant, seed, faults, sizes) if resume is not None else None
     pool = executor if executor is not None else make_executor(workers)
-    plans: dict[int, tuple[int, int]] = {}  # batch index -> (walks, seed)
+    first = budget = 0  # this round's first batch and its budget of walks
+    hit: tuple[int, FuzzStats, Any] | None = None  # the batch, its stats, its finding
     found_at: dict[int, float] = {}
-    raw: dict[int, WalkResult] = {}  # findings as the workers found them (unshrunk)
-    hit: int | None = None
-    hit_stats = FuzzStats()
+
+    def plan_of(index: int) -> Any:
+        """(walks, seed) of this round's batch ``index``, or None past the round's end."""
+        n = _nth_batch(budget, index - first)
+        return None if n is None else (n, seed * 1_000_003 + index)
+
+    def units() -> Iterator[Unit]:  # lazily: a unit is made when a slot asks for one
+        index = first
+        while (plan := plan_of(index)) is not None:
+            yield Unit(index, search_batch, (variant, *plan), kw, gpus)
+            index += 1
 
     def arrived(index: int, out: tuple[FuzzStats, WalkResult | None]) -> None:
         stats, found = out
-        if found is not None:
-            raw[index] = found
-            if stats.first_finding_s is not None:
-                # When the batch found it: its arrival, less the time spent after the finding.
-                now = time.perf_counter() - start
-                found_at[index] = now - (stats.seconds - stats.first_finding_s)
+        if found is not None and stats.first_finding_s is not None:
+            # When the batch found it: its arrival, less the time spent after the finding.
+            now = time.perf_counter() - start
+            found_at[index] = now - (stats.seconds - stats.first_finding_s)
         if log is not None:
-            n, s = plans[index]
+            n, s = plan_of(index)
             if found is not None:
                 path = log.findings / f"{variant.name}.batch-{index}.jsonl"
                 write_jsonl(found.trace, path, protocol=protocol_of(variant, assumed=False))
@@ -295,17 +286,6 @@ def fuzz(
             if total.traces >= traces or hit is not None:
                 break
             first, budget = result.batches, traces - total.traces
-
-            def units(first: int = first, budget: int = budget) -> Iterator[Unit]:
-                # lazily: a unit is made when a slot asks for one
-                for index, n in enumerate(_batches(budget), start=first):
-                    plans[index] = (n, _batch_seed(seed, index))
-                    yield Unit(index, search_batch, (variant, *plans[index]), kw, gpus)
-
-            def plan_of(index: int, first: int = first, budget: int = budget) -> Any:
-                n = _nth_batch(budget, index - first)
-                return None if n is None else (n, _batch_seed(seed, index))
-
             done = _done(log, plan_of, on_batch)
             for index, (stats, found) in ordered(
                 pool, units(), done=done, stops=lambda r: r[1] is not None, on_arrival=arrived
@@ -313,11 +293,9 @@ def fuzz(
                 total.add(stats)
                 result.batches += 1
                 if found is not None:
-                    hit, hit_stats = index, stats
+                    hit = index, stats, found
                     total.first_finding_s = found_at.get(index)
                     break
-                plans.pop(index, None)  # merged clean: only batches in flight keep a plan
-                raw.pop(index, None)
     finally:
         if executor is None:
             pool.close()
@@ -325,13 +303,15 @@ def fuzz(
         # Shrinking happens once, on the driver: the batch again from its seed (the same
         # walks, so the same first failure), now with Hypothesis's shrinking. A driver
         # without a GPU shrinks a --device cuda finding on the CPU (recorded in the trace).
-        n, s = plans[hit]
+        index, hit_stats, unshrunk = hit
+        n, s = plan_of(index)
         here = device if device == "cpu" or _has_cuda() else "cpu"
         _, shrunk = search_batch(
             variant, n, s, faults=faults, sizes=sizes, engine=engine, device=here
         )
-        # None cannot happen with pinned constants; never lose the finding
-        result.finding = shrunk if shrunk is not None else raw.get(hit)
+        # None cannot happen with pinned constants; never lose the finding (one found
+        # here, not a resumed campaign's record of one)
+        result.finding = shrunk if shrunk is not None or unshrunk is True else unshrunk
         if result.finding is not None:
             if device != "cpu":
                 result.finding.trace.meta["shrunk_on"] = here
@@ -344,10 +324,6 @@ def _has_cuda() -> bool:
     import torch
 
     return bool(torch.cuda.is_available())
-
-
-def _batch_seed(seed: int, index: int) -> int:
-    return seed * 1_000_003 + index
 
 
 def _campaign(

@@ -229,9 +229,6 @@ class Lockstep:
             return False
         return self.unassumed.step(self.state, inst) is not None
 
-    def check_initial(self) -> Divergence | None:
-        return self._compare(0, "init")
-
     def apply(self, inst: ActionInstance) -> tuple[str, Divergence | None]:
         """('ok' | 'not_enabled' | 'divergence', detail) after one step."""
         step = self.step_no + 1
@@ -258,7 +255,7 @@ class Lockstep:
             reuse_source(self.cluster, ev.rid)
         self.state = nxt
         self.step_no = step
-        div = self._compare(step, str(inst))
+        div = self.check_state(step, str(inst))
         if div is not None:
             return "divergence", div
         for other in self.engine_enabled(assumed=False):
@@ -268,15 +265,21 @@ class Lockstep:
                 )
         return "ok", None
 
-    def _compare(self, step: int, label: str) -> Divergence | None:
+    def check_state(
+        self,
+        step: int,
+        label: str,
+        state: State | None = None,
+        why: str = "the engine's state differs from the model's",
+    ) -> Divergence | None:
+        """The engine's state against the model's (or ``state``: a lasso's loop start)."""
         eng = self._seen = abstract(self.cluster, self.concrete, self.rids.offset)
-        mism = compare(self.concrete, self.state, eng)
+        model = self.state if state is None else state
+        mism = compare(self.concrete, model, eng)
         if not mism:
             return None
-        rows = side_by_side(self.concrete, self.state, eng, mism)
-        return Divergence(
-            step, label, "the engine's state differs from the model's", tuple(mism), tuple(rows)
-        )
+        rows = side_by_side(self.concrete, model, eng, mism)
+        return Divergence(step, label, why, tuple(mism), tuple(rows))
 
     def model_violated(self) -> list[str]:
         return self.concrete.violated(self.state)

@@ -82,7 +82,6 @@ def normalize(trace: Trace, protocol: Protocol) -> Trace:
     """
     n = trace.sizes["Req"]
     steps = list(trace.steps)
-    changed = False
     for r in range(n):
         alloc_at = [i for i, s in enumerate(steps) if s.action == "alloc" and s.args[0] == r]
         sends = [i for i, s in enumerate(steps) if s.action == "send" and s.args[0] == r]
@@ -92,11 +91,9 @@ def normalize(trace: Trace, protocol: Protocol) -> Trace:
         pages = [steps[i].args[1] for i in alloc_at]
         posted = {s.args[1] for s in steps if s.action == "post" and s.args[0] == r}
         order = sorted(pages, key=lambda p: p not in posted)  # stable: posted pages first
-        if order != pages:
-            changed = True
-            for i, p in zip(alloc_at, order, strict=True):
-                steps[i] = ActionInstance("alloc", (r, p))
-    if not changed:
+        for i, p in zip(alloc_at, order, strict=True):
+            steps[i] = ActionInstance("alloc", (r, p))
+    if tuple(steps) == trace.steps:
         return trace
     out = replace(trace, steps=tuple(steps), meta={**trace.meta, "normalized": True})
     concrete = Concrete(Instance(protocol, trace.sizes))

@@ -1,8 +1,8 @@
 """Conformance replay: run a model trace on the reference engine, step by step.
 
 The trace's steps go through a ``Lockstep`` (``lockstep.py``: model and engine side by side,
-every step checked). After the trace the engine drains to every client's answer
-(``drain.py``), then the output oracle (``refimpl.oracle``: single-node tokens, canaries of
+every step checked). After the trace the engine drains to every client's answer (below),
+then the output oracle (``refimpl.oracle``: single-node tokens, canaries of
 ``mapping.py``) judges every 200; the report (``verdict.py``) says what clients saw: a
 leak, a wrong answer, or engine state only.
 
@@ -22,8 +22,8 @@ Both read ``Cluster.view()`` and the allocator, the engine's own face, never the
 
 from __future__ import annotations
 
-from kvproof.checker.conformance.abstraction import abstract, compare, side_by_side
-from kvproof.checker.conformance.drain import drain as drain_to_answers
+from collections.abc import Callable
+
 from kvproof.checker.conformance.lockstep import EngineFactory, Lockstep
 from kvproof.checker.conformance.mapping import normalize, reservations
 from kvproof.checker.conformance.verdict import (
@@ -35,7 +35,6 @@ from kvproof.checker.conformance.verdict import (
 )
 from kvproof.checker.verify.liveness import WAITING, Forever, forever
 from kvproof.model.handoff import protocol_of
-from kvproof.model.lang.concrete import State
 from kvproof.model.lang.instance import ActionInstance
 from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
@@ -73,12 +72,13 @@ def replay_trace(
             liveness=lasso,
         )
         report.offset = ls.rids.offset
+        report.divergence = ls.check_state(0, "init")
         if trace.loop is None:
             _run(ls, trace.steps, report)
         else:  # a lasso: no drain, the run never leaves its loop
             _run_lasso(ls, trace, trace.loop, report, loops)
             drain = False
-        if drain and report.divergence is None and report.crash is None:
+        if drain and report.divergence is None:
             report.drained, report.divergence = drain_to_answers(ls)
         report.findings = ls.oracle(reference)
         report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
@@ -111,13 +111,9 @@ def _reserve(trace: Trace, variant: Variant) -> tuple[int, ...]:
     return derived
 
 
-def _run(
-    ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport, *, initial: bool = True
-) -> bool:
-    """Apply ``steps`` in lockstep (after checking the initial state); False once stopped."""
-    div = ls.check_initial() if initial else None
-    if div is not None:
-        report.divergence = div
+def _run(ls: Lockstep, steps: tuple[ActionInstance, ...], report: ReplayReport) -> bool:
+    """Apply ``steps`` in lockstep; False once stopped (here or before: a divergence)."""
+    if report.divergence is not None:
         return False
     for inst in steps:
         status, div = ls.apply(inst)
@@ -148,9 +144,11 @@ def _run_lasso(ls: Lockstep, trace: Trace, loop: int, report: ReplayReport, loop
         # checked that the engine can take no step the model forbids.
         start = ls.state
         for k in range(1, loops + 1):
-            if not _run(ls, trace.steps[loop:], report, initial=False):
+            if not _run(ls, trace.steps[loop:], report):
                 break
-            report.divergence = _back_at_start(ls, start, k)
+            # The engine's state after a round equals the model's state at the loop's start.
+            why = "after the loop the engine is not back in the state the loop started from"
+            report.divergence = ls.check_state(ls.step_no, f"loop round {k}", start, why)
             if report.divergence is not None:
                 break
             gone = [f for f in found if not _unresolved_on_engine(ls, f)]
@@ -175,16 +173,71 @@ def _unresolved_on_engine(ls: Lockstep, f: Forever) -> bool:
     return req.dphase != "idle" and req.resp == "none"
 
 
-def _back_at_start(ls: Lockstep, start: State, round_no: int) -> Divergence | None:
-    """The engine's state after a round equals the model's state at the loop's start."""
-    eng = abstract(ls.cluster, ls.concrete, ls.rids.offset)
-    mism = compare(ls.concrete, start, eng)
-    if not mism:
-        return None
-    return Divergence(
-        ls.step_no,
-        f"loop round {round_no}",
-        "after the loop the engine is not back in the state the loop started from",
-        tuple(mism),
-        tuple(side_by_side(ls.concrete, start, eng, mism)),
-    )
+# -- after the trace: the drain (every client gets its answer) -------------------------
+def _reacts_to_failed(ls: Lockstep, inst: ActionInstance, rid: int) -> bool:
+    """Decode's own answer to a failure the trace already injected (KVPoll Failed) is to
+    abort the request: that is no new fault, and it gives the client its answer."""
+    return ls.cluster.status(rid).poll == "failed"
+
+
+# The environment's moves (``Protocol.faults``) are faults the trace may take, never the
+# drain; except where the rule for a fault says the engine takes it itself.
+REACTIONS: dict[str, Callable[[Lockstep, ActionInstance, int], bool]] = {
+    "abort": _reacts_to_failed,
+}
+# Completions first (a posted write lands; an ABORT is seen and acknowledged), then the
+# request closest to its answer: this order lets a late write land before its victim reads.
+ORDER: tuple[str, ...] = ("land", "abort_seen", "ack", "abort", "finish", "step", "commit")
+ORDER += ("done", "post", "share", "send", "alloc", "arrive")
+# Decode's radix cache (issue 12): a hit locks its head page before ``send``; inserting into
+# the tree is optional work, taken only when nothing else is enabled.
+ORDER += ("insert",)
+MAX_STEPS = 10_000
+
+
+def candidates(ls: Lockstep) -> list[ActionInstance]:
+    out = []
+    faults = ls.protocol.faults
+    for ev in ls.cluster.enabled(alloc="top"):
+        inst = ls.rids.action(ev)
+        if inst is None or ls.excluded(inst):
+            continue
+        reacts = REACTIONS.get(inst.action)
+        if inst.action in faults and not (reacts and reacts(ls, inst, ev.rid)):
+            continue
+        if inst.action in ("step", "finish"):
+            full = ls.cluster.status(ev.rid).generated >= ls.max_new_tokens
+            if full != (inst.action == "finish"):
+                continue
+        out.append(inst)
+    return out
+
+
+def drain_to_answers(ls: Lockstep) -> tuple[tuple[str, ...], Divergence | None]:
+    """After the trace: the engine runs on to quiescence, so that every client gets its answer.
+
+    A counterexample stops at the step that breaks an invariant: often a stray write nobody has
+    read yet, or a commit before the first decode step. Whether a client *sees* it is decided
+    after that, so replay lets the run finish: every request of the trace arrives, transfers,
+    commits and decodes up to ``max_new_tokens``; posted writes land; aborts are acknowledged.
+    No new fault is injected (no fail, timeout, give-up or expiry; an abort only where decode
+    sees its transfer failed), and the choice is deterministic: completions first, then the
+    request nearest its answer, the lowest request first, the allocator's own page. A pool too
+    small for two half-allocated requests stops the drain with those clients unanswered
+    (``status`` None in the responses). Each step is a model action applied in lockstep
+    (``Lockstep.apply``), so the drain is checked like the trace; it adds no model violation
+    to the report (the trace's verdict is the model's), only the clients' answers.
+
+    Returns the steps taken, and the divergence that stopped it or None."""
+    taken: list[str] = []
+    for _ in range(MAX_STEPS):
+        cands = candidates(ls)
+        if not cands:
+            break
+        inst = min(cands, key=lambda i: (ORDER.index(i.action), i.args))
+        status, div = ls.apply(inst)
+        taken.append(str(inst))
+        if status != "ok":  # the engine offered it: a step the model refuses diverges too
+            why = "the engine performs it, the model does not enable it (drain)"
+            return tuple(taken), div or Divergence(ls.step_no + 1, str(inst), why)
+    return tuple(taken), None

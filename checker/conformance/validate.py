@@ -164,16 +164,12 @@ def validate_log(log: EventLog, variant: Variant) -> ValidationReport:
     report = ValidationReport(variant.name, len(log.events))
     for ev in log.events:
         inst = ev.action
-        nxt: dict[State, None] = {}
-        if inst.action in actions:
-            for st in states:
-                for cand in _choices(concrete, st, ev):
-                    out = concrete.step(cand, inst)
-                    if out is not None:
-                        nxt[out] = None
+        known = inst.action in actions
+        cands = (c for st in states for c in _choices(concrete, st, ev)) if known else ()
+        nxt = dict.fromkeys(out for c in cands if (out := concrete.step(c, inst)) is not None)
         if not nxt:
             report.first_bad = ev
-            report.context = _context(concrete, states[0], inst, inst.action in actions)
+            report.context = _context(concrete, states[0], inst, known)
             report.candidates = len(states)
             return report
         states = list(nxt)

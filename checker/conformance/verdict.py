@@ -10,7 +10,7 @@ Three different claims, never mixed up:
   state (a stray write, a 200 for a rejected prompt), while no client's answer shows it.
 
 The model's verdict (``model_violations``) is the trace's own; the drain after the trace
-(``drain.py``) only lets the clients get their answers.
+(``replay.drain_to_answers``) only lets the clients get their answers.
 
 What each client got is plain data for reports (``kvproof report``): one row per model
 request, whatever its status (a 400 or an abort is as telling as a 200), with the canaries

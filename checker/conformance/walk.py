@@ -7,21 +7,22 @@ With ``faults`` the environment's events join in (see ``fuzz.py``).
 
 A finding says what the engine showed, in replay's words (``verdict.py``): when an
 invariant breaks (on the engine's state or the model's), the engine drains to every
-client's answer as replay does (``drain.py``), and the kind is **leak** only when a
-response carries another tenant's canary, **wrong_answer** when a 200's tokens differ from
-the single node's, else **violation** (the state shows it, no response does). The other
-kinds are **divergence** (engine and model disagree) and **crash** (the engine raised).
+client's answer as replay does (``replay.drain_to_answers``), and the kind is **leak**
+only when a response carries another tenant's canary, **wrong_answer** when a 200's tokens
+differ from the single node's, else **violation** (the state shows it, no response does).
+The other kinds are **divergence** (engine and model disagree) and **crash** (the engine
+raised).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from kvproof.checker.conformance.drain import drain
 from kvproof.checker.conformance.lockstep import Divergence, EngineFactory, Lockstep, ModelSide
 from kvproof.checker.conformance.model_first import shrink_steps
+from kvproof.checker.conformance.replay import drain_to_answers
 from kvproof.checker.conformance.verdict import (
     LEAK,
     NOTHING,
@@ -72,7 +73,6 @@ class WalkResult:
     faults: int
     kind: str | None = None  # divergence | crash | leak | wrong_answer | violation
     detail: str = ""
-    divergence: Divergence | None = None
     shows: str = NOTHING  # replay's word for what clients saw (``verdict.py``)
     responses: tuple[ClientResponse, ...] = ()  # every client's answer, after the drain
 
@@ -140,22 +140,28 @@ def run_walk(
     n_faults = 0
 
     def result(
-        kind: str | None = None, detail: str = "", div: Divergence | None = None
+        kind: str | None = None, detail: str = "", violated: str | None = None
     ) -> WalkResult:
         meta = {"reserve": list(walk.reserve), "finding": kind, "detail": detail}
-        trace = Trace(variant.name, dict(sizes), init, tuple(steps), None, meta)
-        return WalkResult(trace, n_faults, kind, detail, div)
+        trace = Trace(variant.name, dict(sizes), init, tuple(steps), violated, meta)
+        return WalkResult(trace, n_faults, kind, detail)
 
     def judged(ls: Lockstep, state: str, violated: str | None, engine_state: bool) -> WalkResult:
-        """The finding, named by what the clients saw (``_answers``); without ``answers``
-        only provisionally (a violation, or a wrong answer for the oracle)."""
-        if answers:
-            kind, shows, responses, why = _answers(ls, reference, engine_state)
-        else:
+        """The finding, named by what the clients saw; without ``answers`` only
+        provisionally (a violation, or a wrong answer for the oracle)."""
+        if not answers:
             kind = "violation" if violated else "wrong_answer"
-            shows, responses, why = shown((), engine_state), (), "clients' answers not drained"
-        res = result(kind, f"{state}; {why}")
-        res.trace = replace(res.trace, violated=violated)
+            res = result(kind, f"{state}; clients' answers not drained", violated)
+            res.shows = shown((), engine_state)
+            return res
+        # Drain the engine to every client's answer as replay does (no new fault, each step
+        # still checked against the model), then judge the answers as replay does: a leak
+        # is a foreign canary in a response, never the engine's state.
+        _, div = drain_to_answers(ls)
+        responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
+        shows = shown(responses, engine_state)
+        kind = shows if shows in (LEAK, WRONG_ANSWER) else "violation"
+        res = result(kind, f"{state}; {_why(responses, shows, div)}", violated)
         res.shows, res.responses = shows, responses
         return res
 
@@ -171,9 +177,9 @@ def run_walk(
             max_new_tokens=ANSWER_TOKENS,
             side=side,
         )
-        div = ls.check_initial()
+        div = ls.check_state(0, "init")
         if div is not None:
-            return result("divergence", div.reason, div)
+            return result("divergence", div.reason)
         # Past the drawn choices the walk goes on with choice 0 (the first candidate:
         # progress of the lowest request), so shrinking the length and the choices gives
         # short runs.
@@ -194,7 +200,7 @@ def run_walk(
             status, div = ls.apply(inst)
             if status != "ok":  # the engine offered it, so "not enabled" is a divergence too
                 reason = div.reason if div else "the engine performs it, the model does not"
-                return result("divergence", f"step {len(steps)}: {inst}: {reason}", div)
+                return result("divergence", f"step {len(steps)}: {inst}: {reason}")
             if faults and inst.action in ("done", "ack"):
                 ls.redeliver(inst)  # a duplicate status message
                 n_faults += 1
@@ -215,26 +221,17 @@ def run_walk(
         return result("crash", f"the engine raised {type(exc).__name__}: {exc}{at}")
 
 
-Seen = tuple[str, str, tuple[ClientResponse, ...], str]  # kind, shows, responses, why
-
-
-def _answers(ls: Lockstep, reference: Reference | None, engine_state: bool) -> Seen:
-    """Drain the engine to every client's answer as replay does (``drain.py``: no new
-    fault, each step still checked against the model), then judge the answers as replay
-    does: a leak is a foreign canary in a response, never the engine's state."""
-    _, div = drain(ls)
-    responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
-    shows = shown(responses, engine_state)
-    why = "no response shows it"
+def _why(responses: tuple[ClientResponse, ...], shows: str, div: Divergence | None) -> str:
+    """Which response shows the finding, else why none does."""
     if shows == LEAK:
         r = canary_leaks(responses)[0]
-        why = f"r{r.request} got 200 with tenant {', '.join(r.foreign)}'s canary: {r.text!r}"
-    elif shows == WRONG_ANSWER:
+        return f"r{r.request} got 200 with tenant {', '.join(r.foreign)}'s canary: {r.text!r}"
+    if shows == WRONG_ANSWER:
         r = wrong_answers(responses)[0]
-        why = f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"
-    elif div is not None:
-        why += f" (the drain stopped: {div.reason} at {div.action})"
-    return shows if shows in (LEAK, WRONG_ANSWER) else "violation", shows, responses, why
+        return f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"
+    if div is not None:
+        return f"no response shows it (the drain stopped: {div.reason} at {div.action})"
+    return "no response shows it"
 
 
 def trim(variant: Variant, walk: Walk, found: WalkResult, **kw: Any) -> WalkResult:

@@ -54,7 +54,8 @@ def engine_rules() -> tuple[Fair, ...]:
     """Faults that are the engine's own step in some states (weakly fair there)."""
     return (
         # spec/events.py: decode's own answer to a Failed poll is no new fault (the engine
-        # aborts the request, conformance's drain.py rule): fair while the poll says Failed.
+        # aborts the request, the rule of conformance's drain in replay.py): fair while the
+        # poll says Failed.
         Fair(
             "abort",
             "decode aborts a request whose transfer it polled Failed",

@@ -1,6 +1,6 @@
 """Every walker's fault set is the protocol's (``Protocol.faults``, from spec/events.py).
 
-The engine walks (``walk.py``), the drain after a finding (``drain.py``), the model-first
+The engine walks (``walk.py``), the drain after a finding (``replay.py``), the model-first
 search (``model_first.py``) and conform's walks of the release code (``conform/run.py``)
 each leave faults out or inject them; each is driven here over every action its variant's
 protocol has, and what it treats as a fault must be exactly the protocol's faults
@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import pytest
 
 from kvproof.checker.conform import run as conform_run
-from kvproof.checker.conformance import drain, model_first, walk
+from kvproof.checker.conformance import model_first, replay, walk
 from kvproof.checker.conformance.mapping import RidMap
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.instance import ActionInstance
@@ -61,8 +61,8 @@ def test_walkers_fault_sets_are_the_protocols(variant) -> None:  # type: ignore[
     assert _names(walk._candidates(ls, faults=False)) == every - protocol.faults
     assert _names(walk._candidates(ls, faults=True)) == every
     assert {a for a in every if walk._is_fault(ls, ActionInstance(a, (0, 0)))} == protocol.faults
-    # drain.py: no new fault ("finish" waits for max_new_tokens, so "step" stands for both).
-    assert _names(drain.candidates(ls)) == every - protocol.faults - {"finish"}
+    # the drain: no new fault ("finish" waits for max_new_tokens, so "step" stands for both).
+    assert _names(replay.candidates(ls)) == every - protocol.faults - {"finish"}
     # model_first.py: model walks leave out the same set.
     assert model_first.left_out(protocol, faults=False) == protocol.faults
     assert model_first.left_out(protocol, faults=True) == frozenset()
@@ -76,10 +76,10 @@ def test_walkers_fault_sets_are_the_protocols(variant) -> None:  # type: ignore[
 def test_state_dependent_rules_are_stated_next_to_the_list() -> None:
     # An out-of-order landing is a reordering network's fault; decode's abort after a
     # Failed poll is its own reaction, no new fault (the only two exceptions).
-    assert set(walk.STATE_FAULTS) == {"land"} and set(drain.REACTIONS) == {"abort"}
+    assert set(walk.STATE_FAULTS) == {"land"} and set(replay.REACTIONS) == {"abort"}
     variant = next(v for v in VARIANTS if "abort" in protocol_of(v).faults)
     ls = _fake_lockstep(protocol_of(variant), poll="failed")
-    assert "abort" in _names(drain.candidates(ls))
+    assert "abort" in _names(replay.candidates(ls))
 
 
 CHECKER = Path(__file__).resolve().parents[3] / "checker"
