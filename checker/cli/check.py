@@ -112,11 +112,12 @@ def run(args: argparse.Namespace) -> int:
     check_output_file(args.sarif, "--sarif")
     check_output_dir(args.html, "--html")
     console, progress = for_run(args)
+    options = CheckOptions(**same_names(CheckOptions, args))
     done = check(
         args.variants,
         every=args.all,
         variants_dir=args.variants_dir,
-        options=CheckOptions(**same_names(CheckOptions, args)),
+        options=options,
         progress=progress,
     )
     # The renderer loads Z3 (it explains traces): a mistyped name is exit 2 before that.
