@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvproof.refimpl.cluster import Cluster
-from kvproof.refimpl.oracle import AnswerFinding, leak_check
+from kvproof.refimpl.oracle import Answer, leak_check
 from kvproof.spec.variant import Sizes, Variant, load_variant
 
 INCIDENT_VARIANT = "sglang-0.5.19-pd"
@@ -32,7 +32,7 @@ class Row:
     status: int | str | None
     text: str
     reason: str
-    finding: AnswerFinding | None
+    finding: Answer | None
 
 
 @dataclass(frozen=True)
@@ -46,12 +46,12 @@ class IncidentReport:
     rows: tuple[Row, ...]
 
     @property
-    def leaks(self) -> tuple[AnswerFinding, ...]:
+    def leaks(self) -> tuple[Answer, ...]:
         """200s carrying another tenant's canary."""
         return tuple(r.finding for r in self.rows if r.finding is not None and r.finding.leak)
 
     @property
-    def wrong(self) -> tuple[AnswerFinding, ...]:
+    def wrong(self) -> tuple[Answer, ...]:
         """200s unlike the single node's answer (leaks included)."""
         return tuple(r.finding for r in self.rows if r.finding is not None and r.finding.wrong)
 

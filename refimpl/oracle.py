@@ -3,18 +3,20 @@
 A response is a leak when its text contains another tenant's canary, or its tokens differ
 from the single-node engine's tokens for the same prompt. The report says which pages were
 stale and whose bytes they held, from the run's ground truth (``Cluster.truth``, the
-recorder the engine writes and never reads).
+recorder the engine writes and never reads). ``answers`` is what every client got, whatever
+its status, each 200 generated once by the single node; ``leak_check`` is its 200s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.recorder import PageRead
 from kvproof.refimpl.single_node import SingleNode
+from kvproof.refimpl.tokenizer import render
 
 
 @dataclass(frozen=True)
@@ -38,14 +40,24 @@ class StalePage:
 
 
 @dataclass(frozen=True)
-class AnswerFinding:
-    rid: int
+class Answer:
+    """What one client got, whatever the status, next to the single node's answer."""
+
+    rid: int  # the engine's request id
+    request: int  # the client's number counted from ``answers``' offset (a trace's r0, r1, ...)
     tenant: str
-    status: int | str | None
+    status: int | str | None  # 200 / 400 / 500 / "aborted"; None: no answer yet
     text: str
-    foreign_canaries: tuple[str, ...]  # tenants whose canary the response contains
-    tokens_match: bool  # same tokens as the single-node engine
+    reason: str  # the engine's internal reason (never shown to the client)
+    single_node: str  # the single-node engine's text for the same prompt ("" when not 200)
+    tokens_match: bool  # same tokens as the single-node engine (True when not 200)
+    canaries: tuple[tuple[str, str], ...]  # (tenant, canary) the text contains
     stale_pages: tuple[StalePage, ...]
+
+    @property
+    def foreign_canaries(self) -> tuple[str, ...]:
+        """Tenants other than the request's whose canary the response contains."""
+        return tuple(t for t, _ in self.canaries if t != self.tenant)
 
     @property
     def leak(self) -> bool:
@@ -57,6 +69,15 @@ class AnswerFinding:
         """The 200 is not what a single node answers: a leak, or other tokens (e.g. the
         request's own KV read at the wrong position)."""
         return self.leak or not self.tokens_match
+
+    def to_json(self) -> dict[str, Any]:
+        """A row of ``kvproof replay --json``'s ``responses`` and of the HTML report."""
+        keys = ("request", "tenant", "status", "text", "reason", "single_node", "tokens_match")
+        row = {k: getattr(self, k) for k in keys}
+        return row | {
+            "canaries": [list(c) for c in self.canaries],
+            "foreign": list(self.foreign_canaries),
+        }
 
 
 class Reference(Protocol):
@@ -90,30 +111,45 @@ def stale_pages(cluster: Cluster, rid: int) -> tuple[StalePage, ...]:
     return tuple(one(r) for r in cluster.truth.reads_of(rid))
 
 
-def leak_check(
+def answers(
     cluster: Cluster,
     canaries: Mapping[str, str] | None = None,
     reference: Reference | None = None,
-) -> list[AnswerFinding]:
-    """One finding per request the client got a 200 for."""
+    offset: int = 0,
+) -> list[Answer]:
+    """One answer per request from ``offset`` on (a replay's warm-up request is not the
+    trace's), each prompt the client got a 200 for generated once by ``reference``."""
     canaries = canaries or {}
     reference = reference or reference_engine(cluster)
     out = []
-    for req in cluster.requests:
+    for req in cluster.requests[offset:]:
         resp = cluster.response(req.rid)
-        if resp.status != 200:
-            continue
-        foreign = tuple(t for t, c in canaries.items() if t != req.tenant and c in resp.text)
-        expected = reference.generate(req.prompt, req.max_new_tokens)[: len(resp.tokens)]
+        found = tuple((t, c) for t, c in canaries.items() if c in resp.text)
+        single, match = "", True
+        if resp.status == 200:
+            expected = reference.generate(req.prompt, req.max_new_tokens)[: len(resp.tokens)]
+            single, match = render(expected), list(resp.tokens) == list(expected)
         out.append(
-            AnswerFinding(
+            Answer(
                 req.rid,
+                req.rid - offset,
                 req.tenant,
                 resp.status,
                 resp.text,
-                foreign,
-                list(resp.tokens) == expected,
+                resp.reason,
+                single,
+                match,
+                found,
                 stale_pages(cluster, req.rid),
             )
         )
     return out
+
+
+def leak_check(
+    cluster: Cluster,
+    canaries: Mapping[str, str] | None = None,
+    reference: Reference | None = None,
+) -> list[Answer]:
+    """One finding per request the client got a 200 for."""
+    return [a for a in answers(cluster, canaries, reference) if a.status == 200]

@@ -42,7 +42,7 @@ from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import Event
 from kvproof.refimpl.limits import INPUT_HEADROOM, Limits
 from kvproof.refimpl.model_base import Model
-from kvproof.refimpl.oracle import AnswerFinding, Reference, leak_check
+from kvproof.refimpl.oracle import Answer, Reference, answers
 from kvproof.spec.variant import Sizes, Variant
 
 # Builds the engine; tests pass a deliberately broken one.
@@ -297,10 +297,10 @@ class Lockstep:
         self._seen = None
         self.cluster.redeliver(self.rids.event(inst))
 
-    def oracle(self, reference: Reference | None = None) -> list[AnswerFinding]:
-        """The oracle's verdict on every 200 of the model's requests (not the warm-up's)."""
-        found = leak_check(self.cluster, self.canaries, reference)
-        return [f for f in found if f.rid >= self.rids.offset]
+    def answers(self, reference: Reference | None = None) -> list[Answer]:
+        """What each of the model's requests got (not the warm-up's), with the oracle's
+        verdict."""
+        return answers(self.cluster, self.canaries, reference, self.rids.offset)
 
     def describe_request(self, r: int) -> str:
         c, st = self.concrete, self.state

@@ -26,13 +26,7 @@ from collections.abc import Callable
 
 from kvproof.checker.conformance.lockstep import EngineFactory, Lockstep
 from kvproof.checker.conformance.mapping import normalize, reservations
-from kvproof.checker.conformance.verdict import (
-    Divergence,
-    LassoRun,
-    ReplayReport,
-    client_responses,
-    loop_step,
-)
+from kvproof.checker.conformance.verdict import Divergence, LassoRun, ReplayReport, loop_step
 from kvproof.checker.verify.liveness import WAITING, Forever, forever
 from kvproof.model.handoff import protocol_of
 from kvproof.model.lang.instance import ActionInstance
@@ -80,8 +74,7 @@ def replay_trace(
             drain = False
         if drain and report.divergence is None:
             report.drained, report.divergence = drain_to_answers(ls)
-        report.findings = ls.oracle(reference)
-        report.responses = client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference)
+        report.responses = ls.answers(reference)
     except Exception as exc:
         at = report.steps_applied + 1
         if trace.loop is not None:  # rounds of the loop go on counting

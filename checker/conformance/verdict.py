@@ -3,7 +3,7 @@
 Three different claims, never mixed up:
 
 - **leak**: a client's response text carries another tenant's canary. Only the engine's
-  output decides it (``client_responses``), never the recorder's ground truth or the model.
+  output decides it (``oracle.answers``), never the recorder's ground truth or the model.
 - **wrong answer**: a 200 whose tokens differ from the single-node engine's for the same
   prompt, without a foreign canary in it (e.g. the request's own KV at the wrong position).
 - **engine state**: an invariant of the model is broken on the abstraction of the engine's
@@ -20,15 +20,12 @@ disaggregation and no handoff (``refimpl/oracle.py``), what the client should ha
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from kvproof.checker.conformance.abstraction import Mismatch
 from kvproof.model.lang.trace import Trace
-from kvproof.refimpl.cluster import Cluster
-from kvproof.refimpl.oracle import AnswerFinding, Reference, reference_engine
-from kvproof.refimpl.tokenizer import render
+from kvproof.refimpl.oracle import Answer
 
 # What a replay shows, from strongest to weakest.
 LEAK = "leak"
@@ -37,66 +34,17 @@ ENGINE_STATE = "engine_state"
 NOTHING = "nothing"
 
 
-@dataclass(frozen=True)
-class ClientResponse:
-    request: int  # the model's request number (r0, r1, ...)
-    tenant: str
-    status: int | str | None  # 200 / 400 / 500 / "aborted"; None: no answer yet
-    text: str
-    reason: str  # the engine's internal reason (never shown to the client)
-    single_node: str  # the single-node engine's text for the same prompt ("" when not 200)
-    tokens_match: bool
-    canaries: tuple[tuple[str, str], ...]  # (tenant, canary) the text contains
-    foreign: tuple[str, ...]  # tenants other than the request's whose canary it contains
-
-    def to_json(self) -> dict[str, Any]:
-        row = asdict(self)
-        return row | {"canaries": [list(c) for c in self.canaries], "foreign": list(self.foreign)}
-
-
-def client_responses(
-    cluster: Cluster, canaries: Mapping[str, str], offset: int, reference: Reference | None = None
-) -> list[ClientResponse]:
-    """One row per request from ``offset`` on (the warm-up tenant's request is not the
-    trace's)."""
-    reference = reference or reference_engine(cluster)
-    out = []
-    for req in cluster.requests[offset:]:
-        resp = cluster.response(req.rid)
-        found = tuple((t, c) for t, c in canaries.items() if c in resp.text)
-        single = ""
-        match = True
-        if resp.status == 200:
-            expected = reference.generate(req.prompt, req.max_new_tokens)[: len(resp.tokens)]
-            single = render(expected)
-            match = list(resp.tokens) == list(expected)
-        out.append(
-            ClientResponse(
-                req.rid - offset,
-                req.tenant,
-                resp.status,
-                resp.text,
-                resp.reason,
-                single,
-                match,
-                found,
-                tuple(t for t, _ in found if t != req.tenant),
-            )
-        )
-    return out
-
-
-def canary_leaks(responses: Sequence[ClientResponse]) -> list[ClientResponse]:
+def canary_leaks(responses: Sequence[Answer]) -> list[Answer]:
     """Responses whose text carries another tenant's canary."""
-    return [r for r in responses if r.foreign]
+    return [r for r in responses if r.foreign_canaries]
 
 
-def wrong_answers(responses: Sequence[ClientResponse]) -> list[ClientResponse]:
+def wrong_answers(responses: Sequence[Answer]) -> list[Answer]:
     """200s whose tokens differ from the single node's."""
     return [r for r in responses if r.status == 200 and not r.tokens_match]
 
 
-def shown(responses: Sequence[ClientResponse], engine_state: bool) -> str:
+def shown(responses: Sequence[Answer], engine_state: bool) -> str:
     """What clients saw, the strongest of: leak, wrong_answer, engine_state (an invariant
     broken on the engine's state), nothing."""
     if canary_leaks(responses):
@@ -163,22 +111,26 @@ class ReplayReport:
     divergence: Divergence | None = None
     model_violations: list[tuple[int, str]] = field(default_factory=list)
     engine_violations: list[tuple[int, str]] = field(default_factory=list)
-    findings: list[AnswerFinding] = field(default_factory=list)  # the model's requests' 200s
     offset: int = 0  # engine request id of model request 0
     why_not: str = ""  # the model's view of the request whose step is not enabled
-    responses: list[ClientResponse] = field(default_factory=list)  # every client's answer
+    responses: list[Answer] = field(default_factory=list)  # every model request's answer
     crash: str | None = None  # the engine raised: what, and at which step
     drained: tuple[str, ...] = ()  # the steps the drain took after the trace
     # A lasso's loop on the engine (``replay.py``); None for a finite trace.
     lasso: LassoRun | None = None
 
     @property
-    def failing_answers(self) -> list[AnswerFinding]:
+    def findings(self) -> list[Answer]:
+        """The model's requests' 200s."""
+        return [r for r in self.responses if r.status == 200]
+
+    @property
+    def failing_answers(self) -> list[Answer]:
         """The oracle's failing 200s: a foreign canary or tokens unlike single node's."""
         return [f for f in self.findings if f.wrong]
 
     @property
-    def canary_leaks(self) -> list[ClientResponse]:
+    def canary_leaks(self) -> list[Answer]:
         """Responses whose text carries another tenant's canary."""
         return canary_leaks(self.responses)
 
@@ -190,7 +142,7 @@ class ReplayReport:
         return bool(self.canary_leaks)
 
     @property
-    def wrong_answers(self) -> list[ClientResponse]:
+    def wrong_answers(self) -> list[Answer]:
         return wrong_answers(self.responses)
 
     @property

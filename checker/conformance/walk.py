@@ -27,9 +27,7 @@ from kvproof.checker.conformance.verdict import (
     LEAK,
     NOTHING,
     WRONG_ANSWER,
-    ClientResponse,
     canary_leaks,
-    client_responses,
     shown,
     wrong_answers,
 )
@@ -38,7 +36,7 @@ from kvproof.model.lang.trace import Trace
 from kvproof.refimpl.cluster import Cluster
 from kvproof.refimpl.events import EVENT_NAMES
 from kvproof.refimpl.model_base import Model
-from kvproof.refimpl.oracle import Reference
+from kvproof.refimpl.oracle import Answer, Reference
 from kvproof.spec.variant import Variant
 
 # Candidate order: progress first (choice 0, what shrinking tends to, moves the run on).
@@ -74,7 +72,7 @@ class WalkResult:
     kind: str | None = None  # divergence | crash | leak | wrong_answer | violation
     detail: str = ""
     shows: str = NOTHING  # replay's word for what clients saw (``verdict.py``)
-    responses: tuple[ClientResponse, ...] = ()  # every client's answer, after the drain
+    responses: tuple[Answer, ...] = ()  # every client's answer, after the drain
 
     @property
     def failed(self) -> bool:
@@ -158,7 +156,7 @@ def run_walk(
         # still checked against the model), then judge the answers as replay does: a leak
         # is a foreign canary in a response, never the engine's state.
         _, div = drain_to_answers(ls)
-        responses = tuple(client_responses(ls.cluster, ls.canaries, ls.rids.offset, reference))
+        responses = tuple(ls.answers(reference))
         shows = shown(responses, engine_state)
         kind = shows if shows in (LEAK, WRONG_ANSWER) else "violation"
         res = result(kind, f"{state}; {_why(responses, shows, div)}", violated)
@@ -210,7 +208,7 @@ def run_walk(
                 state = f"{who} violates {', '.join(bad)} after {inst}"
                 named = (bad_model or bad_engine)[0]  # the trace's claim is the model's
                 return judged(ls, state, named, bool(bad_engine))
-        if any(f.wrong for f in ls.oracle(reference)):  # a 200 unlike the single node's
+        if any(a.wrong for a in ls.answers(reference)):  # a 200 unlike the single node's
             return judged(ls, "no invariant broken", None, False)
         return result()
 
@@ -221,11 +219,13 @@ def run_walk(
         return result("crash", f"the engine raised {type(exc).__name__}: {exc}{at}")
 
 
-def _why(responses: tuple[ClientResponse, ...], shows: str, div: Divergence | None) -> str:
+def _why(responses: tuple[Answer, ...], shows: str, div: Divergence | None) -> str:
     """Which response shows the finding, else why none does."""
     if shows == LEAK:
         r = canary_leaks(responses)[0]
-        return f"r{r.request} got 200 with tenant {', '.join(r.foreign)}'s canary: {r.text!r}"
+        return (
+            f"r{r.request} got 200 with tenant {', '.join(r.foreign_canaries)}'s canary: {r.text!r}"
+        )
     if shows == WRONG_ANSWER:
         r = wrong_answers(responses)[0]
         return f"r{r.request} got 200 with tokens unlike the single node's, no foreign canary"

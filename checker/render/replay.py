@@ -102,7 +102,7 @@ def print_report(report: Any, console: Any, *, raw: bool = False) -> None:
             "had its answer"
         )
     for f in report.findings:
-        who = f"request r{f.rid - report.offset} (tenant {f.tenant}, engine request {f.rid})"
+        who = f"request r{f.request} (tenant {f.tenant}, engine request {f.rid})"
         text = f.text.replace("[", "\\[")
         if f.foreign_canaries:
             canaries = ", ".join(f.foreign_canaries)
@@ -180,7 +180,7 @@ def replay_json(report: Any) -> dict[str, Any]:
         "engine_violations": [{"step": s, "invariant": n} for s, n in report.engine_violations],
         "responses_200": [
             {
-                "request": f.rid - report.offset,
+                "request": f.request,
                 "tenant": f.tenant,
                 "text": f.text,
                 "leak": bool(f.foreign_canaries),

@@ -145,7 +145,7 @@ def inline(
 
 
 # -- the engine side of a replayed trace: what each client got, beside the single node's ---
-# Plain data (``ClientResponse.to_json()`` rows from ``checker/conformance``, or the same keys
+# Plain data (``Answer.to_json()`` rows from ``refimpl/oracle.py``, or the same keys
 # from anywhere): the report never runs the engine itself. A foreign canary in a response is
 # marked with a flag and the word "foreign" as well as a colour. A row says LEAK only for a
 # foreign canary (replay's ``leak``); a 200 whose tokens differ from the single node's

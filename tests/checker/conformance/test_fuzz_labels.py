@@ -62,8 +62,8 @@ OVERWRITE = (
 def test_a_leak_is_a_foreign_canary_in_a_response() -> None:
     res = forced(*INCIDENT)
     assert (res.kind, res.shows) == ("leak", "leak"), res.detail
-    leaked = [r for r in res.responses if r.foreign]
-    assert leaked and leaked[0].foreign == ("warmup",) and "CANARY-W-" in leaked[0].text
+    leaked = [r for r in res.responses if r.foreign_canaries]
+    assert leaked and leaked[0].foreign_canaries == ("warmup",) and "CANARY-W-" in leaked[0].text
     assert "canary" in res.detail and res.trace.violated == "isolation"
 
 
@@ -73,7 +73,7 @@ def test_isolation_on_the_engine_state_without_a_foreign_canary_is_no_leak() -> 
     res = forced(*HEAD_TRIM)
     assert "engine violates isolation" in res.detail
     assert (res.kind, res.shows) == ("wrong_answer", "wrong_answer"), res.detail
-    assert not any(r.foreign for r in res.responses)
+    assert not any(r.foreign_canaries for r in res.responses)
     assert any(r.status == 200 and not r.tokens_match for r in res.responses)
 
 
@@ -81,7 +81,7 @@ def test_a_state_only_break_is_a_violation() -> None:
     res = forced(*OVERWRITE)
     assert "engine violates reject_final" in res.detail
     assert (res.kind, res.shows) == ("violation", "engine_state"), res.detail
-    assert res.responses and not any(r.foreign for r in res.responses)
+    assert res.responses and not any(r.foreign_canaries for r in res.responses)
 
 
 @pytest.mark.parametrize("case", [INCIDENT, HEAD_TRIM, OVERWRITE], ids=lambda c: c[0])
@@ -119,7 +119,7 @@ def test_engine_campaign_finding_is_what_replay_shows() -> None:
     assert f is not None and (f.kind, f.shows) == ("leak", "leak"), f and f.detail
     assert [getattr(result.stats, key) for key in COUNTERS.values()] == [0, 1, 0, 0, 0]
     report = replay_trace(f.trace, variant)
-    assert report.shows == "leak" and [r.foreign for r in report.canary_leaks]
+    assert report.shows == "leak" and [r.foreign_canaries for r in report.canary_leaks]
 
 
 def test_html_says_leak_only_for_a_foreign_canary() -> None:

@@ -36,7 +36,9 @@ def test_trace_shows_on_the_engine_what_its_header_says(name: str) -> None:
     if trace.meta["shows"] == LEAK:
         # The engine's own output: a client's text holds another tenant's canary.
         leaked = report.canary_leaks
-        assert leaked and all(r.status == 200 and r.tenant not in r.foreign for r in leaked)
+        assert leaked and all(
+            r.status == 200 and r.tenant not in r.foreign_canaries for r in leaked
+        )
     else:
         assert not report.leak
 
@@ -60,7 +62,7 @@ def test_drain_lets_the_victim_answer() -> None:
     assert not cut.leak and cut.shows != LEAK and not cut.drained
     full = replay_trace(trace, variant, max_new_tokens=TOKENS)
     assert full.leak and full.drained
-    assert [r.foreign for r in full.canary_leaks] == [("t0",)]
+    assert [r.foreign_canaries for r in full.canary_leaks] == [("t0",)]
 
 
 @pytest.mark.parametrize("name", sorted(TRACES))
