@@ -67,10 +67,10 @@ class Unit:
 
 class Executor(Protocol):
     """Results of units as they finish; ``with executor:`` closes it at the end of the block
-    (the executors here subclass it for that; any object with ``slots`` and ``imap`` runs)."""
+    (the executors here subclass it for that and for ``forwards``' default)."""
 
     slots: int  # units that run at once
-    # and, optionally, ``forwards``: how a unit's progress reaches the caller while it runs
+    forwards: str | None = None  # how a unit's progress reaches the caller while it runs
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         """Results as units finish; closing the iterator cancels the units still queued."""
