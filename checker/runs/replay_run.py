@@ -91,7 +91,8 @@ def report(
         raise KvproofInputError("must be >= 1", "--max-new-tokens")
     trace = load_trace(path, variant_name)
     own = trace_variant(trace.variant, trace.meta, path)
-    protocol = protocol_of(own, assumed=False)
+    # A liveness lasso (``check --liveness --out``) may take crash steps (E20), as replay's.
+    protocol = protocol_of(own, assumed=False, liveness=trace.loop is not None)
     check_against(trace, protocol, path)
     rows = summary = None
     if replay:
