@@ -204,7 +204,8 @@ def ordered(
     """``(index, result)`` in the order the units are fed, as if run one by one (``check``'s
     pool feeds them longest first and puts the verdicts back in job order itself).
 
-    With ``stops`` or ``done``, ``units`` must come in increasing index order. They are read
+    With ``stops``, ``units`` must come in increasing index order (a stop drops the higher
+    indices). They are read
     lazily, one as a slot frees up: a campaign of a billion walks is an endless stream of
     batches, never a list of them (issue 41: ``fuzz --traces 1000000000`` grew to 3.8 GB
     before its first walk).
