@@ -205,10 +205,9 @@ def ordered(
     pool feeds them longest first and puts the verdicts back in job order itself).
 
     With ``stops``, ``units`` must come in increasing index order (a stop drops the higher
-    indices). They are read
-    lazily, one as a slot frees up: a campaign of a billion walks is an endless stream of
-    batches, never a list of them (issue 41: ``fuzz --traces 1000000000`` grew to 3.8 GB
-    before its first walk).
+    indices). They are read lazily, one as a slot frees up: a campaign of a billion walks is
+    an endless stream of batches, never a list of them (issue 41: ``fuzz --traces
+    1000000000`` grew to 3.8 GB before its first walk).
     ``done``: results a campaign already holds (resume): not run again. ``stops``: a result
     that ends the run; units after it are no longer started, and results after it are
     dropped, so the answer does not depend on which worker was fastest. ``on_arrival`` sees
