@@ -102,15 +102,15 @@ def check_names(
     variants_dir: Path | None,
     protocol: str | None,
     invariants: Iterable[str] = (),
-    every: bool | None = None,
+    every: bool = False,
 ) -> None:
-    """VARIANTs or ``every`` (``--all``) when a command takes either, not neither or both.
+    """VARIANTs or ``every`` (``--all``), not neither or both (``explore``: its one VARIANT).
     A typo in ``--invariant`` is exit 2 with the nearest name at once (``spec/names.py``),
     not after seconds of imports; a release typed as a variant (``sglang==0.5.20``) says which
     variant it is. kvproof's own vocabulary only: a ``--protocol`` brings its own, checked
     when its module is loaded. A VARIANT's file is only looked for here; the files are read
     once, by the library call, which checks each ``--without`` name before any search starts."""
-    if every is False and not variants:
+    if not every and not variants:
         raise KvproofInputError("name at least one VARIANT, or --all")
     if variants and every:
         raise KvproofInputError("name VARIANTs or --all, not both", "--all")

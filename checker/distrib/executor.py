@@ -67,10 +67,10 @@ class Unit:
 
 class Executor(Protocol):
     """Results of units as they finish; ``with executor:`` closes it at the end of the block
-    (the executors here subclass it for that; any object with ``slots`` and ``imap`` runs)."""
+    (the executors here subclass it for that and for ``forwards``' default)."""
 
     slots: int  # units that run at once
-    # and, optionally, ``forwards``: how a unit's progress reaches the caller while it runs
+    forwards: str | None = None  # how a unit's progress reaches the caller while it runs
 
     def imap(self, units: Iterable[Unit]) -> Iterator[tuple[int, Any]]:
         """Results as units finish; closing the iterator cancels the units still queued."""
@@ -201,11 +201,13 @@ def ordered(
     stops: Callable[[Any], bool] = lambda _: False,
     on_arrival: Callable[[int, Any], None] | None = None,
 ) -> Iterator[tuple[int, Any]]:
-    """``(index, result)`` in unit order, as if run one by one.
+    """``(index, result)`` in the order the units are fed, as if run one by one (``check``'s
+    pool feeds them longest first and puts the verdicts back in job order itself).
 
-    ``units`` come in increasing index order and are read lazily, one as a slot frees up:
-    a campaign of a billion walks is an endless stream of batches, never a list of them
-    (issue 41: ``fuzz --traces 1000000000`` grew to 3.8 GB before its first walk).
+    With ``stops``, ``units`` must come in increasing index order (a stop drops the higher
+    indices). They are read lazily, one as a slot frees up: a campaign of a billion walks is
+    an endless stream of batches, never a list of them (issue 41: ``fuzz --traces
+    1000000000`` grew to 3.8 GB before its first walk).
     ``done``: results a campaign already holds (resume): not run again. ``stops``: a result
     that ends the run; units after it are no longer started, and results after it are
     dropped, so the answer does not depend on which worker was fastest. ``on_arrival`` sees

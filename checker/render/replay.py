@@ -1,5 +1,5 @@
 """``kvproof replay``'s report for people, and its ``--json`` object (``replay_run.py`` holds
-the run).
+the run); ``kvproof report``'s line, the page it wrote.
 
 The verdict in words (``SHOWS``, ``failure_summary``: what the clients saw, and what failed,
 by name) is ``fuzz``'s too (the engine's confirmation of a model-side finding) and the
@@ -9,9 +9,12 @@ module needs no engine.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvproof.checker.report.tables import print_table
+
+if TYPE_CHECKING:
+    from kvproof.checker.runs.replay_run import ReportRun
 
 SHOWS = {
     "leak": "LEAK: another tenant's canary in a response",
@@ -197,3 +200,9 @@ def replay_json(report: Any) -> dict[str, Any]:
         "lasso": None if report.lasso is None else report.lasso.to_json(),
         "exit_code": report.exit_code,
     }
+
+
+def print_written(run: ReportRun) -> None:
+    """``kvproof report``: the page written, and the replay's verdict when there was one
+    (plain ``print``: one line, never wrapped)."""
+    print(f"wrote {run.out}" + (f" ({run.summary['line']})" if run.summary else ""))

@@ -3,7 +3,8 @@
 A trace file (``.jsonl`` or ``.itf.json``) is read and checked against its own variant's
 protocol before the engine (and torch) is loaded; then it is forced on the reference engine
 (``checker/conformance/replay.py``). ``replay_rows`` is the same replay, kept as the plain
-rows an HTML page shows (``report``, ``fuzz --html``).
+rows an HTML page shows (``fuzz --html``, and ``kvproof report``: ``report(...)`` returns a
+``ReportRun``, the page written).
 """
 
 from __future__ import annotations
@@ -60,6 +61,46 @@ def replay(
     return ReplayRun(
         replay_trace(trace, variant, drain=drain, max_new_tokens=max_new_tokens, loops=loops)
     )
+
+
+@dataclass(frozen=True)
+class ReportRun:
+    out: Path  # the page written
+    summary: dict[str, Any] | None  # replay_rows' verdict; None without a replay
+    exit_code: int = 0  # written (bad input raises: exit 2)
+
+
+def report(
+    path: str,
+    out: Path | str,
+    variant_name: str | None = None,
+    *,
+    replay: bool = True,
+    max_new_tokens: int = 32,
+) -> ReportRun:
+    """Draw the trace at ``path`` as the HTML page ``out``, replayed (unless not ``replay``)
+    on ``variant_name``'s engine (default: the trace's own)."""
+    from kvproof.checker.report.html_page import trace_page
+    from kvproof.checker.traces.carried_variant import trace_variant
+    from kvproof.checker.traces.tracefile import check_against
+    from kvproof.model.handoff import protocol_of
+    from kvproof.spec.files import write_text_atomic
+    from kvproof.spec.variant import load_variant
+
+    if max_new_tokens < 1:
+        raise KvproofInputError("must be >= 1", "--max-new-tokens")
+    trace = load_trace(path, variant_name)
+    own = trace_variant(trace.variant, trace.meta, path)
+    # A liveness lasso (``check --liveness --out``) may take crash steps (E20), as replay's.
+    protocol = protocol_of(own, assumed=False, liveness=trace.loop is not None)
+    check_against(trace, protocol, path)
+    rows = summary = None
+    if replay:
+        engine_variant = load_variant(variant_name) if variant_name else own
+        rows, summary = replay_rows(trace, engine_variant, max_new_tokens)
+    page = trace_page(trace, protocol, variant=own, responses=rows, replay_summary=summary)
+    write_text_atomic(out, page)
+    return ReportRun(Path(out), summary)
 
 
 def load_trace(path: str, variant_name: str | None) -> Any:

@@ -82,7 +82,7 @@ def run_jobs(
             on_done(results[i])
 
     owned = pool if executor is None else contextlib.nullcontext()  # closed at the end
-    with owned, forwarded(progress, getattr(pool, "forwards", None)) as sink:
+    with owned, forwarded(progress, pool.forwards) as sink:
         units = [
             Unit(i, work, (job, protocols if forks or serial else None, sink))
             for i, (job, protocols) in enumerate(jobs)

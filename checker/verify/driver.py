@@ -293,13 +293,12 @@ class BackgroundSubset:
             self.child = fork_call(_proved, self.protocol, tuple(sorted(unresolved)))
         if k < self.wait and not last:
             return None  # still early: the BMC goes one depth further meanwhile
-        try:
-            proved, inductive = self.child.result()
-        except Exception:  # a failed (or dead) proof settles nothing
-            proved, inductive = (), ()
         from kvproof.model.search.bmc import Settlement
 
-        self.answer = Settlement(frozenset(proved), tuple(inductive))
+        try:
+            self.answer = self.child.result()
+        except Exception:  # a failed (or dead) proof settles nothing
+            self.answer = Settlement(frozenset())
         return self.answer
 
     def close(self) -> None:
@@ -308,9 +307,9 @@ class BackgroundSubset:
             self.child.kill()
 
 
-def _proved(protocol: Protocol, names: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The safety invariants proved and the proof's inductive invariant (by name)."""
+def _proved(protocol: Protocol, names: tuple[str, ...]) -> Settlement:
+    """``inductive_subset``, imported in the child: the prover and numpy stay out of the BMC's
+    process."""
     from kvproof.model.search.houdini import inductive_subset
 
-    found = inductive_subset(protocol, names)
-    return tuple(found.proved), tuple(found.inductive)
+    return inductive_subset(protocol, names)

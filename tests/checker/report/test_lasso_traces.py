@@ -451,3 +451,19 @@ def test_report_of_a_lasso_replays_and_draws_it(tmp_path: Path) -> None:
     html = out.read_text()
     assert 'class="loop"' in html and "∞ forever" in html
     assert "the loop repeats on the engine (3 rounds): request r1 is never answered" in html
+
+
+CRASHED = Path(__file__).parent / "fixtures" / "lasso" / "crashed.deferred-timeout.jsonl"
+
+
+@pytest.mark.parametrize("replay", [False, True])
+def test_report_of_a_lasso_with_a_crash_step(tmp_path: Path, replay: bool) -> None:
+    """A lasso of ``check --liveness --out`` may take a crash step (E20): ``report`` checks
+    it against the liveness build, as ``replay`` does (it said "unknown action 'crash'")."""
+    assert any(s.action == "crash" for s in read_jsonl(CRASHED).steps)
+    out = tmp_path / "crashed.html"
+    flags = ["--max-new-tokens", "8"] if replay else ["--no-replay"]
+    assert main(["report", str(CRASHED), "--html", str(out), *flags]) == 0
+    html = out.read_text()
+    assert 'class="loop"' in html and "page p0 is never returned" in html
+    assert ("the loop repeats on the engine (3 rounds)" in html) == replay

@@ -3,6 +3,7 @@ typed errors handed back; no module state carries the factory to the workers."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -12,6 +13,7 @@ from kvproof.checker.distrib.fork import ForkExecutor
 from kvproof.checker.verify import check_pool
 from kvproof.checker.verify.driver import prepare
 from kvproof.checker.verify.plan import CheckOptions
+from kvproof.checker.verify.verdict import VariantVerdict
 from kvproof.spec.errors import KvproofInputError
 from kvproof.spec.variant import load_variant
 
@@ -42,16 +44,25 @@ def test_fixed_variants_start_first() -> None:
 
 
 def test_forked_jobs_match_a_serial_run_and_leave_no_module_state() -> None:
-    options = CheckOptions(requests=2, pages=3, depth=4, prove="never", necessity=False)
-    jobs = [prepare(load_variant(n), options) for n in ("sglang-0.5.19-pd", "vllm-nixl-fixed")]
+    options = CheckOptions(requests=2, pages=3, prove="never", necessity=False)
+    names = ["vllm-nixl-fixed", "sglang-0.5.19-pd", "vllm-nixl-push-fixed"]
+    jobs = [
+        prepare(load_variant(n), dataclasses.replace(options, depth=d))
+        for n, d in zip(names, (3, 7, 4), strict=True)
+    ]
+    # the pool is fed longest (deepest) first: not the order of ``jobs``
+    units = sorted((Unit(i, len, (j,)) for i, (j, _) in enumerate(jobs)), key=check_pool._cost)
+    assert [u.index for u in units] == [1, 2, 0]
     forked = check_pool.run_jobs(jobs, workers=2)
-    serial = check_pool.run_jobs(jobs, workers=1)
-    # in the order of ``jobs``, though the fixed variant started first (longest first)
-    names = ["sglang-0.5.19-pd", "vllm-nixl-fixed"]
-    assert [v.variant.name for v in forked] == [v.variant.name for v in serial] == names
+    arrived: list[VariantVerdict] = []
+    serial = check_pool.run_jobs(jobs, workers=1, on_done=arrived.append)
+    # both in the order of ``jobs``; the serial run also runs them in that order
+    for got in (forked, serial, arrived):
+        assert [v.variant.name for v in got] == names
     rows = [[(r.invariant, r.holds, r.shortest) for r in v.bmc.results] for v in forked]
     assert rows == [[(r.invariant, r.holds, r.shortest) for r in v.bmc.results] for v in serial]
     assert all(v.protocol is p.safety for v, (_, p) in zip(forked, jobs, strict=True))
-    # states crossed the pipe with their counterexamples
-    assert all(r.states for v in forked for r in v.bmc.results if r.trace is not None)
+    # states crossed the pipe with their counterexamples (sglang-0.5.19-pd's, at depth 7)
+    traced = [r for v in forked for r in v.bmc.results if r.trace is not None]
+    assert traced and all(r.states for r in traced)
     assert not [n for n in vars(check_pool) if n.isupper() or n.startswith("_F")]
