@@ -39,19 +39,14 @@ def replay(
     loops: int = 3,
 ) -> ReplayRun:
     """Replay the trace at ``path`` on ``variant_name``'s engine (default: the trace's own)."""
-    from kvproof.checker.traces.carried_variant import trace_variant
     from kvproof.checker.traces.tracefile import check_against
-    from kvproof.model.handoff import protocol_of
     from kvproof.spec.variant import load_variant
 
     # Bad input is found before the engine (and torch) is loaded.
-    trace = load_trace(path, variant_name)
-    carried = trace_variant(trace.variant, trace.meta, path)
+    trace, carried, own = _with_own_protocol(path, variant_name)
     variant = load_variant(variant_name) if variant_name else carried
     # Names and sizes must fit the trace's own protocol (a different variant may lack an
     # action: that is "not enabled", not bad input).
-    lasso = trace.loop is not None  # a liveness lasso: the build with crash (E20)
-    own = protocol_of(carried, assumed=False, liveness=lasso)
     check_against(trace, own, path)
     import torch
 
@@ -81,18 +76,13 @@ def report(
     """Draw the trace at ``path`` as the HTML page ``out``, replayed (unless not ``replay``)
     on ``variant_name``'s engine (default: the trace's own)."""
     from kvproof.checker.report.html_page import trace_page
-    from kvproof.checker.traces.carried_variant import trace_variant
     from kvproof.checker.traces.tracefile import check_against
-    from kvproof.model.handoff import protocol_of
     from kvproof.spec.files import write_text_atomic
     from kvproof.spec.variant import load_variant
 
     if max_new_tokens < 1:
         raise KvproofInputError("must be >= 1", "--max-new-tokens")
-    trace = load_trace(path, variant_name)
-    own = trace_variant(trace.variant, trace.meta, path)
-    # A liveness lasso (``check --liveness --out``) may take crash steps (E20), as replay's.
-    protocol = protocol_of(own, assumed=False, liveness=trace.loop is not None)
+    trace, own, protocol = _with_own_protocol(path, variant_name)
     check_against(trace, protocol, path)
     rows = summary = None
     if replay:
@@ -101,6 +91,18 @@ def report(
     page = trace_page(trace, protocol, variant=own, responses=rows, replay_summary=summary)
     write_text_atomic(out, page)
     return ReportRun(Path(out), summary)
+
+
+def _with_own_protocol(path: str, variant_name: str | None) -> tuple[Any, Any, Any]:
+    """The trace at ``path``, the variant it carries, and that variant's protocol as
+    written: the liveness build for a lasso (``check --liveness --out``), whose steps may
+    include a crash (E20)."""
+    from kvproof.checker.traces.carried_variant import trace_variant
+    from kvproof.model.handoff import protocol_of
+
+    trace = load_trace(path, variant_name)
+    carried = trace_variant(trace.variant, trace.meta, path)
+    return trace, carried, protocol_of(carried, assumed=False, liveness=trace.loop is not None)
 
 
 def load_trace(path: str, variant_name: str | None) -> Any:
